@@ -1,0 +1,1 @@
+"""Natural language to script with a local model."""

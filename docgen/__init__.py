@@ -1,0 +1,1 @@
+"""App documents: format, loader, upstream import, compilation to stubs, symbols and prompts."""

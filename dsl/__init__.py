@@ -1,0 +1,1 @@
+"""The language: AST with spans, parser, API registry, checker and sandboxed interpreter."""

@@ -1,0 +1,1 @@
+"""Language server for editors (pygls)."""

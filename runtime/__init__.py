@@ -1,0 +1,1 @@
+"""Devices, UI hierarchies, grounding, navigation and traces: where scripts meet screens."""

@@ -1,0 +1,1 @@
+"""A simulated Android device that the real adb server talks to."""

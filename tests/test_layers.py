@@ -1,0 +1,69 @@
+"""The layer rule: grammar -> dsl -> docgen -> runtime -> codegen, lsp, cli. Nothing imports upward."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Each layer may import itself and the layers listed before it; top-level layers are peers
+# that must not import each other.
+RANK = {"grammar": 0, "dsl": 1, "docgen": 2, "runtime": 3, "codegen": 4, "lsp": 4, "cli": 5}
+
+
+def _layer_of(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] != "tapir" or len(parts) < 2:
+        return None
+    return parts[1] if parts[1] in RANK else None
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module))
+    return found
+
+
+def _files() -> list[tuple[str, Path]]:
+    out = [("cli", ROOT / "cli.py")]
+    for layer in RANK:
+        folder = ROOT / layer
+        if folder.is_dir():
+            out += [(layer, p) for p in sorted(folder.rglob("*.py"))]
+    return out
+
+
+def test_layers_import_only_downward() -> None:
+    violations = []
+    for layer, path in _files():
+        for lineno, module in _imports(path):
+            target = _layer_of(module)
+            if target is None or target == layer:
+                continue
+            if RANK[target] >= RANK[layer]:
+                violations.append(f"{path.relative_to(ROOT)}:{lineno}: {layer} imports {module}")
+    assert not violations, "imports against the layer rule:\n" + "\n".join(violations)
+
+
+def test_no_relative_imports_cross_layers() -> None:
+    """Relative imports would hide layer crossings from the check above, so none may climb out."""
+    bad = []
+    for _, path in _files():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level > 1:
+                bad.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not bad, "relative imports that leave their package: " + ", ".join(bad)
+
+
+def test_the_check_sees_a_violation(tmp_path: Path) -> None:
+    """Guard against a vacuous check: an upward import in a sample file is detected."""
+    sample = tmp_path / "x.py"
+    sample.write_text("from tapir.runtime import device\n")
+    assert [m for _, m in _imports(sample) if _layer_of(m) == "runtime"]
