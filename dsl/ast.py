@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, fields
-from typing import Any, Union
+from typing import Any
 
 from tapir.dsl.errors import Span
 
@@ -199,12 +199,12 @@ class ListComp(Node):
     generators: tuple[Comprehension, ...]
 
 
-Expr = Union[
-    Constant, FString, FormattedValue, Name, ElementRef, ListExpr, TupleExpr, DictExpr, BinOp, UnaryOp,
-    BoolOp, Compare, IfExp, Slice, Subscript, Attribute, Call, ListComp,
-]
+Expr = (
+    Constant | FString | FormattedValue | Name | ElementRef | ListExpr | TupleExpr | DictExpr | BinOp | UnaryOp
+    | BoolOp | Compare | IfExp | Slice | Subscript | Attribute | Call | ListComp
+)
 # Assignment targets: Name, Subscript, or a TupleExpr/ListExpr of targets.
-Target = Union[Name, Subscript, TupleExpr, ListExpr]
+Target = Name | Subscript | TupleExpr | ListExpr
 
 
 # ---------------------------------------------------------------------------------------------
@@ -295,7 +295,7 @@ class Assert(Node):
     msg: Expr | None = None
 
 
-Stmt = Union[ExprStmt, Assign, AugAssign, If, While, For, Break, Continue, Pass, FunctionDef, Return, Assert]
+Stmt = ExprStmt | Assign | AugAssign | If | While | For | Break | Continue | Pass | FunctionDef | Return | Assert
 
 
 @dataclass(frozen=True)
