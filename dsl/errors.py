@@ -18,6 +18,7 @@ a caret.
     │   └── BudgetExceeded        steps, UI actions, time, depth or size ran out
     ├── DocumentError             an app document is invalid (carries every problem)
     ├── DeviceError               a device failed persistently
+    ├── HierarchyError            a UI hierarchy dump could not be read
     └── UsageError                bad command-line use
 """
 
@@ -186,6 +187,12 @@ class DeviceError(TapirError):
     """A device command failed after retries; names the device and the command."""
 
     code = "device"
+
+
+class HierarchyError(TapirError):
+    """A UI hierarchy dump (uiautomator XML, DroidBot JSON) is malformed or of an unknown format."""
+
+    code = "hierarchy"
 
 
 class UsageError(TapirError):

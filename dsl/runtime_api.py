@@ -1,0 +1,77 @@
+"""The narrow interface between the interpreter and whatever performs UI calls.
+
+The interpreter never touches a device: every element method of the registry, ``len``,
+indexing and iteration of list elements, ``back()`` and ``enter()`` become one call on a
+``UIRuntime``. The device runtime (grounding on a real or simulated phone) and the in-memory
+``FakeRuntime`` used by tests and dry runs both implement it.
+
+Rules every implementation follows:
+
+* ``span`` is the span of the script construct making the call (the call expression, or the
+  ``for``/subscript/``len`` expression); use it for traces and put it on raised errors.
+* Raise only ``TapirError`` subclasses: ``UnknownElement`` (name not in the document),
+  ``ElementNotFound`` (right screen, element absent), ``ScreenNotReached`` (could not get to the
+  element's screen), ``ActionError`` (illegal action, index out of range, no item matches),
+  ``DeviceError`` (the device failed). Anything else is reported as an internal error.
+* Return only the documented types; the interpreter checks them and refuses anything else.
+* Items: ``item_count``, ``item`` and iteration (``item_count`` once, then ``item(h, i)`` for
+  each ``i``) use the same notion of the items of a list element.
+* Kind checks (``set_text`` only on inputs...) are done by the interpreter from the symbol table
+  when it has one; a runtime may check again but need not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
+
+from tapir.dsl.errors import Span
+from tapir.dsl.values import ElementHandle
+
+
+@runtime_checkable
+class UIRuntime(Protocol):
+    """What the interpreter asks of a device. ``child`` is a document element inside the item
+    (or element) ``handle`` selects, e.g. ``$list[2].tap($list_item_title)``."""
+
+    def tap(self, handle: ElementHandle, child: ElementHandle | None, span: Span) -> None: ...
+
+    def long_tap(self, handle: ElementHandle, child: ElementHandle | None, span: Span) -> None: ...
+
+    def set_text(self, handle: ElementHandle, text: str, span: Span) -> None: ...
+
+    def scroll(self, handle: ElementHandle, direction: str, span: Span) -> bool:
+        """Scroll ``handle`` in ``direction`` (one of ``api.SCROLL_DIRECTIONS``); True when
+        nothing moved, i.e. the end was reached."""
+        ...
+
+    def get_text(self, handle: ElementHandle, child: ElementHandle | None, span: Span) -> str: ...
+
+    def get_attributes(self, handle: ElementHandle, child: ElementHandle | None, span: Span) -> dict[str, Any]:
+        """Keys as documented in the registry; values are str or bool."""
+        ...
+
+    def item_count(self, handle: ElementHandle, span: Span) -> int: ...
+
+    def item(self, handle: ElementHandle, index: int, span: Span) -> ElementHandle:
+        """The item at ``index`` (0 <= index; the interpreter normalises negative indexes with
+        ``item_count``). Usually ``handle.at(index)``; raises ``ActionError`` when out of range."""
+        ...
+
+    def match(self, handle: ElementHandle, query: str | dict[str, Any], span: Span) -> ElementHandle:
+        """The item matching ``query`` (text, or attributes that must all be equal); usually
+        ``handle.matching(query)``; raises ``ActionError`` when nothing matches."""
+        ...
+
+    def back(self, span: Span) -> None: ...
+
+    def enter(self, span: Span) -> None: ...
+
+    def close(self) -> None:
+        """Release the device; called once when the run (or the REPL session) ends."""
+        ...
+
+
+#: Makes the runtime; called once, on the first call that needs the device (so a script with no
+#: UI call runs without any device). May raise ``DeviceError``.
+RuntimeFactory = Callable[[], UIRuntime]

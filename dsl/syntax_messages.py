@@ -1,0 +1,329 @@
+"""Syntax errors in words: turns what the lexer and the LALR parser report into Tapir errors.
+
+Lark reports an unexpected token with the set of terminal names the parser could have taken
+(``RPAR``, ``NAME``, ``_INDENT``...). A person wants to read "expected ':' after the if condition"
+or "unclosed '(' opened at 3:10", so this module looks at the token, the expected set and the
+parser's value stack (what has been read of the current statement) and says what is wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from lark import Token, Tree
+
+from tapir.dsl.errors import Span, TapirSyntaxError, UnsupportedConstruct
+
+# ---------------------------------------------------------------------------------------------
+# Constructs refused before parsing. Keys are words the lexer reads as names.
+
+REFUSED_KEYWORDS: dict[str, tuple[str, str | None]] = {
+    "import": ("'import' is not allowed in Tapir scripts", "scripts use only the built-in actions and functions"),
+    "from": ("'from ... import' is not allowed in Tapir scripts", "scripts use only the built-in actions and functions"),
+    "class": ("'class' is not allowed in Tapir scripts", "use functions ('def') and dictionaries instead"),
+    "lambda": ("'lambda' is not supported in Tapir scripts", "define a function with 'def' instead"),
+    "with": ("'with' is not supported in Tapir scripts", None),
+    "global": ("'global' is not supported in Tapir scripts", "pass values to functions and return results"),
+    "nonlocal": ("'nonlocal' is not supported in Tapir scripts", "pass values to functions and return results"),
+    "try": (
+        "'try' is not supported in Tapir scripts",
+        "a failing action stops the script with a clear error; test conditions with 'if' instead",
+    ),
+    "except": ("'except' is not supported in Tapir scripts", "test conditions with 'if' instead of catching errors"),
+    "finally": ("'finally' is not supported in Tapir scripts", None),
+    "raise": ("'raise' is not supported in Tapir scripts", "stop with an error using: assert condition, \"message\""),
+    "yield": ("'yield' is not supported in Tapir scripts", "return a list instead"),
+    "async": ("'async' is not supported in Tapir scripts", "actions already wait for the app"),
+    "await": ("'await' is not supported in Tapir scripts", "actions already wait for the app"),
+    "del": ("'del' is not supported in Tapir scripts", "assign a new value instead"),
+    "as": ("'as' is not supported in Tapir scripts", None),
+}
+
+REFUSED_TOKENS: dict[str, tuple[str, str | None]] = {
+    "WALRUS": ("the ':=' operator is not supported in Tapir scripts", "assign on a line of its own with '='"),
+    "AT": ("'@' (decorators and matrix multiplication) is not supported in Tapir scripts", None),
+}
+
+DUNDER_MESSAGE = "names starting with '__' are not allowed in Tapir scripts"
+UNPACKING_MESSAGE = "'*' and '**' unpacking (as in *args, **kwargs, [*items]) is not supported in Tapir scripts"
+
+# ---------------------------------------------------------------------------------------------
+# Terminal names in words
+
+_WORDS: dict[str, str] = {
+    "LPAR": "'('",
+    "RPAR": "')'",
+    "LSQB": "'['",
+    "RSQB": "']'",
+    "LBRACE": "'{'",
+    "RBRACE": "'}'",
+    "COLON": "':'",
+    "SEMICOLON": "';'",
+    "COMMA": "','",
+    "DOT": "'.'",
+    "EQUAL": "'='",
+    "AUGASSIGN": "an augmented assignment such as '+='",
+    "NAME": "a name",
+    "ELEMENT": "an element such as $screen__element",
+    "STRING": "a string",
+    "LONG_STRING": "a string",
+    "DEC_NUMBER": "a number",
+    "HEX_NUMBER": "a number",
+    "OCT_NUMBER": "a number",
+    "BIN_NUMBER": "a number",
+    "FLOAT_NUMBER": "a number",
+    "IMAG_NUMBER": "a number",
+    "_NEWLINE": "the end of the line",
+    "_INDENT": "an indented block",
+    "_DEDENT": "the end of the indented block",
+    "$END": "the end of the script",
+    "ARROW": "'->'",
+}
+
+# Terminals that can begin an expression: if the parser accepts NAME and a number, it wants one.
+_EXPR_START = {
+    "NAME", "ELEMENT", "STRING", "LONG_STRING", "DEC_NUMBER", "HEX_NUMBER", "OCT_NUMBER", "BIN_NUMBER",
+    "FLOAT_NUMBER", "IMAG_NUMBER", "LPAR", "LSQB", "LBRACE", "MINUS", "PLUS", "TILDE", "NOT", "TRUE",
+    "FALSE", "NONE", "ELLIPSIS",
+}
+# Operators that could always continue an expression; listing them would bury the useful words.
+_CONTINUATIONS = {
+    "PLUS", "MINUS", "STAR", "DSTAR", "SLASH", "DSLASH", "PERCENT", "VBAR", "CIRCUMFLEX", "AMPERSAND",
+    "SHIFT_OP", "LESSTHAN", "MORETHAN", "EQEQ", "MOREEQ", "LESSEQ", "NOTEQ", "IN", "NOT", "IS",
+    "AND", "OR", "IF", "DOT", "LPAR", "LSQB", "FOR",
+}
+# The order in which expected words are listed: the most telling first.
+_LIST_ORDER = ["COLON", "RPAR", "RSQB", "RBRACE", "COMMA", "EQUAL", "IN", "ELSE", "LPAR", "NAME", "_NEWLINE"]
+
+_BLOCK_HEADERS = {
+    "IF": "the if condition",
+    "ELIF": "the elif condition",
+    "WHILE": "the while condition",
+    "FOR": "the for loop header",
+    "DEF": "the function signature",
+    "ELSE": "'else'",
+}
+_BLOCK_NAMES = {
+    "IF": "the 'if' statement",
+    "ELIF": "the 'elif' clause",
+    "ELSE": "'else'",
+    "WHILE": "the 'while' statement",
+    "FOR": "the 'for' statement",
+    "DEF": "the function definition",
+}
+_COMPOUND = {"IF", "WHILE", "FOR", "DEF"}
+_BOUNDARIES = {"_NEWLINE", "_INDENT", "_DEDENT", "SEMICOLON"}
+_OPENING = {"LPAR", "LSQB", "LBRACE"}
+
+
+def token_span(tok: Token) -> Span:
+    return Span(tok.line, tok.column, tok.end_line, tok.end_column)
+
+
+def describe(tok: Token) -> str:
+    """A token as a person names it: "name 'x'", "')'", "the end of the line"."""
+    t = tok.type
+    if t == "NAME":
+        return f"name '{tok}'"
+    if t == "ELEMENT":
+        return f"element '{tok}'"
+    if t in ("STRING", "LONG_STRING"):
+        text = str(tok)
+        return f"string {text if len(text) <= 24 else text[:20] + '...'}"
+    if t.endswith("_NUMBER"):
+        return f"number {tok}"
+    if t in _WORDS and not str(tok).strip():
+        return _WORDS[t]
+    if t == "$END":
+        return _WORDS[t]
+    return f"'{tok}'"
+
+
+def _expected_words(expected: set[str]) -> str:
+    wants_expression = "NAME" in expected and "DEC_NUMBER" in expected
+    structural = [t for t in _LIST_ORDER if t in expected and not (wants_expression and t in ("NAME", "LPAR"))]
+    words = []
+    if wants_expression:
+        words.append("an expression")
+    for t in structural:
+        w = _WORDS.get(t) or f"'{t.lower()}'"
+        if w not in words:
+            words.append(w)
+    if not words:
+        rest = sorted(t for t in expected if t not in _CONTINUATIONS)
+        words = [_WORDS.get(t, f"'{t.lower()}'") for t in rest[:3]] or ["an operator"]
+    if len(words) == 1:
+        return words[0]
+    return ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _statement_items(stack: Sequence[Any]) -> list[Any]:
+    """The values of the statement being read: the stack after the last statement boundary."""
+    for i in range(len(stack) - 1, -1, -1):
+        v = stack[i]
+        if isinstance(v, Token) and v.type in _BOUNDARIES:
+            return list(stack[i + 1 :])
+        if isinstance(v, Tree) and v.data in ("simple_stmt", "suite", "if_stmt", "while_stmt", "for_stmt", "funcdef"):
+            return list(stack[i + 1 :])
+    return list(stack)
+
+
+def _header_keyword(items: list[Any]) -> Token | None:
+    """The keyword opening the current compound statement, when no bracket is open since it."""
+    if not items or not isinstance(items[0], Token) or items[0].type not in _BLOCK_HEADERS:
+        return None
+    depth = 0
+    for v in items[1:]:
+        if isinstance(v, Token):
+            if v.type in _OPENING:
+                depth += 1
+            elif v.type in ("RPAR", "RSQB", "RBRACE"):
+                depth -= 1
+    return items[0] if depth <= 0 else None
+
+
+def _nearest(items: list[Any], types: set[str]) -> Token | None:
+    for v in reversed(items):
+        if isinstance(v, Token) and v.type in types:
+            return v
+    return None
+
+
+def _line_indent_column(source: str, line: int) -> int:
+    lines = source.split("\n")
+    if 1 <= line <= len(lines):
+        text = lines[line - 1]
+        return len(text) - len(text.lstrip(" \t")) + 1
+    return 1
+
+
+def unexpected_token(
+    tok: Token,
+    expected: set[str],
+    stack: Sequence[Any],
+    prev: Token | None,
+    open_brackets: Sequence[Token],
+    source: str,
+) -> TapirSyntaxError:
+    """The error for a token the parser cannot take at this point."""
+    t = tok.type
+    at_line_start = prev is None or prev.type in _BOUNDARIES or tok.line > prev.end_line
+    found = describe(tok)
+
+    # A statement or the script ended while a bracket was still open.
+    if open_brackets:
+        b = open_brackets[-1]
+        new_statement = t in _COMPOUND or t in ("ELSE", "ELIF", "RETURN", "PASS", "BREAK", "CONTINUE", "ASSERT")
+        if t == "$END" or (
+            b.line < tok.line and at_line_start and (new_statement or tok.column <= _line_indent_column(source, b.line))
+        ):
+            return TapirSyntaxError(f"unclosed '{b}' opened at {b.line}:{b.column}", token_span(b))
+
+    if t == "_INDENT":
+        return TapirSyntaxError(
+            "unexpected indent",
+            Span(tok.line, 1, tok.line, max(tok.column, 2)),
+            hint="only the lines of a block (after a line ending in ':') are indented",
+        )
+
+    items = _statement_items(stack)
+    if expected == {"_INDENT"} or (t != "_INDENT" and expected <= {"_INDENT", "$END"} and "_INDENT" in expected):
+        kw = _nearest(items, set(_BLOCK_NAMES))
+        what = f"{_BLOCK_NAMES[kw.type]} on line {kw.line}" if kw is not None else "':'"
+        return TapirSyntaxError(f"expected an indented block after {what}", token_span(tok))
+
+    if t in ("ELSE", "ELIF"):
+        if not at_line_start:
+            return TapirSyntaxError(f"'{tok}' must start a new line, lined up with its 'if'", token_span(tok))
+        if "COLON" not in expected:
+            return TapirSyntaxError(
+                f"'{tok}' does not follow an 'if' block at the same indentation", token_span(tok)
+            )
+
+    if t in _COMPOUND and prev is not None and prev.type == "SEMICOLON":
+        return TapirSyntaxError(
+            f"'{tok}' cannot follow ';': a compound statement must start on its own line", token_span(tok)
+        )
+
+    header = _header_keyword(items)
+    if "COLON" in expected and header is not None and t != "COLON":
+        hint = None
+        if t == "EQUAL":
+            hint = "to compare two values use '=='"
+        elif header.type == "ELSE" and t == "IF":
+            hint = "write 'elif'"
+        return TapirSyntaxError(
+            f"expected ':' after {_BLOCK_HEADERS[header.type]}, found {found}", token_span(tok), hint=hint
+        )
+
+    if "IN" in expected and "COLON" not in expected:
+        kw = _nearest(items, {"FOR"})
+        if kw is not None:
+            return TapirSyntaxError(f"expected 'in' after the loop variable, found {found}", token_span(tok))
+
+    if "ELSE" in expected and _nearest(items, {"IF"}) is not None and "_NEWLINE" not in expected:
+        return TapirSyntaxError(
+            f"expected 'else' in the conditional expression, found {found}", token_span(tok)
+        )
+
+    if "_NEWLINE" in expected and t in _EXPR_START | {"NAME"} and not at_line_start:
+        return TapirSyntaxError(
+            f"expected an operator or the end of the statement, found {found}",
+            token_span(tok),
+            hint="put each statement on its own line, or separate statements with ';'",
+        )
+
+    hint = None
+    if prev is not None and prev.type == "ELEMENT" and ":" in prev:
+        name = str(prev)[1:].replace(":", "__", 1)
+        hint = f"'{prev}' was read as the element ${name}; put a space after ':' if that was not meant"
+    if t == "EQUAL" and "NAME" in expected:
+        hint = "to compare two values use '=='"
+    return TapirSyntaxError(f"expected {_expected_words(expected)}, found {found}", token_span(tok), hint=hint)
+
+
+def unexpected_character(source: str, line: int, column: int, pos: int) -> TapirSyntaxError:
+    """The error for text no token starts with (an unterminated string, a stray character)."""
+    c = source[pos] if pos < len(source) else ""
+    here = Span(line, column, line, column + 1)
+    if c in "'\"":
+        if source.startswith(c * 3, pos):
+            return TapirSyntaxError("unterminated triple-quoted string", Span(line, column, line, column + 3))
+        end = source.find("\n", pos)
+        end = len(source) if end < 0 else end
+        return TapirSyntaxError(
+            "unterminated string", Span(line, column, line, column + max(end - pos, 1)),
+            hint=f"close it with {c} on the same line, or use {c * 3} for text over several lines",
+        )
+    if c == "$":
+        return TapirSyntaxError("expected an element name after '$'", here, hint="element references look like $screen__element")
+    if c == "\\":
+        return TapirSyntaxError(
+            "unexpected character after '\\': a line continuation must end the line",
+            here,
+            hint="inside a string, write \\n for a newline",
+        )
+    if c == "!":
+        return TapirSyntaxError("unexpected '!'", here, hint="use 'not' for negation, '!=' for 'not equal'")
+    if c in "?`":
+        return TapirSyntaxError(f"unexpected character '{c}'", here)
+    if c and c.isprintable():
+        return TapirSyntaxError(f"unexpected character '{c}' (U+{ord(c):04X})", here)
+    return TapirSyntaxError(f"unexpected invisible character U+{ord(c) if c else 0:04X}", here)
+
+
+def refused_token(tok: Token) -> UnsupportedConstruct | None:
+    """The error for a token that starts a construct Tapir refuses, or None."""
+    if tok.type == "NAME":
+        value = str(tok)
+        if value in REFUSED_KEYWORDS:
+            message, hint = REFUSED_KEYWORDS[value]
+            return UnsupportedConstruct(message, token_span(tok), hint=hint)
+        if value.startswith("__"):
+            return UnsupportedConstruct(DUNDER_MESSAGE, token_span(tok))
+        return None
+    if tok.type in REFUSED_TOKENS:
+        message, hint = REFUSED_TOKENS[tok.type]
+        return UnsupportedConstruct(message, token_span(tok), hint=hint)
+    return None

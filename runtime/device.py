@@ -1,0 +1,422 @@
+"""Devices: what the runtime needs from a phone, and the adb implementation of it.
+
+``Device`` is the whole interface the runtime uses; ``AdbDevice`` implements it over an adb
+server with adbutils (a real phone, an emulator, or Tapir's simulated device behind a real
+or fake adb server). Every command goes through one shell round trip and the retry policy in
+``tapir.runtime.retry``; what the device prints is checked, and a failure the user sees is one
+``DeviceError`` naming the device serial and the command.
+
+Choosing the device (``resolve_serial``): ``--device SERIAL``, else ``$ANDROID_SERIAL``, else
+the only device connected.
+
+adb server notes. ``AdbClient`` reads ``ANDROID_ADB_SERVER_HOST``/``_PORT`` when it is made,
+so Tapir makes one per device instead of using adbutils' import-time global. If no server
+answers, adbutils runs ``adb start-server`` with ``$ADBUTILS_ADB_PATH``, the ``adb`` on PATH
+or its bundled binary; tests point ``ADBUTILS_ADB_PATH`` at ``/bin/false`` so a dead fake
+server never spawns a real one. Tapir leaves ``ADB_LIBUSB`` alone: a server it starts
+inherits the user's setting (``ADB_LIBUSB=0`` makes adb 36 start in milliseconds instead of
+three seconds when only emulators or TCP devices are used).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections.abc import Callable, Mapping
+from typing import Protocol, TypeVar, runtime_checkable
+
+from tapir.dsl.errors import DeviceError, UsageError
+from tapir.runtime import adb_shell
+from tapir.runtime.retry import DEFAULT_RETRY, NotSent, RetryPolicy, TransientError, call_with_retry
+
+T = TypeVar("T")
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@runtime_checkable
+class Device(Protocol):
+    """A phone as the runtime sees it. Coordinates are screen pixels."""
+
+    @property
+    def serial(self) -> str: ...
+
+    def dump_hierarchy(self) -> str:
+        """The current screen as ``uiautomator dump`` XML."""
+        ...
+
+    def tap(self, x: int, y: int) -> None: ...
+
+    def long_tap(self, x: int, y: int, duration_ms: int = 800) -> None: ...
+
+    def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 300) -> None: ...
+
+    def input_text(self, text: str) -> None:
+        """Type into the focused field (it does not clear it first)."""
+        ...
+
+    def key(self, name: str | int) -> None:
+        """Press a key: ``"back"``, ``"enter"``, ``"home"``, a ``KEYCODE_*`` name or a code."""
+        ...
+
+    def app_start(self, package: str, activity: str | None = None) -> None: ...
+
+    def app_stop(self, package: str) -> None: ...
+
+    def current_app(self) -> tuple[str, str]:
+        """(package, fully qualified activity) in the foreground."""
+        ...
+
+    def screen_size(self) -> tuple[int, int]:
+        """(width, height) in pixels, natural orientation."""
+        ...
+
+    def screenshot_png(self) -> bytes: ...
+
+
+class ShellTransport(Protocol):
+    """One shell round trip. Raise ``NotSent`` for failures before the command reached the device."""
+
+    def shell(self, command: str, *, timeout: float) -> bytes: ...
+
+
+class AdbutilsTransport:
+    """``shell:`` over an adb server via adbutils, read with a linear buffer.
+
+    adbutils' own ``read_until_close`` concatenates 4 KiB chunks (quadratic: a 2 MB
+    screenshot costs a second), so the socket is drained here instead.
+    """
+
+    def __init__(self, serial: str, client: object | None = None) -> None:
+        import adbutils
+
+        self.serial = serial
+        self._client = client if client is not None else adbutils.AdbClient()
+        self._device = self._client.device(serial)  # type: ignore[attr-defined,union-attr]
+
+    def shell(self, command: str, *, timeout: float) -> bytes:
+        try:
+            conn = self._device.open_shell(command)
+        except Exception as exc:  # noqa: BLE001 - anything here happened before the command ran
+            raise NotSent(exc) from exc
+        try:
+            sock: socket.socket = conn.conn
+            sock.settimeout(timeout)
+            chunks: list[bytes] = []
+            while True:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+            return b"".join(chunks)
+        finally:
+            conn.close()
+
+
+def _clip(text: str, limit: int = 40) -> str:
+    """Typed text as it appears in messages: quoted, and cut so a long secret is not logged whole."""
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def _check_silent(output: bytes) -> None:
+    """``input``/``am force-stop`` print nothing on success; anything error-like is a failure."""
+    text = output.decode("utf-8", "replace")
+    if "Exception" in text or text.lstrip().startswith(("Error", "error:")) or "not found" in text:
+        raise DeviceError(_first_line(text))
+
+
+class AdbDevice:
+    """A device reached through adb.
+
+    ``transport`` replaces the adb connection (tests pass a fake); ``retry`` bounds the
+    retries of transient failures; ``sleep`` is what the retry pauses call.
+    """
+
+    def __init__(
+        self,
+        serial: str,
+        *,
+        client: object | None = None,
+        transport: ShellTransport | None = None,
+        retry: RetryPolicy = DEFAULT_RETRY,
+        sleep: Callable[[float], None] = time.sleep,
+        timeout: float = 20.0,
+        dump_timeout: float = 60.0,
+    ) -> None:
+        self._serial = serial
+        self._transport = transport if transport is not None else AdbutilsTransport(serial, client)
+        self._retry = retry
+        self._sleep = sleep
+        self._timeout = timeout
+        self._dump_timeout = dump_timeout
+
+    @property
+    def serial(self) -> str:
+        return self._serial
+
+    def __repr__(self) -> str:
+        return f"AdbDevice({self._serial!r})"
+
+    # -- plumbing -------------------------------------------------------------------------
+
+    def _run(
+        self,
+        command: str,
+        check: Callable[[bytes], T],
+        *,
+        idempotent: bool,
+        timeout: float | None = None,
+        what: str | None = None,
+    ) -> T:
+        """Send ``command``, pass the output to ``check`` (which may raise), retry per policy."""
+
+        def attempt() -> T:
+            output = self._transport.shell(command, timeout=timeout or self._timeout)
+            try:
+                return check(output)
+            except DeviceError as exc:
+                # checks raise a bare message; name the device and command here, once
+                raise DeviceError(
+                    f"device {self._serial}: `{what or command}` failed: {exc.message}", hint=exc.hint
+                ) from exc
+
+        return call_with_retry(
+            attempt, serial=self._serial, command=what or command, policy=self._retry,
+            idempotent=idempotent, sleep=self._sleep,
+        )
+
+    def shell(self, command: str, *, idempotent: bool = False) -> str:
+        """Run any shell command and return its output (stdout and stderr merged)."""
+        return self._run(command, lambda out: out.decode("utf-8", "replace"), idempotent=idempotent)
+
+    # -- screen ---------------------------------------------------------------------------
+
+    def dump_hierarchy(self) -> str:
+        return self._run(adb_shell.dump_command(), _check_dump, idempotent=True,
+                         timeout=self._dump_timeout, what="uiautomator dump")
+
+    def screenshot_png(self) -> bytes:
+        return self._run("screencap -p", _check_png, idempotent=True, what="screencap -p")
+
+    def screen_size(self) -> tuple[int, int]:
+        def check(out: bytes) -> tuple[int, int]:
+            size = adb_shell.parse_wm_size(out.decode("utf-8", "replace"))
+            if size is None:
+                raise DeviceError(f"unexpected output: {_first_line(out.decode('utf-8', 'replace'))!r}")
+            return size
+
+        return self._run("wm size", check, idempotent=True)
+
+    def current_app(self) -> tuple[str, str]:
+        def check(out: bytes) -> tuple[str, str] | None:
+            return adb_shell.parse_current_app(out.decode("utf-8", "replace"))
+
+        # `dumpsys window windows` names the focused window on every version; when the focus
+        # is not an activity (lock screen, a popup) the activity manager knows the resumed one
+        found = self._run("dumpsys window windows", check, idempotent=True)
+        if found is None:
+            found = self._run("dumpsys activity activities", check, idempotent=True)
+        if found is None:
+            raise DeviceError(
+                f"device {self._serial}: cannot tell the foreground app from dumpsys",
+                hint="is the screen locked? unlock it and try again",
+            )
+        return found
+
+    # -- input ----------------------------------------------------------------------------
+
+    def tap(self, x: int, y: int) -> None:
+        self._run(adb_shell.tap_command(x, y), _check_silent, idempotent=False)
+
+    def long_tap(self, x: int, y: int, duration_ms: int = 800) -> None:
+        self._run(adb_shell.long_tap_command(x, y, duration_ms), _check_silent, idempotent=False)
+
+    def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 300) -> None:
+        self._run(adb_shell.swipe_command(x1, y1, x2, y2, duration_ms), _check_silent, idempotent=False)
+
+    def key(self, name: str | int) -> None:
+        self._run(adb_shell.key_command(name), _check_silent, idempotent=False)
+
+    def input_text(self, text: str) -> None:
+        """Type ``text`` into the focused field.
+
+        Printable ASCII (plus newline and tab) goes through ``input text``, escaped as
+        ``adb_shell.input_text_commands`` describes, in one shell round trip.
+
+        Anything else (accents, CJK, emoji) cannot be typed by ``input text``: its key map
+        is ASCII only. The fallback is the ADBKeyBoard IME
+        (https://github.com/senzhk/ADBKeyBoard): when it is the active input method the text
+        is sent as a base64 broadcast (``am broadcast -a ADB_INPUT_B64 --es msg ...``).
+        Otherwise a ``DeviceError`` explains how to install and select it; Tapir does not
+        switch the user's keyboard by itself.
+        """
+        if not text:
+            return
+        if adb_shell.is_typeable(text):
+            command = " && ".join(adb_shell.input_text_commands(text))
+            self._run(command, _check_silent, idempotent=False, what=f"input text {_clip(text)}")
+            return
+        ime = self._run("settings get secure default_input_method",
+                        lambda out: out.decode("utf-8", "replace").strip(), idempotent=True)
+        if ime != adb_shell.ADB_KEYBOARD_IME:
+            raise DeviceError(
+                f"device {self._serial}: cannot type {_clip(text)}: `input text` handles ASCII only, "
+                f"and non-ASCII text needs the ADBKeyBoard input method (active now: {ime or 'none'})",
+                hint=(f"install ADBKeyBoard.apk, then `adb shell ime enable {adb_shell.ADB_KEYBOARD_IME}` "
+                      f"and `adb shell ime set {adb_shell.ADB_KEYBOARD_IME}`"),
+            )
+        self._run(adb_shell.adb_keyboard_command(text), _check_broadcast, idempotent=False,
+                  what=f"ADBKeyBoard input {_clip(text)}")
+
+    # -- apps -----------------------------------------------------------------------------
+
+    def app_start(self, package: str, activity: str | None = None) -> None:
+        self._run(adb_shell.app_start_command(package, activity), _check_start, idempotent=True)
+
+    def app_stop(self, package: str) -> None:
+        self._run(adb_shell.app_stop_command(package), _check_silent, idempotent=True)
+
+
+# -- output checks ---------------------------------------------------------------------------
+
+_TRANSIENT_DUMP = ("could not get idle state", "null root node")
+
+
+def _check_dump(output: bytes) -> str:
+    text = output.decode("utf-8", "replace")
+    start = text.find("<?xml")
+    if start < 0:
+        start = text.find("<hierarchy")
+    if start >= 0:
+        end = text.rfind("</hierarchy>")
+        if end < start:
+            raise TransientError("uiautomator dump was cut short (no </hierarchy>)")
+        return text[start:end + len("</hierarchy>")]
+    lowered = text.lower()
+    if any(t in lowered for t in _TRANSIENT_DUMP):
+        raise TransientError(_first_line(text))
+    if "already registered" in lowered:
+        raise DeviceError(
+            _first_line(text),
+            hint="another UI automation client (uiautomator2, Appium) holds the accessibility "
+                 "bridge; stop it and try again",
+        )
+    raise DeviceError(f"no hierarchy in the output: {_first_line(text)!r}")
+
+
+def _check_png(output: bytes) -> bytes:
+    if output.startswith(b"\x89PNG\r\r\n"):
+        # an old adbd ran the shell on a pty, which turned every \n into \r\n
+        output = output.replace(b"\r\n", b"\n")
+    if not output:
+        raise TransientError("screencap printed nothing")
+    if not output.startswith(PNG_SIGNATURE):
+        raise DeviceError(f"not a PNG: {_first_line(output[:200].decode('utf-8', 'replace'))!r}")
+    return output
+
+
+def _check_start(output: bytes) -> None:
+    text = output.decode("utf-8", "replace")
+    if "No activities found" in text or "monkey aborted" in text:
+        raise DeviceError("no launchable activity (is the app installed?)")
+    for line in text.splitlines():
+        if line.startswith(("Error", "Exception")) or "does not exist" in line:
+            raise DeviceError(line.strip())
+
+
+def _check_broadcast(output: bytes) -> None:
+    text = output.decode("utf-8", "replace")
+    if "Broadcast completed" not in text:
+        raise DeviceError(f"broadcast not delivered: {_first_line(text)!r}")
+
+
+# -- choosing a device ------------------------------------------------------------------------
+
+def _list_devices(client: object) -> list[tuple[str, str]]:
+    try:
+        infos = client.list()  # type: ignore[attr-defined]
+    except Exception as exc:  # noqa: BLE001 - adbutils raises several types for "no server"
+        where = f"{getattr(client, 'host', '127.0.0.1')}:{getattr(client, 'port', 5037)}"
+        raise DeviceError(
+            f"cannot reach the adb server at {where}: {exc}",
+            hint="start it with `adb start-server`, or set ANDROID_ADB_SERVER_PORT",
+        ) from exc
+    return [(info.serial, info.state) for info in infos]
+
+
+def _describe_devices(devices: list[tuple[str, str]]) -> str:
+    if not devices:
+        return "none"
+    return ", ".join(serial if state == "device" else f"{serial} ({state})" for serial, state in devices)
+
+
+def resolve_serial(
+    explicit: str | None = None,
+    *,
+    client: object | None = None,
+    env: Mapping[str, str] | None = None,
+) -> str:
+    """Pick the device: ``explicit`` (``--device``), else ``$ANDROID_SERIAL``, else the only one.
+
+    Raises ``DeviceError`` if the chosen device is missing, offline or unauthorised, or if no
+    device is connected; ``UsageError`` if several are and none was chosen. The messages list
+    what is connected.
+    """
+    if client is None:
+        import adbutils
+
+        client = adbutils.AdbClient()
+    environ = os.environ if env is None else env
+    wanted, source = explicit, "--device"
+    if not wanted:
+        wanted, source = environ.get("ANDROID_SERIAL") or None, "ANDROID_SERIAL"
+    devices = _list_devices(client)
+    connected = _describe_devices(devices)
+
+    if wanted:
+        state = dict(devices).get(wanted)
+        if state == "device":
+            return wanted
+        if state is None:
+            hint = (f"for a device on the network run `adb connect {wanted}` first"
+                    if ":" in wanted else "check `adb devices`")
+            raise DeviceError(f"{source} names device {wanted!r}, which is not connected "
+                              f"(connected: {connected})", hint=hint)
+        hints = {
+            "unauthorized": "accept the 'Allow USB debugging' prompt on the phone",
+            "offline": "reconnect the device or run `adb reconnect`",
+        }
+        raise DeviceError(f"device {wanted!r} is {state}", hint=hints.get(state))
+
+    ready = [serial for serial, state in devices if state == "device"]
+    if len(ready) == 1:
+        return ready[0]
+    if not ready:
+        raise DeviceError(f"no device connected (adb sees: {connected})",
+                          hint="plug in a phone with USB debugging on, start an emulator, "
+                               "or use the simulated device")
+    raise UsageError(f"several devices connected: {connected}",
+                     hint="choose one with --device SERIAL or the ANDROID_SERIAL variable")
+
+
+def open_device(
+    explicit: str | None = None,
+    *,
+    client: object | None = None,
+    retry: RetryPolicy = DEFAULT_RETRY,
+) -> AdbDevice:
+    """Resolve the serial (see ``resolve_serial``) and return an ``AdbDevice`` for it."""
+    if client is None:
+        import adbutils
+
+        client = adbutils.AdbClient()
+    serial = resolve_serial(explicit, client=client)
+    return AdbDevice(serial, client=client, retry=retry)

@@ -1,0 +1,45 @@
+"""The sample apps of the simulated device, by name.
+
+``get_app("music")`` gives a fresh ``MusicApp``; ``get_app("replay:<folder>")`` serves a recorded
+DroidBot session from ``<folder>`` (with ``states/`` and ``events/``) as a ``ReplayApp``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from tapir.dsl.errors import UsageError
+from tapir.runtime.sim.app import SimApp
+from tapir.runtime.sim.apps.clock import ClockApp
+from tapir.runtime.sim.apps.contacts import ContactsApp
+from tapir.runtime.sim.apps.music import MusicApp
+from tapir.runtime.sim.apps.notes import NotesApp
+
+_FACTORIES: dict[str, Callable[[], SimApp]] = {
+    "music": MusicApp,
+    "notes": NotesApp,
+    "clock": ClockApp,
+    "contacts": ContactsApp,
+}
+
+#: Names ``get_app`` knows, besides ``replay:<folder>``.
+APP_NAMES: tuple[str, ...] = tuple(_FACTORIES)
+
+
+def get_app(name: str) -> SimApp:
+    """A fresh app by name (``music``, ``notes``, ``clock``, ``contacts``, or ``replay:<folder>``)."""
+    if name.startswith("replay:"):
+        from tapir.runtime.sim.replay import ReplayApp
+
+        return ReplayApp(Path(name.removeprefix("replay:")))
+    factory = _FACTORIES.get(name.strip().lower())
+    if factory is None:
+        raise UsageError(
+            f"no simulated app named {name!r}",
+            hint=f"known apps: {', '.join(APP_NAMES)}, or replay:<folder of a DroidBot recording>",
+        )
+    return factory()
+
+
+__all__ = ["APP_NAMES", "ClockApp", "ContactsApp", "MusicApp", "NotesApp", "get_app"]

@@ -1,0 +1,101 @@
+"""A wireframe screenshot: boxes and texts of the laid-out nodes, drawn with Pillow.
+
+Good enough for a person (or a vision model) to recognise the screen; not a pixel-faithful phone.
+"""
+
+from __future__ import annotations
+
+import io
+from functools import lru_cache
+
+from PIL import Image, ImageDraw, ImageFont
+from tapir.runtime.sim.toolkit.tree import Node
+
+INK = (33, 33, 33)
+MUTED = (117, 117, 117)
+LINE = (189, 189, 189)
+ACCENT = (25, 118, 210)
+BAR = (224, 224, 224)
+
+FONT_PX = {"display": 150, "headline": 76, "title": 50, "caption": 34}
+
+
+@lru_cache(maxsize=16)
+def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    try:
+        return ImageFont.load_default(size=size)
+    except (TypeError, OSError):  # Pillow without FreeType: the fixed bitmap font still works
+        return ImageFont.load_default()
+
+
+def _fit(draw: ImageDraw.ImageDraw, text: str, font: ImageFont.ImageFont, width: int) -> str:
+    text = text.replace("\n", " ")
+    if width <= 0:
+        return ""
+    if draw.textlength(text, font=font) <= width:
+        return text
+    while text and draw.textlength(text + "…", font=font) > width:
+        text = text[:-1]
+    return text + "…" if text else ""
+
+
+def _draw(draw: ImageDraw.ImageDraw, node: Node) -> None:
+    b = node.bounds
+    box = (b.left, b.top, max(b.left, b.right - 1), max(b.top, b.bottom - 1))
+    style = node.style
+    if style == "statusbar" or style == "navbar":
+        draw.rectangle(box, fill=BAR)
+        if style == "navbar":
+            cx, cy = b.center
+            draw.rounded_rectangle((cx - 120, cy - 6, cx + 120, cy + 6), radius=6, fill=MUTED)
+    elif style in ("dialog", "menu"):
+        draw.rectangle(box, fill=(255, 255, 255), outline=INK, width=3)
+    elif style == "button":
+        draw.rounded_rectangle(box, radius=20, outline=ACCENT if node.enabled else LINE, width=3)
+    elif style in ("icon", "image"):
+        draw.ellipse((b.left + 24, b.top + 24, b.right - 24, b.bottom - 24), outline=MUTED, width=3)
+    elif style in ("input", "hint"):
+        draw.line((b.left, b.bottom - 4, b.right, b.bottom - 4), fill=ACCENT if node.focused else MUTED, width=4)
+    elif node.clickable and not node.children:
+        draw.rectangle(box, outline=LINE, width=1)
+    elif node.clickable:
+        draw.line((b.left, b.bottom - 1, b.right, b.bottom - 1), fill=LINE, width=2)
+    if node.checkable:
+        cy = b.top + b.height // 2
+        mark = (b.right - 110, cy - 30, b.right - 50, cy + 30)
+        if style == "radio":
+            draw.ellipse(mark, outline=ACCENT, width=4, fill=ACCENT if node.checked else None)
+        elif style == "switch":
+            draw.rounded_rectangle((b.right - 150, cy - 25, b.right - 30, cy + 25), radius=25,
+                                   fill=ACCENT if node.checked else LINE)
+        else:
+            draw.rectangle(mark, outline=ACCENT, width=4, fill=ACCENT if node.checked else None)
+    label = node.text or (node.desc if style in ("icon", "image") else "")
+    if label:
+        size = FONT_PX.get(style, 38)
+        font = _font(size if style not in ("icon", "image") else 26)
+        pad = 12 if style != "button" else 30
+        colour = MUTED if style in ("hint", "icon", "image") or not node.enabled else INK
+        if node.selected and style == "tab":
+            colour = ACCENT
+        right = b.right - (170 if node.checkable else pad)
+        text = _fit(draw, label, font, right - b.left - pad)
+        y = b.top + max(0, (b.height - size) // 2)
+        draw.text((b.left + pad, y), text, fill=colour, font=font)
+    for child in node.children:
+        _draw(draw, child)
+
+
+def render_png(windows: list[tuple[Node, bool]], size: tuple[int, int], status_text: str = "") -> bytes:
+    """Draw the windows bottom to top; a window marked ``dim`` (a dialog) shades what lies below it."""
+    image = Image.new("RGB", size, (255, 255, 255))
+    for i, (window, dim) in enumerate(windows):
+        if dim and i > 0:
+            image = Image.blend(image, Image.new("RGB", size, (0, 0, 0)), 0.35)
+        draw = ImageDraw.Draw(image)
+        _draw(draw, window)
+        if i == 0 and status_text:
+            draw.text((42, 18), status_text, fill=INK, font=_font(40))
+    buf = io.BytesIO()
+    image.save(buf, format="PNG", optimize=False, compress_level=1)
+    return buf.getvalue()
