@@ -5,9 +5,10 @@ Every output is a pure function of the document, so compiling twice gives identi
 
 from __future__ import annotations
 
+import os
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tapir.docgen.loader import load_document
@@ -37,8 +38,14 @@ def module_stem(doc_path: str | Path) -> str:
     return "_" + stem if stem[0].isdigit() else stem
 
 
-def compile_document(doc_path: str | Path, outputs: tuple[str, ...] = OUTPUTS) -> Compiled:
-    """Load ``doc_path`` and render the requested outputs (nothing is written)."""
+def compile_document(
+    doc_path: str | Path, outputs: tuple[str, ...] = OUTPUTS, out_dir: str | Path | None = None
+) -> Compiled:
+    """Load ``doc_path`` and render the requested outputs (nothing is written).
+
+    The symbol table names its document relative to ``out_dir`` (where it will be written), so
+    the outputs do not depend on where the checkout is.
+    """
     unknown = [o for o in outputs if o not in OUTPUTS]
     if unknown:
         raise ValueError(f"unknown outputs {unknown} (known: {', '.join(OUTPUTS)})")
@@ -55,7 +62,9 @@ def compile_document(doc_path: str | Path, outputs: tuple[str, ...] = OUTPUTS) -
         seconds["stubs"] = time.perf_counter() - t
     if "symbols" in outputs:
         t = time.perf_counter()
-        files[f"{stem}.symbols.json"] = build_symbols(doc).to_json()
+        where = Path(doc_path).resolve()
+        source = os.path.relpath(where, Path(out_dir).resolve()) if out_dir is not None else where.name
+        files[f"{stem}.symbols.json"] = replace(build_symbols(doc), source=Path(source).as_posix()).to_json()
         seconds["symbols"] = time.perf_counter() - t
     if "prompt" in outputs:
         t = time.perf_counter()

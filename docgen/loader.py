@@ -31,7 +31,11 @@ _NULL = "tag:yaml.org,2002:null"
 _INT = "tag:yaml.org,2002:int"
 _BOOL = "tag:yaml.org,2002:bool"
 
-_STEP = re.compile(r"^\s*(?:(?P<target>[A-Za-z_][\w%]*)\.)?(?P<action>[A-Za-z_]\w*)\((?P<args>.*)\)\s*$", re.S)
+_STEP = re.compile(
+    r"^\s*(?:(?P<target>[A-Za-z_][\w%]*)(?:\.match\((?P<query>'[^']*'|\"[^\"]*\")\))?\.)?"
+    r"(?P<action>[A-Za-z_]\w*)\((?P<args>.*)\)\s*$",
+    re.S,
+)
 
 
 @dataclass(frozen=True)
@@ -105,7 +109,8 @@ def parse_step(text: str) -> Step | None:
         if not all(isinstance(a, str) for a in value):
             return None
         args = tuple(value)
-    return Step(m.group("target"), m.group("action"), args)
+    query = ast.literal_eval(m.group("query")) if m.group("query") else None
+    return Step(m.group("target"), m.group("action"), args, match=query)
 
 
 def _line(node: yaml.Node) -> int:
@@ -247,7 +252,8 @@ class _Builder:
 
     def screen(self, name: str, key: yaml.Node, node: yaml.Node) -> Screen | None:
         what = f"screen {name!r}"
-        f = self.fields(node, what, ("description", "signature", "elements"), ("notes",))
+        # A missing signature is reported by validation ("no-signature"), with the other screen checks.
+        f = self.fields(node, what, ("description", "elements"), ("signature", "notes"))
         description = self.text(f.get("description"), f"{what}: description") or ""
         signature = self.signature(f.get("signature"), what) if "signature" in f else Signature()
         elements: list[Element] = []
@@ -311,7 +317,7 @@ class _Builder:
                     self.problem(snode, f"{what}: malformed path step {raw!r} (expected e.g. "
                                         "'main_screen__menu_button.tap()' or 'back()')", "bad-step")
                     continue
-                steps.append(Step(step.target, step.action, step.args, _line(snode)))
+                steps.append(Step(step.target, step.action, step.args, _line(snode), step.match))
             paths.append(tuple(steps))
         item_kind = self.kind(f.get("item_kind"), f"{what}: item_kind", Kind.OTHER) if "item_kind" in f else Kind.OTHER
         if kind is None:

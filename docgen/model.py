@@ -37,17 +37,22 @@ class Step:
     """One action of a dependency path, e.g. ``main_screen__sort_button.tap()``.
 
     ``target`` is an element name, a screen name (``settings_screen.back()``: BACK while on that
-    screen) or None for a global action (``back()``, ``enter()``).
+    screen) or None for a global action (``back()``, ``enter()``). ``match`` selects an item of a
+    list target first: ``menu__options.match('Settings').tap()``.
     """
 
     target: str | None
     action: str
     args: tuple[str, ...] = ()
     line: int | None = field(default=None, compare=False)
+    match: str | None = None
 
     def __str__(self) -> str:
         args = ", ".join(repr(a) for a in self.args)
-        return f"{self.target}.{self.action}({args})" if self.target else f"{self.action}({args})"
+        if self.target is None:
+            return f"{self.action}({args})"
+        item = f".match({self.match!r})" if self.match is not None else ""
+        return f"{self.target}{item}.{self.action}({args})"
 
 
 @dataclass(frozen=True)
@@ -129,8 +134,8 @@ class AppDocument:
     screens: tuple[Screen, ...]
     #: Free text for the model and for people (usage notes).
     notes: str | None = None
-    #: Where it was loaded from, as given.
-    source: str | None = None
+    #: Where it was loaded from, as given (not part of equality: the same document is the same anywhere).
+    source: str | None = field(default=None, compare=False)
     _elements: dict[str, Element] = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
     _screens: dict[str, Screen] = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 

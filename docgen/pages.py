@@ -55,11 +55,16 @@ class Element:
         """(element, child) as the runtime takes them: an item's child element is passed as the
         item plus the child's document name, as in ``$list[0].tap($child)``."""
         if child is not None:
-            return self._handle, ElementHandle(child.handle.name)
+            return self._handle, ElementHandle(child._document_name())
         path = self._handle.path
         if path and isinstance(path[-1], Child):
             return ElementHandle(self._handle.name, path[:-1]), ElementHandle(path[-1].name)
         return self._handle, None
+
+    def _document_name(self) -> str:
+        """The document element this object stands for (a child element's own name, not its list's)."""
+        path = self._handle.path
+        return path[-1].name if path and isinstance(path[-1], Child) else self._handle.name
 
     def tap(self, child: Element | None = None) -> None:
         """Tap the element (or its child element)."""

@@ -176,14 +176,14 @@ def _real_tokenizer() -> tuple[Any, str] | None:
     path = os.environ.get("TAPIR_TOKENIZER")
     if path:
         try:
-            from tokenizers import Tokenizer  # type: ignore[import-not-found]
+            from tokenizers import Tokenizer
 
             tok = Tokenizer.from_file(path)
             return (lambda t: len(tok.encode(t).ids)), f"tokenizers:{os.path.basename(path)}"
         except Exception:  # any failure means "no real tokenizer", never an error
             pass
     try:
-        import tiktoken  # type: ignore[import-not-found]
+        import tiktoken
 
         enc = tiktoken.get_encoding("cl100k_base")
         return (lambda t: len(enc.encode(t))), "tiktoken:cl100k_base"

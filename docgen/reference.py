@@ -31,7 +31,8 @@ def navigation_edges(doc: AppDocument) -> dict[tuple[str, str], set[str]]:
         e = doc.element(step.target or "")
         if e is None:
             return step.action
-        return e.local_name if step.action == "tap" else f"{e.local_name}.{step.action}"
+        name = e.local_name if step.match is None else f"{e.local_name} {step.match}"
+        return name if step.action == "tap" else f"{name}.{step.action}"
 
     for e in doc.elements:
         if e.leads_to and e.leads_to != e.screen:

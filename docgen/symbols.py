@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from dataclasses import replace
 from pathlib import Path
 
 from tapir.docgen.loader import load_document
@@ -53,7 +55,11 @@ def load_symbols(path: str | Path) -> SymbolTable:
             data = None  # the document loader reports where the JSON is broken
         if isinstance(data, dict) and data.get("format") == SYMBOLS_FORMAT:
             try:
-                return SymbolTable.from_dict(data)
+                table = SymbolTable.from_dict(data)
             except ValueError as exc:
                 raise DocumentError(str(exc), filename=str(p)) from exc
+            # The compiled table names its document relative to itself.
+            if table.source and not Path(table.source).is_absolute():
+                table = replace(table, source=os.path.normpath(p.parent / table.source))
+            return table
     return build_symbols(load_document(p))

@@ -231,8 +231,8 @@ class _Converter:
                     kind = Kind.OTHER
                 self.kinds[kind.value] += 1
                 item: dict[str, Any] = {"kind": kind.value, "description": (e.get("description") or "").strip()}
-                xpaths = [self._xpath(x, ename) for x in (e.get("xpath") or []) if isinstance(x, str)]
-                xpaths = [x for x in xpaths if x is not None]
+                repaired = (self._xpath(x, ename) for x in (e.get("xpath") or []) if isinstance(x, str))
+                xpaths = [x for x in repaired if x is not None]
                 bad_alt += sum(1 for x in xpaths if _BAD_ALT.search(x))
                 item["identifiers"] = xpaths
                 if e.get("options"):
@@ -284,7 +284,7 @@ class _Converter:
                     if target not in elements and target not in screens:
                         reason = "paths naming an unknown element (e.g. upstream's 'None.tap()')"
                         break
-                    fixed = str(Step(target, step.action, step.args))
+                    fixed = str(Step(target, step.action, step.args, match=step.match))
                 steps.append(fixed)
             if reason is not None:
                 self.dropped[reason] += 1

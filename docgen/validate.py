@@ -142,6 +142,10 @@ def _check_step(
     if not entry.min_args <= len(step.args) <= entry.max_args or (step.args and entry.params[0].type == "element"):
         add(step.line, f"{where}: path step {step}: wrong arguments for {entry.signature()}", "bad-step")
         return
-    if target.kind not in entry.kinds:
+    if step.match is not None and not target.is_list:
+        add(step.line, f"{where}: path step {step}: match() needs a list, {target.name!r} is a {target.kind.value}",
+            "bad-step")
+        return
+    if step.match is None and target.kind not in entry.kinds:
         add(step.line, f"{where}: path step {step}: {step.action}() is not possible on a {target.kind.value}",
             "kind-action", "warning")

@@ -22,7 +22,7 @@ class FlowList(list[Any]):
     """A list written on one line (``[a, b]``): dependency paths stay one path per line."""
 
 
-class _Dumper(_BaseDumper):  # type: ignore[misc, valid-type]
+class _Dumper(_BaseDumper):  # type: ignore[misc]
     pass
 
 

@@ -375,9 +375,9 @@ class _Checker:
             self.expr(e.test, state)
             return _merge(self.expr(e.body, state), self.expr(e.orelse, state)) or UNKNOWN
         if isinstance(e, A.Slice):
-            for x in (e.lower, e.upper, e.step):
-                if x is not None:
-                    self.expr(x, state)
+            for bound_expr in (e.lower, e.upper, e.step):
+                if bound_expr is not None:
+                    self.expr(bound_expr, state)
             return UNKNOWN
         for child in e.children():
             self.expr(child, state)

@@ -14,14 +14,16 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Iterator
+from copy import copy
+from dataclasses import replace
 from typing import Any
 
 from lark import Lark, Token
-from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedToken, VisitError
+from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedToken
 from lark.indenter import Indenter
-
+from lark.lexer import LexerThread
 from tapir.dsl.ast import Expr, Module
-from tapir.dsl.ast_builder import AstBuilder, check_statement_context
+from tapir.dsl.ast_builder import AstBuilder, check_statement_context, shift_spans
 from tapir.dsl.errors import Span, TapirError, TapirSyntaxError, UnsupportedConstruct
 from tapir.dsl.syntax_messages import (
     UNPACKING_MESSAGE,
@@ -76,6 +78,10 @@ class _TokenStream:
         self.brackets: list[Token] = []
         # The open brackets before the most recent token (a closing bracket has popped one).
         self.enclosing: tuple[Token, ...] = ()
+        # The first token of the most recent token's line.
+        self.line_first: Token | None = None
+        # The last element read in the `$screen:element` spelling (it can swallow a ':').
+        self.colon_element: Token | None = None
 
     def __iter__(self) -> _TokenStream:
         return self
@@ -102,6 +108,8 @@ class _TokenStream:
                     hint="the first line of a script is not indented",
                 )
             self.enclosing = tuple(brackets) if brackets or t in _OPEN else ()
+            if last is None or prev_type == "_NEWLINE" or tok.line > last.end_line:
+                self.line_first = tok
             if t in _OPEN:
                 if len(brackets) >= MAX_BRACKET_DEPTH:
                     raise TapirSyntaxError(f"too many nested brackets (at most {MAX_BRACKET_DEPTH})", token_span(tok))
@@ -119,6 +127,9 @@ class _TokenStream:
                 refused = refused_token(tok)
                 if refused is not None:
                     raise refused
+            elif t == "ELEMENT":
+                if ":" in tok:
+                    self.colon_element = tok
             elif (t == "STAR" or t == "DSTAR") and prev_type in _UNPACK_CONTEXT:
                 raise UnsupportedConstruct(UNPACKING_MESSAGE, token_span(tok))
             yield tok
@@ -183,37 +194,62 @@ class _TokenStream:
         )
 
 
-def _keep_position(node: Any) -> bool:
-    """Rule positions come from real text, not from newline or indentation tokens."""
-    return not (isinstance(node, Token) and node.type in ("_NEWLINE", "_INDENT", "_DEDENT"))
-
-
 _lock = threading.Lock()
 _lark_instance: Lark | None = None
+_lexer_instance: Any = None
+_builder: AstBuilder | None = None
 
 
-def _lark() -> Lark:
-    """The grammar, compiled once per process."""
-    global _lark_instance
+def _lark() -> tuple[Lark, Any, AstBuilder]:
+    """The grammar compiled once per process, its lexer, and the AST callbacks wired into it."""
+    global _lark_instance, _lexer_instance, _builder
     if _lark_instance is None:
         with _lock:
             if _lark_instance is None:
-                _lark_instance = Lark(
+                builder = AstBuilder(parse_expression_field)
+                lark = Lark(
                     (GRAMMAR_DIR / "tapir.lark").read_text(encoding="utf-8"),
                     parser="lalr",
                     lexer="basic",
                     start=["file_input", "fexpr"],
                     postlex=TapirIndenter(),
-                    propagate_positions=_keep_position,
+                    transformer=builder,
+                    keep_all_tokens=True,
                     maybe_placeholders=True,
+                    cache=True,
                 )
-    return _lark_instance
+                # Lark.lex() would build a new lexer on every call; build it once.
+                _lexer_instance = lark._build_lexer()
+                _builder = builder
+                _lark_instance = lark
+    assert _builder is not None
+    return _lark_instance, _lexer_instance, _builder
+
+
+def _accepted(state: Any, candidates: set[str]) -> set[str]:
+    """The terminals the parser can really take next.
+
+    LALR tables merge look-aheads, so the terminals listed for a failing state may include some
+    that a reduction would reject; trying each one on a copy of the parser gives the exact set.
+    """
+    conf = copy(state.parse_conf)
+    conf.callbacks = {}  # no AST building while trying
+    out = set()
+    for t in candidates:
+        trial = state.copy(deepcopy_values=False)
+        trial.parse_conf = conf
+        try:
+            trial.feed_token(Token(t, ""), t == "$END")
+        except (UnexpectedToken, AssertionError, IndexError):
+            continue
+        out.add(t)
+    return out
 
 
 def _parse_tree(text: str, start: str) -> Any:
-    """Lex and parse ``text`` (which ends with a newline for ``file_input``) into a Lark tree."""
-    lark = _lark()
-    stream: _TokenStream = lark.lex(text)  # type: ignore[assignment]
+    """Lex and parse ``text`` (which ends with a newline for ``file_input``); returns the AST."""
+    lark, lexer, _ = _lark()
+    stream = _TokenStream(LexerThread.from_text(lexer, text).lex(None))
     state = lark.parse_interactive(start=start).parser_state
     prev: Token | None = None
     tok: Token | None = None
@@ -228,47 +264,34 @@ def _parse_tree(text: str, start: str) -> Any:
         assert tok is not None
         # `enclosing` is the bracket state before the failing token; for $END it is the end state.
         brackets = stream.enclosing if tok.type != "$END" else tuple(stream.brackets)
-        raise unexpected_token(tok, set(exc.expected), exc.state.value_stack, prev, brackets, text) from None
+        expected = _accepted(exc.state, set(exc.expected)) or set(exc.expected)
+        raise unexpected_token(
+            tok, expected, exc.state.value_stack, prev, brackets, stream.line_first, text, stream.colon_element
+        ) from None
     except UnexpectedCharacters as exc:
         raise unexpected_character(text, exc.line, exc.column, exc.pos_in_stream) from None
 
 
-def _build(tree: Any, builder: AstBuilder) -> Any:
-    try:
-        return builder.transform(tree)
-    except VisitError as exc:
-        if isinstance(exc.orig_exc, TapirError):
-            raise exc.orig_exc from None
-        if isinstance(exc.orig_exc, RecursionError):
-            raise _too_deep() from None
-        raise exc.orig_exc from exc
-
-
-def _too_deep() -> TapirSyntaxError:
-    return TapirSyntaxError("the script is nested too deeply to be read", Span(1, 1, 1, 2))
-
-
-def _shift(exc: TapirError, line: int, column: int) -> TapirError:
+def _shift_error(exc: TapirError, line: int, column: int) -> TapirError:
     """Move the span of an error found in an f-string field (parsed as '(' + text + ')')."""
     s = exc.span
     if s is not None:
         def at(ln: int, col: int) -> tuple[int, int]:
-            return (line, col + column - 2) if ln == 1 else (ln + line - 1, col)
+            return (line, max(col + column - 2, 1)) if ln == 1 else (ln + line - 1, col)
 
         a, b = at(s.line, s.column), at(s.end_line, s.end_column)
-        exc.span = Span(a[0], max(a[1], 1), b[0], max(b[1], 1))
+        exc.span = Span(a[0], a[1], b[0], b[1])
     return exc
 
 
 def parse_expression_field(text: str, line: int, column: int) -> Expr:
     """Parse the expression of an f-string field that starts at ``line:column`` of the script."""
     try:
-        tree = _parse_tree("(" + text + ")", "fexpr")
+        expr = _parse_tree("(" + text + ")", "fexpr")
     except TapirError as exc:
-        # positions of lexer and parser errors are in the field text; the builder's are not
-        raise _shift(exc, line, column) from None
-    builder = AstBuilder(parse_expression_field, line_offset=line - 1, column_offset=column - 2)
-    return _build(tree, builder)  # type: ignore[no-any-return]
+        raise _shift_error(exc, line, column) from None
+    # the field was parsed at 1:2 of its own text (after the added '(')
+    return shift_spans(expr, line - 1, column - 2)  # type: ignore[no-any-return]
 
 
 def _end_position(source: str) -> tuple[int, int]:
@@ -279,19 +302,25 @@ def _end_position(source: str) -> tuple[int, int]:
 def parse(source: str, filename: str = "<script>") -> Module:
     """Parse a Tapir script. Raises ``TapirSyntaxError`` (or ``UnsupportedConstruct``)."""
     text = source.replace("\r\n", "\n").replace("\r", "\n")
+    _, _, builder = _lark()
+    builder.reset()
     try:
-        tree = _parse_tree(text if text.endswith("\n") else text + "\n", "file_input")
-        module: Module = _build(tree, AstBuilder(parse_expression_field, end=_end_position(text)))
+        module: Module = _parse_tree(text if text.endswith("\n") else text + "\n", "file_input")
         check_statement_context(module.body)
-        return module
+        end_line, end_column = _end_position(text)
+        return replace(module, span=Span(1, 1, end_line, end_column))
     except TapirError as exc:
         raise exc.with_source(source, filename) from None
     except RecursionError:
-        raise _too_deep().with_source(source, filename) from None
+        raise TapirSyntaxError("the script is nested too deeply to be read", Span(1, 1, 1, 2)).with_source(
+            source, filename
+        ) from None
     except LarkError as exc:  # a case the translations above do not cover: still a syntax error
         raise TapirSyntaxError(f"cannot read the script: {exc}", Span(1, 1, 1, 2)).with_source(
             source, filename
         ) from None
+    finally:
+        builder.reset()
 
 
 if __name__ == "__main__":  # pragma: no cover - a quick manual check: python -m tapir.dsl.parser FILE

@@ -486,11 +486,13 @@ def str_format(
                 raise ScriptError("cannot switch from manual field specification to automatic field numbering", span)
             value = _format_arg(auto, args, kwargs, span)
             auto += 1
-        else:
+        elif head.isdigit():
             if auto:
                 raise ScriptError("cannot switch from automatic field numbering to manual field specification", span)
             manual = True
-            value = _format_arg(int(head) if head.isdigit() else head, args, kwargs, span)
+            value = _format_arg(int(head), args, kwargs, span)
+        else:
+            value = _format_arg(head, args, kwargs, span)
         pos = 0
         while pos < len(rest):
             idx = _INDEX.match(rest, pos)

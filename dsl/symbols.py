@@ -104,9 +104,9 @@ class SymbolTable:
         same = [e.name for e in self.elements if e.screen == screen]
         found: list[str] = []
         if same:
-            hits = process.extract(local, {n: n.split("__", 1)[1] for n in same}, scorer=fuzz.WRatio,
-                                   limit=limit, score_cutoff=cutoff)
-            found = [key for _, _, key in hits]
+            local_hits = process.extract(local, {n: n.split("__", 1)[1] for n in same}, scorer=fuzz.WRatio,
+                                         limit=limit, score_cutoff=cutoff)
+            found = [str(key) for _, _, key in local_hits]
         if len(found) < limit:
             hits = process.extract(name, self.names(), scorer=fuzz.WRatio, limit=limit, score_cutoff=cutoff)
             found += [n for n, _, _ in hits if n not in found]

@@ -9,18 +9,19 @@ parser's value stack (what has been read of the current statement) and says what
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, get_args
 
-from lark import Token, Tree
-
+from lark import Token
+from tapir.dsl.ast import Stmt
 from tapir.dsl.errors import Span, TapirSyntaxError, UnsupportedConstruct
 
 # ---------------------------------------------------------------------------------------------
 # Constructs refused before parsing. Keys are words the lexer reads as names.
 
+_BUILTINS_ONLY = "scripts use only the built-in actions and functions"
 REFUSED_KEYWORDS: dict[str, tuple[str, str | None]] = {
-    "import": ("'import' is not allowed in Tapir scripts", "scripts use only the built-in actions and functions"),
-    "from": ("'from ... import' is not allowed in Tapir scripts", "scripts use only the built-in actions and functions"),
+    "import": ("'import' is not allowed in Tapir scripts", _BUILTINS_ONLY),
+    "from": ("'from ... import' is not allowed in Tapir scripts", _BUILTINS_ONLY),
     "class": ("'class' is not allowed in Tapir scripts", "use functions ('def') and dictionaries instead"),
     "lambda": ("'lambda' is not supported in Tapir scripts", "define a function with 'def' instead"),
     "with": ("'with' is not supported in Tapir scripts", None),
@@ -94,7 +95,8 @@ _CONTINUATIONS = {
     "AND", "OR", "IF", "DOT", "LPAR", "LSQB", "FOR",
 }
 # The order in which expected words are listed: the most telling first.
-_LIST_ORDER = ["COLON", "RPAR", "RSQB", "RBRACE", "COMMA", "EQUAL", "IN", "ELSE", "LPAR", "NAME", "_NEWLINE"]
+_LIST_ORDER = ["COLON", "COMMA", "RPAR", "RSQB", "RBRACE", "ELSE", "NAME", "_NEWLINE"]
+_STMT_TYPES = get_args(Stmt)
 
 _BLOCK_HEADERS = {
     "IF": "the if condition",
@@ -113,6 +115,7 @@ _BLOCK_NAMES = {
     "DEF": "the function definition",
 }
 _COMPOUND = {"IF", "WHILE", "FOR", "DEF"}
+_STATEMENT_KEYWORDS = _COMPOUND | {"ELSE", "ELIF", "RETURN", "PASS", "BREAK", "CONTINUE", "ASSERT"}
 _BOUNDARIES = {"_NEWLINE", "_INDENT", "_DEDENT", "SEMICOLON"}
 _OPENING = {"LPAR", "LSQB", "LBRACE"}
 
@@ -142,29 +145,33 @@ def describe(tok: Token) -> str:
 
 def _expected_words(expected: set[str]) -> str:
     wants_expression = "NAME" in expected and "DEC_NUMBER" in expected
-    structural = [t for t in _LIST_ORDER if t in expected and not (wants_expression and t in ("NAME", "LPAR"))]
-    words = []
-    if wants_expression:
-        words.append("an expression")
-    for t in structural:
-        w = _WORDS.get(t) or f"'{t.lower()}'"
-        if w not in words:
-            words.append(w)
+    words = ["an expression"] if wants_expression else []
+    for t in _LIST_ORDER:
+        if t in expected and not (wants_expression and t == "NAME"):
+            words.append(_WORDS[t])
+    if not words and "EQUAL" in expected:
+        words.append(_WORDS["EQUAL"])
     if not words:
-        rest = sorted(t for t in expected if t not in _CONTINUATIONS)
-        words = [_WORDS.get(t, f"'{t.lower()}'") for t in rest[:3]] or ["an operator"]
+        # only continuations are possible (e.g. '(' after 'def name'): name those
+        rest = sorted(t for t in expected if t != "$END")
+        words = [_WORDS.get(t, f"'{t.lower()}'") for t in rest[:3]] or ["the end of the script"]
     if len(words) == 1:
         return words[0]
     return ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _is_statement(value: Any) -> bool:
+    if isinstance(value, _STMT_TYPES):
+        return True
+    # a simple statement line (a list) or a block (a tuple) of statements
+    return isinstance(value, (list, tuple)) and bool(value) and isinstance(value[0], _STMT_TYPES)
 
 
 def _statement_items(stack: Sequence[Any]) -> list[Any]:
     """The values of the statement being read: the stack after the last statement boundary."""
     for i in range(len(stack) - 1, -1, -1):
         v = stack[i]
-        if isinstance(v, Token) and v.type in _BOUNDARIES:
-            return list(stack[i + 1 :])
-        if isinstance(v, Tree) and v.data in ("simple_stmt", "suite", "if_stmt", "while_stmt", "for_stmt", "funcdef"):
+        if (isinstance(v, Token) and v.type in _BOUNDARIES) or _is_statement(v):
             return list(stack[i + 1 :])
     return list(stack)
 
@@ -204,19 +211,28 @@ def unexpected_token(
     stack: Sequence[Any],
     prev: Token | None,
     open_brackets: Sequence[Token],
+    line_first: Token | None,
     source: str,
+    colon_element: Token | None = None,
 ) -> TapirSyntaxError:
-    """The error for a token the parser cannot take at this point."""
+    """The error for a token the parser cannot take at this point.
+
+    ``prev`` is the token before ``tok``, ``open_brackets`` the brackets open before it and
+    ``line_first`` the first token of its line, ``colon_element`` the last element token read
+    in the `$screen:element` spelling.
+    """
     t = tok.type
     at_line_start = prev is None or prev.type in _BOUNDARIES or tok.line > prev.end_line
     found = describe(tok)
 
-    # A statement or the script ended while a bracket was still open.
+    # A bracket left open runs into the next statement: its line starts no further right than
+    # the line with the bracket (or starts with a statement keyword).
     if open_brackets:
         b = open_brackets[-1]
-        new_statement = t in _COMPOUND or t in ("ELSE", "ELIF", "RETURN", "PASS", "BREAK", "CONTINUE", "ASSERT")
+        first = line_first if line_first is not None and line_first.line == tok.line else tok
         if t == "$END" or (
-            b.line < tok.line and at_line_start and (new_statement or tok.column <= _line_indent_column(source, b.line))
+            b.line < first.line
+            and (first.type in _STATEMENT_KEYWORDS or first.column <= _line_indent_column(source, b.line))
         ):
             return TapirSyntaxError(f"unclosed '{b}' opened at {b.line}:{b.column}", token_span(b))
 
@@ -228,8 +244,9 @@ def unexpected_token(
         )
 
     items = _statement_items(stack)
-    if expected == {"_INDENT"} or (t != "_INDENT" and expected <= {"_INDENT", "$END"} and "_INDENT" in expected):
-        kw = _nearest(items, set(_BLOCK_NAMES))
+    if "_INDENT" in expected and expected <= {"_INDENT", "$END"}:
+        # the stack still holds the block's header: its nearest keyword is the one that opened it
+        kw = _nearest(list(stack), set(_BLOCK_NAMES))
         what = f"{_BLOCK_NAMES[kw.type]} on line {kw.line}" if kw is not None else "':'"
         return TapirSyntaxError(f"expected an indented block after {what}", token_span(tok))
 
@@ -240,6 +257,10 @@ def unexpected_token(
             return TapirSyntaxError(
                 f"'{tok}' does not follow an 'if' block at the same indentation", token_span(tok)
             )
+
+    if prev is not None and prev.type == "NAME" and prev == "match" and line_first is prev:
+        return UnsupportedConstruct("'match' statements are not supported in Tapir scripts", token_span(prev),
+                                    hint="use 'if' and 'elif'")
 
     if t in _COMPOUND and prev is not None and prev.type == "SEMICOLON":
         return TapirSyntaxError(
@@ -253,6 +274,9 @@ def unexpected_token(
             hint = "to compare two values use '=='"
         elif header.type == "ELSE" and t == "IF":
             hint = "write 'elif'"
+        elif colon_element is not None and colon_element.line == tok.line:
+            name = str(colon_element)[1:].replace(":", "__", 1)
+            hint = f"'{colon_element}' was read as the element ${name}; put a space after ':'"
         return TapirSyntaxError(
             f"expected ':' after {_BLOCK_HEADERS[header.type]}, found {found}", token_span(tok), hint=hint
         )
@@ -275,11 +299,13 @@ def unexpected_token(
         )
 
     hint = None
-    if prev is not None and prev.type == "ELEMENT" and ":" in prev:
-        name = str(prev)[1:].replace(":", "__", 1)
-        hint = f"'{prev}' was read as the element ${name}; put a space after ':' if that was not meant"
+    if colon_element is not None and colon_element.line == tok.line:
+        name = str(colon_element)[1:].replace(":", "__", 1)
+        hint = f"'{colon_element}' was read as the element ${name}; put a space after ':' if that was not meant"
     if t == "EQUAL" and "NAME" in expected:
         hint = "to compare two values use '=='"
+    elif prev is not None and prev.type == "ELEMENT" and (prev.end_line, prev.end_column) == (tok.line, tok.column):
+        hint = f"the element name ends before '{str(tok)[:1]}': names hold only letters, digits, '_' and '%'"
     return TapirSyntaxError(f"expected {_expected_words(expected)}, found {found}", token_span(tok), hint=hint)
 
 
@@ -290,6 +316,9 @@ def unexpected_character(source: str, line: int, column: int, pos: int) -> Tapir
     if c in "'\"":
         if source.startswith(c * 3, pos):
             return TapirSyntaxError("unterminated triple-quoted string", Span(line, column, line, column + 3))
+        if pos >= 2 and source[pos - 2 : pos] == c * 2 and column >= 3:
+            # the lexer read '' (an empty string) and then failed on the third quote
+            return TapirSyntaxError("unterminated triple-quoted string", Span(line, column - 2, line, column + 1))
         end = source.find("\n", pos)
         end = len(source) if end < 0 else end
         return TapirSyntaxError(
@@ -297,7 +326,9 @@ def unexpected_character(source: str, line: int, column: int, pos: int) -> Tapir
             hint=f"close it with {c} on the same line, or use {c * 3} for text over several lines",
         )
     if c == "$":
-        return TapirSyntaxError("expected an element name after '$'", here, hint="element references look like $screen__element")
+        return TapirSyntaxError(
+            "expected an element name after '$'", here, hint="element references look like $screen__element"
+        )
     if c == "\\":
         return TapirSyntaxError(
             "unexpected character after '\\': a line continuation must end the line",

@@ -21,6 +21,7 @@ three seconds when only emulators or TCP devices are used).
 from __future__ import annotations
 
 import os
+import re
 import socket
 import time
 from collections.abc import Callable, Mapping
@@ -264,8 +265,7 @@ class AdbDevice:
             command = " && ".join(adb_shell.input_text_commands(text))
             self._run(command, _check_silent, idempotent=False, what=f"input text {_clip(text)}")
             return
-        ime = self._run("settings get secure default_input_method",
-                        lambda out: out.decode("utf-8", "replace").strip(), idempotent=True)
+        ime = self._run("settings get secure default_input_method", _parse_ime, idempotent=True)
         if ime != adb_shell.ADB_KEYBOARD_IME:
             raise DeviceError(
                 f"device {self._serial}: cannot type {_clip(text)}: `input text` handles ASCII only, "
@@ -330,6 +330,15 @@ def _check_start(output: bytes) -> None:
     for line in text.splitlines():
         if line.startswith(("Error", "Exception")) or "does not exist" in line:
             raise DeviceError(line.strip())
+
+
+_IME_ID = re.compile(r"[\w.]+/[\w.$]+")
+
+
+def _parse_ime(output: bytes) -> str:
+    """The active input method id, or "" ("null", an error message or nothing at all)."""
+    text = output.decode("utf-8", "replace").strip()
+    return text if _IME_ID.fullmatch(text) else ""
 
 
 def _check_broadcast(output: bytes) -> None:

@@ -13,7 +13,6 @@ idempotent only failures that happened *before* the command reached the device a
 from __future__ import annotations
 
 import errno
-import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -73,7 +72,7 @@ def classify(exc: BaseException) -> FailureKind:
         return FailureKind.NOT_SENT
     if isinstance(exc, TransientError):
         return FailureKind.TRANSIENT
-    if isinstance(exc, (ConnectionError, socket.timeout, TimeoutError, EOFError)):
+    if isinstance(exc, (ConnectionError, TimeoutError, EOFError)):  # socket.timeout is TimeoutError
         return FailureKind.TRANSIENT
     if isinstance(exc, OSError) and exc.errno in (errno.ECONNRESET, errno.EPIPE, errno.ETIMEDOUT,
                                                    errno.ECONNABORTED):

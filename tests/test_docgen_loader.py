@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from tapir.docgen.loader import load_document, load_document_report, loads_document, parse_step
 from tapir.docgen.model import Dialect, Step
 from tapir.docgen.writer import document_to_dict, to_yaml
@@ -139,7 +138,7 @@ screens:
         kind: button
         description: b
         identifiers: [{html: "//button[@resource-id='b']"}, {css: "#b"}]
-        paths: [["home__b.tap('a', 'b')", "dance()", "home__b.fly()", "home.tap()", "not a step"]]
+        paths: [["other__b.tap('a', 'b')", "dance()", "other__b.fly()", "home.tap()", "not a step"]]
 """
     result = loads_document(text, "mem.yaml")
     codes = sorted(p.code for p in result.problems)
@@ -182,6 +181,8 @@ def test_yaml_syntax_errors_have_a_line() -> None:
         ("back()", Step(None, "back")),
         ("s__search.set_text('new york')", Step("s__search", "set_text", ("new york",))),
         ('s__list.scroll("down")', Step("s__list", "scroll", ("down",))),
+        ("menu__options.match('Sort by').tap()", Step("menu__options", "tap", match="Sort by")),
+        ('s__list.match("a").long_tap()', Step("s__list", "long_tap", match="a")),
         ("s__x.tap(", None),
         ("s__x.set_text(42)", None),
         ("tap me", None),
@@ -194,3 +195,9 @@ def test_parse_step(text: str, step: Step | None) -> None:
 def test_steps_print_back_in_their_own_syntax() -> None:
     assert str(Step("s__search", "set_text", ("it's",))) == 's__search.set_text("it\'s")'
     assert parse_step(str(Step("s__search", "set_text", ("it's",)))) == Step("s__search", "set_text", ("it's",))
+
+
+def test_the_documented_example_is_the_tested_one() -> None:
+    docs = (Path(__file__).parent.parent / "docs" / "app-document.md").read_text()
+    block = docs.split("## A full example", 1)[1].split("```yaml\n", 1)[1].split("```\n", 1)[0]
+    assert block == EXAMPLE.read_text()

@@ -278,6 +278,7 @@ def test_parse_tree_and_load_tree_sniff_the_format(tmp_path: Path) -> None:
 
 # -- real dumps -------------------------------------------------------------------------------
 
+@pytest.mark.upstream
 def test_real_uiautomator_dialog(upstream: Path) -> None:
     tree = load_tree(upstream / "uiautomator" / "maps_dialog.xml")
     assert len(tree) == 23 and tree.root is not None and tree.root.package == "com.google.android.apps.maps"
@@ -288,6 +289,7 @@ def test_real_uiautomator_dialog(upstream: Path) -> None:
     assert view.first("//*[text()='Go to Web & App Activity']").id == 22  # type: ignore[union-attr]
 
 
+@pytest.mark.upstream
 def test_real_droidbot_state(upstream: Path) -> None:
     path = upstream / "droidtask" / "apps" / "applauncher" / "states" / "state_2023-07-15_164218.json"
     raw = json.loads(path.read_text())
@@ -299,6 +301,7 @@ def test_real_droidbot_state(upstream: Path) -> None:
     assert sort is not None and sort.content_desc == "Sort by" and sort.center == (716, 259)
 
 
+@pytest.mark.upstream
 def test_real_view_list_matches_its_uiautomator_twin(upstream: Path) -> None:
     """chrome_search_results.{xml,views.json} are one screen dumped two ways."""
     views = load_tree(upstream / "uiautomator" / "chrome_search_results.views.json")

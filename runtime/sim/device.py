@@ -92,7 +92,12 @@ class SimDevice:
     """A phone with some ``SimApp``s installed. All methods are thread-safe."""
 
     def __init__(self, apps: Iterable[SimApp] = (), *, serial: str = "tapir-sim", model: str = "TapirSim",
-                 faults: Faults | None = None, props: dict[str, str] | None = None) -> None:
+                 faults: Faults | None = None, props: dict[str, str] | None = None,
+                 screen_size: tuple[int, int] | None = None) -> None:
+        apps = list(apps)
+        #: The display in pixels: given, else the first app's (a replayed recording keeps the
+        #: size of the phone it was recorded on), else 1080x2400.
+        self.screen_size = screen_size or (apps[0].screen_size if apps else (SCREEN_WIDTH, SCREEN_HEIGHT))
         self.serial = serial
         self.faults = faults or Faults()
         self.fs = FileSystem()
@@ -114,7 +119,7 @@ class SimDevice:
         self._next_task = 10
         self._front = LAUNCHER_PACKAGE
         self._enabled_imes = {LATIN_IME}
-        self.launcher = Launcher(self._launcher_entries, self._open_from_launcher)
+        self.launcher = Launcher(self._launcher_entries, self._open_from_launcher, self.screen_size)
         for app in apps:
             self.install(app)
         self._commands = self._build_commands()
@@ -130,7 +135,7 @@ class SimDevice:
             self._apps[app.package] = app
             self._running.pop(app.package, None)
             if self.faults.drift is not None and hasattr(app, "set_drift"):
-                app.set_drift(self.faults.drift)
+                app.set_drift(self.faults.drift, **self.faults.drift_options)
 
     def uninstall(self, package: str) -> bool:
         with self._lock:
@@ -218,15 +223,16 @@ class SimDevice:
             if keycode == "KEYCODE_BACK" and not consumed and front is not self.launcher:
                 self.go_home()
 
-    def set_drift(self, value: Any, package: str | None = None) -> list[str]:
-        """Pass a UI-drift setting to apps that support it; returns the packages that took it."""
+    def set_drift(self, value: Any, package: str | None = None, **options: Any) -> list[str]:
+        """Pass a UI-drift setting (and options such as ``seed``/``rate``) to apps that have
+        ``set_drift``: all of them, or one package. Returns the packages that took it."""
         with self._lock:
             if package is None:
-                self.faults.drift = value
+                self.faults.drift, self.faults.drift_options = value, dict(options)
             took = []
             for pkg, app in self._apps.items():
                 if (package is None or pkg == package) and hasattr(app, "set_drift"):
-                    app.set_drift(value)
+                    app.set_drift(value, **options)
                     took.append(pkg)
             return took
 
@@ -632,7 +638,7 @@ class SimDevice:
         self.start_app(runnable[0])
         # Events after the first app switch are random taps on whatever is on screen.
         for _ in range(count - 1):
-            self.foreground.tap(rng.randrange(SCREEN_WIDTH), rng.randrange(SCREEN_HEIGHT))
+            self.foreground.tap(rng.randrange(self.screen_size[0]), rng.randrange(self.screen_size[1]))
         ctx.out(f"Events injected: {count}\n")
         ctx.out("## Network stats: elapsed time=14ms (0ms mobile, 0ms wifi, 14ms not connected)\n")
         return 0
@@ -720,6 +726,7 @@ class SimDevice:
 
     def _dumpsys_window(self, sub: str) -> str:
         front = self.foreground
+        w, h = self.screen_size
         lines = ["WINDOW MANAGER WINDOWS (dumpsys window windows)"]
         for i, app in enumerate(self._stack()):
             visible = "true" if app is front else "false"
@@ -731,7 +738,7 @@ class SimDevice:
                 f"{self._running.get(app.package, 1800)}:u0a{uid % 10000}}}",
                 f"    mOwnerUid={uid} showForAllUsers=false package={app.package} appop=NONE",
                 "    mAttrs={(0,0)(fillxfill) sim={adjust=pan} ty=BASE_APPLICATION fmt=TRANSLUCENT}",
-                f"    Requested w={SCREEN_WIDTH} h={SCREEN_HEIGHT} mLayoutSeq=42",
+                f"    Requested w={w} h={h} mLayoutSeq=42",
                 f"    mHasSurface={visible} isReadyForDisplay()={visible}",
                 f"    isOnScreen={visible}",
                 f"    isVisible={visible}",
@@ -740,7 +747,7 @@ class SimDevice:
             "",
             f"  mGlobalConfiguration={{1.0 ?mcc?mnc [en_US] ldltr sw411dp w411dp h914dp {DENSITY}dpi nrml "
             "long port finger -keyb/v/h -nav/h winConfig={ mBounds=Rect(0, 0 - "
-            f"{SCREEN_WIDTH}, {SCREEN_HEIGHT}) mAppBounds=Rect(0, 0 - {SCREEN_WIDTH}, {SCREEN_HEIGHT}) "
+            f"{w}, {h}) mAppBounds=Rect(0, 0 - {w}, {h}) "
             "mWindowingMode=fullscreen mActivityType=undefined} s.1}",
             "  mHasPermanentDpad=false",
             "  mTopFocusedDisplayId=0",
@@ -780,9 +787,8 @@ class SimDevice:
         ]
         return "\n".join(lines) + "\n"
 
-    @staticmethod
-    def _dumpsys_display() -> str:
-        w, h = SCREEN_WIDTH, SCREEN_HEIGHT
+    def _dumpsys_display(self) -> str:
+        w, h = self.screen_size
         return (
             "DISPLAY MANAGER (dumpsys display)\n"
             "  mOnlyCore=false\n  mSafeMode=false\n  mPendingTraversal=false\n"
@@ -850,7 +856,7 @@ class SimDevice:
         verb = ctx.args[0] if ctx.args else ""
         rest = ctx.args[1:]
         if verb == "size" and not rest:
-            ctx.out(f"Physical size: {SCREEN_WIDTH}x{SCREEN_HEIGHT}\n")
+            ctx.out(f"Physical size: {self.screen_size[0]}x{self.screen_size[1]}\n")
             return 0
         if verb == "density" and not rest:
             ctx.out(f"Physical density: {DENSITY}\n")

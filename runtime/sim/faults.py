@@ -39,8 +39,10 @@ class Faults:
     #: After this many more shell/exec commands, the next one drops the whole transport
     #: connection instead of answering (one-shot: it disarms itself when it fires).
     drop_after: int | None = None
-    #: Passed to every app that has ``set_drift`` (see ``SimDevice.set_drift``).
+    #: Passed to every app that has ``set_drift`` (see ``SimDevice.set_drift``), with
+    #: ``drift_options`` as keyword arguments (the toolkit's apps take ``seed`` and ``rate``).
     drift: Any = None
+    drift_options: dict[str, Any] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def latency_for(self, command: str) -> float:
@@ -73,6 +75,7 @@ class Faults:
         dump_errors: int = 0,
         drop_after: int | None = None,
         drift: Any = None,
+        drift_options: Mapping[str, Any] | None = None,
     ) -> Faults:
         lat = dict(latency or {})
         default = lat.pop("*", 0.0)
@@ -84,7 +87,7 @@ class Faults:
         if drop_after is not None and drop_after < 0:
             raise UsageError(f"drop-after must not be negative (got {drop_after})")
         return cls(latency=lat, default_latency=default, dump_errors=dump_errors,
-                   drop_after=drop_after, drift=drift)
+                   drop_after=drop_after, drift=drift, drift_options=dict(drift_options or {}))
 
 
 def parse_latency(items: list[str] | None) -> dict[str, float]:

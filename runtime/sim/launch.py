@@ -24,7 +24,7 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -147,11 +147,17 @@ def free_port() -> int:
 
 
 def device_state(adb_port: int, serial: str) -> str | None:
-    """``device``, ``offline``, ``unauthorized``... as the server reports it; None when unknown."""
+    """``device``, ``offline``, ``unauthorized``... as ``adb devices`` shows it; None when not listed."""
+    # (``get-state`` answers FAIL for an unauthorized device, so read the list instead)
     try:
-        return _host_request(adb_port, f"host-serial:{serial}:get-state", timeout=2.0)
-    except _HostError:
+        listing = _host_request(adb_port, "host:devices", timeout=2.0)
+    except (OSError, _HostError, ValueError):
         return None
+    for line in listing.splitlines():
+        name, _, state = line.partition("\t")
+        if name == serial:
+            return state.strip()
+    return None
 
 
 def connect_device(adb_port: int, serial: str, *, expect: str = "device", timeout: float = 15.0) -> None:
@@ -160,7 +166,8 @@ def connect_device(adb_port: int, serial: str, *, expect: str = "device", timeou
         reply = _host_request(adb_port, f"host:connect:{serial}", timeout=timeout)
     except (OSError, _HostError) as exc:
         raise DeviceError(f"adb could not connect to the simulator at {serial}: {exc}") from None
-    if not reply.startswith(("connected to", "already connected to")):
+    refused = expect == "unauthorized" and reply.startswith("failed to authenticate")
+    if not reply.startswith(("connected to", "already connected to")) and not refused:
         raise DeviceError(f"adb could not connect to the simulator at {serial}: {reply}")
     deadline = time.monotonic() + timeout
     state = None
@@ -192,24 +199,31 @@ def known_app_names() -> list[str]:
     return list(getattr(registry, "APP_NAMES", []))
 
 
+def replay_app(directory: str | Path) -> SimApp:
+    """An app that replays a recorded DroidBot session from ``directory``."""
+    path = Path(directory)
+    if not path.is_dir():
+        raise UsageError(f"replay directory {str(directory)!r} does not exist")
+    if importlib.util.find_spec("tapir.runtime.sim.replay") is None:
+        raise UsageError("replaying recordings is not available in this installation")
+    from tapir.runtime.sim.replay import ReplayApp
+
+    return ReplayApp(path)  # type: ignore[no-any-return]
+
+
 def resolve_app(name: str) -> SimApp:
-    """A sample app by name (``music``), or a replayed recording from a directory path."""
-    if os.sep in name or name.startswith(".") or Path(name).is_dir():
-        path = Path(name)
-        if not path.is_dir():
-            raise UsageError(f"replay directory {name!r} does not exist")
-        if importlib.util.find_spec("tapir.runtime.sim.replay") is None:
-            raise UsageError("replaying recordings is not available in this installation")
-        from tapir.runtime.sim.replay import ReplayApp
-
-        return ReplayApp(path)  # type: ignore[no-any-return]
+    """A sample app by name (``music``), or a recording to replay (``replay:DIR``, or a path)."""
+    if name.startswith("replay:"):
+        return replay_app(name[len("replay:"):])
     names = known_app_names()
-    if name not in names:
-        known = ", ".join(names) if names else "none are installed"
-        raise UsageError(f"unknown simulated app {name!r}; known apps: {known}")
-    from tapir.runtime.sim.apps import get_app
+    if name in names:
+        from tapir.runtime.sim.apps import get_app
 
-    return get_app(name)  # type: ignore[no-any-return]
+        return get_app(name)  # type: ignore[no-any-return]
+    if os.sep in name or name.startswith(".") or Path(name).is_dir():
+        return replay_app(name)
+    known = ", ".join(names) if names else "none are installed"
+    raise UsageError(f"unknown simulated app {name!r}; known apps: {known} (or replay:DIR for a recording)")
 
 
 def is_sim_spec(spec: str) -> bool:
@@ -218,7 +232,7 @@ def is_sim_spec(spec: str) -> bool:
 
 
 def apps_for_spec(spec: str) -> list[SimApp]:
-    """The apps a ``sim`` / ``sim:NAME[,NAME]`` / ``sim:DIR`` device value installs."""
+    """The apps a ``sim`` / ``sim:NAME[,NAME]`` / ``sim:replay:DIR`` device value installs."""
     if not is_sim_spec(spec):
         raise UsageError(f"{spec!r} is not a simulator device (use 'sim' or 'sim:APP')")
     names = spec[len(SIM_PREFIX) + 1:] if ":" in spec else ""
@@ -294,13 +308,14 @@ class RunningSim:
 def start_sim(apps: SimApp | Sequence[SimApp] | SimDevice | None = None, *, port: int = 0,
               adb_port: int | None = None, adb_path: str | None = None, faults: Faults | None = None,
               foreground: str | None = None, auth: str | None = None, timeout: float = 15.0,
-              trace: Any = None) -> RunningSim:
+              trace: Callable[[str], None] | None = None) -> RunningSim:
     """Start a simulator on ``port`` (0: a free one) and attach it to an adb server.
 
     ``apps``: the apps to install (or a ready ``SimDevice``). ``adb_port``: None for a private
     adb server on a free port (killed by ``stop``), or the port of a shared server (started if
     needed, left running). ``foreground``: a package to start, else the home screen shows.
     ``auth``: see ``AdbdServer`` (``"reject"`` leaves the device ``unauthorized``).
+    ``trace``: called with a line per packet received (protocol debugging).
     """
     if isinstance(apps, SimDevice):
         device = apps
@@ -337,5 +352,5 @@ def start_sim(apps: SimApp | Sequence[SimApp] | SimDevice | None = None, *, port
 
 def open_sim(spec: str, **kwargs: Any) -> RunningSim:
     """``start_sim`` for a ``--device`` value: ``sim`` (every sample app), ``sim:music``,
-    ``sim:music,notes`` or ``sim:PATH`` (a recorded app to replay)."""
+    ``sim:music,notes`` or ``sim:replay:DIR`` (a recorded app to replay)."""
     return start_sim(apps_for_spec(spec), **kwargs)

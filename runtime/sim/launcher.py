@@ -16,7 +16,6 @@ from tapir.runtime.sim.app import SCREEN_HEIGHT, SCREEN_WIDTH
 LAUNCHER_PACKAGE = "com.android.launcher3"
 LAUNCHER_ACTIVITY = "com.android.launcher3.Launcher"
 _COLUMNS = 4
-_CELL_W = SCREEN_WIDTH // _COLUMNS
 _CELL_H = 330
 _GRID_TOP = 240
 
@@ -42,10 +41,11 @@ class Launcher:
     package = LAUNCHER_PACKAGE
     label = "Home"
 
-    def __init__(self, installed: Callable[[], Sequence[tuple[str, str]]],
-                 open_app: Callable[[str], None]) -> None:
+    def __init__(self, installed: Callable[[], Sequence[tuple[str, str]]], open_app: Callable[[str], None],
+                 size: tuple[int, int] = (SCREEN_WIDTH, SCREEN_HEIGHT)) -> None:
         self._installed = installed
         self._open_app = open_app
+        self._size = size
 
     @property
     def activity(self) -> str:
@@ -53,7 +53,7 @@ class Launcher:
 
     @property
     def screen_size(self) -> tuple[int, int]:
-        return SCREEN_WIDTH, SCREEN_HEIGHT
+        return self._size
 
     def reset(self) -> None:
         pass
@@ -66,8 +66,9 @@ class Launcher:
         out = []
         for i, (package, label) in enumerate(self._installed()):
             col, row = i % _COLUMNS, i // _COLUMNS
-            left, top = col * _CELL_W, _GRID_TOP + row * _CELL_H
-            out.append((package, label, (left + 15, top, left + _CELL_W - 15, top + _CELL_H - 30)))
+            cell_w = self._size[0] // _COLUMNS
+            left, top = col * cell_w, _GRID_TOP + row * _CELL_H
+            out.append((package, label, (left + 15, top, left + cell_w - 15, top + _CELL_H - 30)))
         return out
 
     def dump_xml(self) -> str:
@@ -75,8 +76,9 @@ class Launcher:
             _node(i, "android.widget.TextView", bounds, text=label, content_desc=label,
                   clickable="true", focusable="true", long_clickable="true")
             for i, (_, label, bounds) in enumerate(self.icons()))
-        full = (0, 0, SCREEN_WIDTH, SCREEN_HEIGHT)
-        workspace = _node(0, "android.view.ViewGroup", (0, 110, SCREEN_WIDTH, SCREEN_HEIGHT), icons,
+        w, h = self._size
+        full = (0, 0, w, h)
+        workspace = _node(0, "android.view.ViewGroup", (0, 110, w, h), icons,
                           resource_id="com.android.launcher3:id/workspace", scrollable="true")
         root = _node(0, "android.widget.FrameLayout", full,
                      _node(0, "android.widget.FrameLayout", full, workspace,
@@ -85,7 +87,7 @@ class Launcher:
                 f'<hierarchy rotation="0">{root}</hierarchy>')
 
     def screenshot_png(self) -> bytes:
-        image = Image.new("RGB", (SCREEN_WIDTH, SCREEN_HEIGHT), (32, 48, 72))
+        image = Image.new("RGB", self._size, (32, 48, 72))
         draw = ImageDraw.Draw(image)
         font = ImageFont.load_default(size=40)
         for _, label, (left, top, right, _bottom) in self.icons():

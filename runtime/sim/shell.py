@@ -441,6 +441,11 @@ class Ctx:
 CommandFn = Callable[[Ctx], int]
 
 
+def _constant(data: bytes) -> Callable[[], bytes]:
+    """A stdin source that gives ``data`` (the output of the previous pipeline stage, a file)."""
+    return lambda: data
+
+
 class Shell:
     """One ``sh -c`` invocation: a working directory, variables and the last exit status."""
 
@@ -529,8 +534,7 @@ class Shell:
             sink: Sink = out if last else _Buffer()
             status = self._run_command(command, sink, err, source)
             if isinstance(sink, _Buffer):
-                data = bytes(sink.data)
-                source = lambda data=data: data  # noqa: E731 - binds this stage's output
+                source = _constant(bytes(sink.data))
         if pipeline.negate:
             status = 0 if status else 1
         return status
@@ -560,7 +564,7 @@ class Shell:
                 except FsError as exc:
                     err.write(f"{SH}: can't open {target}: {exc.reason}\n".encode())
                     return 1
-                stdin_source = lambda data=data: data  # noqa: E731
+                stdin_source = _constant(data)
                 continue
             elif target == "/dev/tty":
                 sink = out
@@ -605,7 +609,13 @@ class Shell:
         if self.before_command is not None:
             self.before_command(name)
         ctx = Ctx([name, *argv[1:]], env, stdout, stderr, self, stdin_source)
-        return fn(ctx)
+        try:
+            return fn(ctx)
+        except (_Exit, ShellSyntaxError):
+            raise
+        except Exception as exc:  # a bug in an app or a command: say so, as Android prints a crash
+            stderr.write(f"{name}: simulator error: {type(exc).__name__}: {exc}\n".encode("utf-8", "replace"))
+            return 1
 
 
 # --------------------------------------------------------------------------------------------

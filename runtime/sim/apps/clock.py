@@ -180,6 +180,9 @@ class ClockApp(ToolkitApp):
 
     def reset_timer(self) -> None:
         self.state.timer_state, self.state.timer_remaining = "idle", self.state.timer_duration
+        minutes, seconds = divmod(self.state.timer_duration, 60)
+        self.set_field("minutes", f"{minutes:02d}")
+        self.set_field("seconds", f"{seconds:02d}")
 
     def stopwatch_toggle(self) -> None:
         self.state.stopwatch_running = not self.state.stopwatch_running

@@ -24,6 +24,7 @@ by ``advance()``; nothing reads the wall clock, so a run is a pure function of i
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -219,7 +220,7 @@ class ToolkitApp:
 
     def open(self, name: str, **params: Any) -> None:
         """Open a declared view: a screen is pushed (closing dialogs), a dialog or menu goes on top."""
-        kind = self._kind(name)
+        kind = self._kind(name, params)
         if kind == "screen":
             self._drop_overlays()
             self.stack.append(Layer("screen", name, params))
@@ -228,7 +229,7 @@ class ToolkitApp:
 
     def switch(self, name: str, **params: Any) -> None:
         """Replace the current screen (tabs, or a screen that finishes into another)."""
-        if self._kind(name) != "screen":
+        if self._kind(name, params) != "screen":
             raise UsageError(f"{name} is not a screen")
         self._drop_overlays()
         self.stack[-1] = Layer("screen", name, params)
@@ -327,10 +328,15 @@ class ToolkitApp:
 
     # ------------------------------------------------------------------------------------ machinery
 
-    def _kind(self, name: str) -> str:
+    def _kind(self, name: str, params: dict[str, Any] | None = None) -> str:
         view = self._views.get(name)
         if view is None:
             raise UsageError(f"{type(self).__name__} has no view {name!r}; it has {', '.join(sorted(self._views))}")
+        if params is not None:
+            try:
+                inspect.signature(getattr(self, name)).bind(**params)
+            except TypeError as exc:
+                raise UsageError(f"view {name!r} cannot open with {params}: {exc}") from None
         return view[0]
 
     def _drop_overlays(self) -> None:
@@ -393,6 +399,8 @@ class ToolkitApp:
             return
         handler = node.on_long_tap if long and node.on_long_tap else node.on_tap
         if handler is not None:
+            if layer.kind == "menu":
+                self.stack.pop()  # choosing an item dismisses the popup before the item acts
             handler()
 
     def _scroll(self, x1: int, y1: int, x2: int, y2: int) -> None:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from tapir.dsl.errors import UsageError
 from tapir.runtime.sim.toolkit.widgets import (
@@ -36,6 +37,7 @@ from tapir.runtime.sim.toolkit.widgets import (
 )
 
 KINDS = ("text", "ids", "insert", "reorder")
+T = TypeVar("T")
 
 #: Rewordings seen between real app versions; apps add their own (``ToolkitApp.drift_texts``).
 GENERIC_TEXTS: dict[str, tuple[str, ...]] = {
@@ -85,7 +87,7 @@ class Drift:
     def hit(self, *key: object) -> bool:
         return _unit(self.seed, *key) < self.rate
 
-    def pick(self, options: tuple[object, ...] | list[object], *key: object) -> object:
+    def pick(self, options: Sequence[T], *key: object) -> T:
         return options[int(_unit(self.seed, "pick", *key) * len(options))]
 
 
@@ -94,7 +96,7 @@ def _renamed_id(drift: Drift, short: str, widget: Widget) -> str | None:
     prefix = {Text: "tv_", Button: "btn_", ImageButton: "ib_", Image: "iv_", Input: "et_"}.get(type(widget), "view_")
     camel = short.split("_")[0] + "".join(p.title() for p in short.split("_")[1:])
     options: list[str | None] = [None, camel, prefix + short, short + "_view"]
-    return drift.pick(options, "id", short)  # type: ignore[return-value]
+    return drift.pick(options, "id", short)
 
 
 def _inserted(drift: Drift, container: Widget, path: str) -> Widget:
@@ -106,7 +108,7 @@ def _inserted(drift: Drift, container: Widget, path: str) -> Widget:
     else:
         options = [Text("Tip: long-press an item to see more options", id="tip_banner", style="caption"),
                    Text("What's new in this version", id="whats_new", style="caption")]
-    return drift.pick(options, "insert-what", path)  # type: ignore[return-value]
+    return drift.pick(options, "insert-what", path)
 
 
 def apply_drift(

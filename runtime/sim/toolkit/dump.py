@@ -8,30 +8,28 @@ self-closing leaves with `` />``, no whitespace between elements, and XmlSeriali
 
 from __future__ import annotations
 
+import re
+
 from tapir.runtime.sim.toolkit.tree import Node
 
 HEADER = "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>"
 
 
+_SPECIAL = re.compile("[&<>\"\x00-\x1f\U00010000-\U0010ffff]")
+_NAMED = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
+
+
+def _replace(match: re.Match[str]) -> str:
+    ch = match.group()
+    if ch in _NAMED:
+        return _NAMED[ch]
+    if ch in "\n\r\t" or ord(ch) > 0xFFFF:
+        return f"&#{ord(ch)};"
+    return ""  # other control characters are not allowed in XML 1.0; the real dumper drops them too
+
+
 def _escape(value: str) -> str:
-    out = []
-    for ch in value:
-        code = ord(ch)
-        if ch == "&":
-            out.append("&amp;")
-        elif ch == "<":
-            out.append("&lt;")
-        elif ch == ">":
-            out.append("&gt;")
-        elif ch == '"':
-            out.append("&quot;")
-        elif ch == "\n" or ch == "\r" or ch == "\t" or code > 0xFFFF:
-            out.append(f"&#{code};")
-        elif code < 0x20:
-            continue  # not allowed in XML 1.0; the real dumper drops them too
-        else:
-            out.append(ch)
-    return "".join(out)
+    return _SPECIAL.sub(_replace, value) if _SPECIAL.search(value) else value
 
 
 def _flag(value: bool) -> str:

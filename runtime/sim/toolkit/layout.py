@@ -93,7 +93,7 @@ class LayoutContext:
 
 
 def char_width(style: str) -> float:
-    return STYLES.get(style, STYLES["body"])[0] * 0.52
+    return STYLES.get(style, STYLES["body"])[0] * 0.56
 
 
 def text_lines(text: str, style: str, width: int, max_lines: int = 0) -> int:

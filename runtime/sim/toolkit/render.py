@@ -22,13 +22,19 @@ FONT_PX = {"display": 150, "headline": 76, "title": 50, "caption": 34}
 
 @lru_cache(maxsize=16)
 def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    # DejaVu (most Linux systems) covers accented names; Pillow's own font is the fallback.
+    try:
+        return ImageFont.truetype("DejaVuSansCondensed.ttf", size)
+    except OSError:
+        pass
     try:
         return ImageFont.load_default(size=size)
     except (TypeError, OSError):  # Pillow without FreeType: the fixed bitmap font still works
         return ImageFont.load_default()
 
 
-def _fit(draw: ImageDraw.ImageDraw, text: str, font: ImageFont.ImageFont, width: int) -> str:
+def _fit(draw: ImageDraw.ImageDraw, text: str, font: ImageFont.FreeTypeFont | ImageFont.ImageFont,
+         width: int) -> str:
     text = text.replace("\n", " ")
     if width <= 0:
         return ""
@@ -52,7 +58,7 @@ def _draw(draw: ImageDraw.ImageDraw, node: Node) -> None:
         draw.rectangle(box, fill=(255, 255, 255), outline=INK, width=3)
     elif style == "button":
         draw.rounded_rectangle(box, radius=20, outline=ACCENT if node.enabled else LINE, width=3)
-    elif style in ("icon", "image"):
+    elif style in ("icon", "image") and b.width > 60 and b.height > 60:
         draw.ellipse((b.left + 24, b.top + 24, b.right - 24, b.bottom - 24), outline=MUTED, width=3)
     elif style in ("input", "hint"):
         draw.line((b.left, b.bottom - 4, b.right, b.bottom - 4), fill=ACCENT if node.focused else MUTED, width=4)
@@ -74,7 +80,7 @@ def _draw(draw: ImageDraw.ImageDraw, node: Node) -> None:
     if label:
         size = FONT_PX.get(style, 38)
         font = _font(size if style not in ("icon", "image") else 26)
-        pad = 12 if style != "button" else 30
+        pad = 30 if style == "button" else 12 if node.clickable or style in ("input", "hint") else 0
         colour = MUTED if style in ("hint", "icon", "image") or not node.enabled else INK
         if node.selected and style == "tab":
             colour = ACCENT

@@ -102,12 +102,13 @@ def by_id(root: Node, short_id: str) -> list[Node]:
 
 
 def clip(node: Node, rect: Rect) -> Node | None:
-    """The part of ``node`` inside ``rect``; views entirely outside are dropped, as the dumper does."""
+    """Cut ``node`` (in place) to ``rect``; views entirely outside are dropped, as the dumper does."""
     visible = node.bounds.intersect(rect)
     if visible.empty:
         return None
-    children = [c for c in (clip(child, visible) for child in node.children) if c is not None]
-    return replace(node, bounds=visible, children=children)
+    node.bounds = visible
+    node.children = [c for c in (clip(child, visible) for child in node.children) if c is not None]
+    return node
 
 
 def translate(node: Node, dy: int) -> Node:

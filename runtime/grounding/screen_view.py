@@ -1,0 +1,140 @@
+"""One screen prepared for grounding: both XPath forms of the tree and per-node facts, built lazily.
+
+A ``ScreenView`` wraps a ``UITree`` and builds, on first use only,
+
+* the AutoDroid-V2 HTML rendering (``tapir.runtime.hierarchy.html_view``) for ``html`` XPaths;
+* a ``uiautomator dump``-shaped lxml tree (``<hierarchy><node resource-id=... text=...>``) for
+  ``uiautomator`` XPaths, with every element mapped back to its node;
+* the nearest clickable / scrollable ancestor of every node, and the set of resource names.
+
+The grounder keeps the views of the last few trees, so identifying the screen and grounding
+several elements on one dump share all of this work.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from functools import cached_property
+
+from lxml import etree
+from tapir.runtime.hierarchy import HtmlView, UINode, UITree, html_view
+
+
+def _flag(value: bool) -> str:
+    return "true" if value else "false"
+
+
+class UiautomatorView:
+    """The tree as ``uiautomator dump`` would write it, ready for XPath."""
+
+    def __init__(self, tree: UITree) -> None:
+        self.tree = tree
+        self.root = etree.Element("hierarchy", rotation="0")
+        self._node_of: dict[etree._Element, int] = {}
+        self._element: dict[int, etree._Element] = {}
+        sub = etree.SubElement
+        for node in tree.nodes:
+            parent = self._element[node.parent] if node.parent is not None else self.root
+            el = sub(parent, "node", {
+                "index": str(node.path[-1] if node.path else 0),
+                "text": node.text,
+                "resource-id": node.resource_id,
+                "class": node.class_name,
+                "package": node.package,
+                "content-desc": node.content_desc,
+                "checkable": _flag(node.checkable),
+                "checked": _flag(node.checked),
+                "clickable": _flag(node.clickable),
+                "enabled": _flag(node.enabled),
+                "focusable": _flag(node.focusable),
+                "focused": _flag(node.focused),
+                "scrollable": _flag(node.scrollable),
+                "long-clickable": _flag(node.long_clickable),
+                "password": _flag(node.password),
+                "selected": _flag(node.selected),
+                "bounds": str(node.bounds),
+            })
+            self._element[node.id] = el
+            self._node_of[el] = node.id
+
+    def context(self, within: int | None) -> tuple[etree._Element, Mapping[etree._Element, int]] | None:
+        """The element to evaluate on and the element -> node id map for its results.
+
+        ``within`` gives a copy of that node's subtree as a document of its own, so ``//node``
+        searches only inside it (how upstream evaluates a list item's child XPaths).
+        """
+        if within is None:
+            return self.root, self._node_of
+        el = self._element.get(within)
+        if el is None:
+            return None
+        clone = copy.deepcopy(el)
+        mapping = {c: self._node_of[o] for o, c in zip(el.iter(), clone.iter(), strict=True)}
+        return clone, mapping
+
+
+class ScreenView:
+    """A tree and everything grounding derives from it."""
+
+    def __init__(self, tree: UITree) -> None:
+        self.tree = tree
+
+    @cached_property
+    def html(self) -> HtmlView:
+        return html_view(self.tree)
+
+    @cached_property
+    def uiautomator(self) -> UiautomatorView:
+        return UiautomatorView(self.tree)
+
+    @cached_property
+    def resource_names(self) -> frozenset[str]:
+        """Resource ids on screen, both full (``pkg:id/x``) and short (``x``)."""
+        out: set[str] = set()
+        for node in self.tree.nodes:
+            if node.resource_id:
+                out.add(node.resource_id)
+                out.add(node.resource_name)
+        return frozenset(out)
+
+    @cached_property
+    def _clickable_owner(self) -> dict[int, int | None]:
+        """Nearest clickable node, the node itself included (pre-order: parents come first)."""
+        owner: dict[int, int | None] = {}
+        for node in self.tree.nodes:
+            if node.clickable or node.long_clickable:
+                owner[node.id] = node.id
+            else:
+                owner[node.id] = owner.get(node.parent) if node.parent is not None else None
+        return owner
+
+    @cached_property
+    def _scrollable_owner(self) -> dict[int, int | None]:
+        owner: dict[int, int | None] = {}
+        for node in self.tree.nodes:
+            if node.scrollable:
+                owner[node.id] = node.id
+            else:
+                owner[node.id] = owner.get(node.parent) if node.parent is not None else None
+        return owner
+
+    def clickable_owner(self, node_id: int) -> int | None:
+        return self._clickable_owner.get(node_id)
+
+    def scrollable_owner(self, node_id: int) -> int | None:
+        return self._scrollable_owner.get(node_id)
+
+    def is_within(self, node_id: int, ancestor_id: int) -> bool:
+        """True when ``node_id`` is ``ancestor_id`` or below it."""
+        a = self.tree.node(ancestor_id).path
+        n = self.tree.node(node_id).path
+        if len(n) < len(a) or n[: len(a)] != a:
+            return False
+        # paths are positions among siblings, so equal prefixes can still be different roots
+        node: UINode | None = self.tree.node(node_id)
+        while node is not None:
+            if node.id == ancestor_id:
+                return True
+            node = None if node.parent is None else self.tree.node(node.parent)
+        return False

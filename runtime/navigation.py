@@ -1,0 +1,287 @@
+"""Backward-dependency navigation (AutoDroid-V2, Algorithm 1): reaching an element whose
+screen is not showing.
+
+Each document element may list dependency paths: action sequences, in execution order, that
+lead to it (``[main_screen__menu_button.tap(), menu__settings_item.tap()]``). When a script uses
+an element that is not on the current screen, the navigator repeatedly
+
+1. picks, among the element's paths, the one with a step available on the current screen (the
+   step's element is on this screen and grounded in the current dump, or the step is
+   ``<this screen>.back()``), preferring the step closest to the end of its path (the fewest
+   actions left), and
+2. executes that path from that step on, one step at a time, re-identifying the screen after
+   each action and stopping as soon as the target is present; a step whose screen is not the
+   current one ends the attempt (Algorithm 1, line 8), and the next round plans again.
+
+When no path applies, it falls back, in order, on a route through the document's ``leads_to``
+links (a breadth-first search from the current screen to the target's), on relaunching the app
+when another app is in front, and on BACK. Everything is bounded: rounds, steps in total, paths
+tried and BACK presses (``NavigationConfig``). Failure raises ``ScreenNotReached`` naming the
+paths that were tried and the screen the device ended on.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from tapir.docgen.model import AppDocument, Element, Step
+from tapir.dsl.errors import ActionError, ElementNotFound, ScreenNotReached, Span
+from tapir.runtime.settle import Observation
+
+
+@dataclass(frozen=True)
+class NavigationConfig:
+    """Bounds of Algorithm 1 (upstream uses depth 4 and width 4)."""
+
+    #: Planning rounds (each picks a path and runs it as far as it goes).
+    max_rounds: int = 6
+    #: Actions in total for one navigation.
+    max_steps: int = 14
+    #: Different paths tried.
+    max_paths: int = 6
+    #: BACK presses used as a fallback.
+    max_back: int = 3
+    #: Longest ``leads_to`` route considered.
+    max_route: int = 5
+
+
+class NavigationHost(Protocol):
+    """What the navigator needs from the session."""
+
+    document: AppDocument
+
+    def observe(self) -> Observation:
+        """The current screen (the cached dump when nothing happened since)."""
+        ...
+
+    def step_available(self, step: Step, obs: Observation) -> bool:
+        """True when ``step`` can be executed on ``obs`` (its element is grounded there)."""
+        ...
+
+    def run_step(self, step: Step, obs: Observation, span: Span | None) -> Observation:
+        """Execute one path step and return the settled screen after it."""
+        ...
+
+    def launch_app(self, span: Span | None) -> Observation:
+        """Bring the document's app to the front."""
+        ...
+
+
+@dataclass(frozen=True)
+class NavStep:
+    """One action the navigator took."""
+
+    step: str
+    screen_before: str | None
+    screen_after: str | None
+    #: ``path`` (a document path), ``route`` (leads_to links), ``launch`` or ``back``.
+    via: str
+
+
+@dataclass
+class Navigation:
+    """The record of one navigation (kept in the trace)."""
+
+    target: str
+    steps: list[NavStep] = field(default_factory=list)
+    tried: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    steps: tuple[Step, ...]
+    start: int
+    label: str
+    via: str
+
+
+def _render_path(steps: tuple[Step, ...]) -> str:
+    return "[" + ", ".join(str(s) for s in steps) + "]" if steps else "[]"
+
+
+class Navigator:
+    """Runs Algorithm 1 for one session (see the module docstring)."""
+
+    def __init__(self, host: NavigationHost, config: NavigationConfig | None = None) -> None:
+        self.host = host
+        self.config = config or NavigationConfig()
+        self._routes = _leads_to_graph(host.document)
+
+    def paths_for(self, element: Element) -> list[tuple[Step, ...]]:
+        """The element's own paths, then its list's (for child elements), then those of the other
+        elements of its screen (any way onto the screen is a way to the element)."""
+        doc = self.host.document
+        out: list[tuple[Step, ...]] = []
+        seen: set[tuple[Step, ...]] = set()
+
+        def add(paths: tuple[tuple[Step, ...], ...]) -> None:
+            for p in paths:
+                if p and p not in seen:
+                    seen.add(p)
+                    out.append(p)
+
+        add(element.paths)
+        if element.item_of:
+            parent = doc.element(element.item_of)
+            if parent is not None:
+                add(parent.paths)
+        screen = doc.screen(element.screen)
+        if screen is not None:
+            for other in screen.elements:
+                if other.name != element.name:
+                    add(other.paths)
+        return out
+
+    def reach(
+        self,
+        element: Element,
+        present: Callable[[Observation], bool],
+        span: Span | None = None,
+    ) -> tuple[Observation, Navigation]:
+        """Act until ``present(screen)`` holds; return the screen and what was done.
+
+        Raises ``ScreenNotReached`` when the bounds run out first."""
+        cfg = self.config
+        nav = Navigation(element.name)
+        obs = self.host.observe()
+        if present(obs):
+            return obs, nav
+        paths = self.paths_for(element)
+        steps_left = cfg.max_steps
+        backs = 0
+        launched = False
+        # attempts that changed nothing are not repeated: (plan label, screen digest)
+        fruitless: set[tuple[str, str]] = set()
+        for _ in range(cfg.max_rounds):
+            if steps_left <= 0:
+                break
+            if obs.package and obs.package != self.host.document.app.package and not launched:
+                before = obs.screen
+                obs = self.host.launch_app(span)
+                launched = True
+                nav.steps.append(NavStep(f"launch {self.host.document.app.package}", before, obs.screen, "launch"))
+                if present(obs):
+                    return obs, nav
+                continue
+            plan = self._plan(element, paths, obs, nav, fruitless)
+            if plan is None:
+                if backs >= cfg.max_back or obs.screen == element.screen:
+                    break
+                backs += 1
+                before_obs = obs
+                obs = self.host.run_step(Step(None, "back"), obs, span)
+                steps_left -= 1
+                nav.steps.append(NavStep("back()", before_obs.screen, obs.screen, "back"))
+                if present(obs):
+                    return obs, nav
+                continue
+            if plan.label not in nav.tried:
+                nav.tried.append(plan.label)
+            start_digest = obs.digest
+            for step in plan.steps[plan.start:]:
+                if steps_left <= 0 or not self.host.step_available(step, obs):
+                    break
+                before_obs = obs
+                try:
+                    obs = self.host.run_step(step, obs, span)
+                except (ActionError, ElementNotFound):
+                    break  # a step that cannot be done here ends the attempt; plan again
+                steps_left -= 1
+                nav.steps.append(NavStep(str(step), before_obs.screen, obs.screen, plan.via))
+                if present(obs):
+                    return obs, nav
+            if obs.digest == start_digest:
+                fruitless.add((plan.label, start_digest))
+        raise self._failure(element, obs, nav, paths)
+
+    # -- planning -------------------------------------------------------------------------------
+
+    def _plan(
+        self,
+        element: Element,
+        paths: list[tuple[Step, ...]],
+        obs: Observation,
+        nav: Navigation,
+        fruitless: set[tuple[str, str]],
+    ) -> _Plan | None:
+        best: tuple[int, int, int] | None = None
+        chosen: _Plan | None = None
+        tried_new = len(nav.tried)
+        for order, path in enumerate(paths):
+            label = _render_path(path)
+            if (label, obs.digest) in fruitless:
+                continue
+            if label not in nav.tried and tried_new >= self.config.max_paths:
+                continue
+            # the available step closest to the end of the path: fewest actions left
+            for i in range(len(path) - 1, -1, -1):
+                step = path[i]
+                if step.target is None and i > 0:
+                    continue  # a global step mid-path depends on what came before it
+                if not self.host.step_available(step, obs):
+                    continue
+                # global steps (back(), enter()) are available anywhere: least preferred
+                rank = (1 if step.target is None else 0, len(path) - i, order)
+                if best is None or rank < best:
+                    best, chosen = rank, _Plan(path, i, label, "path")
+                break
+        if chosen is not None:
+            return chosen
+        route = self._route(obs.screen, element.screen)
+        if route is not None:
+            label = "route " + _render_path(route)
+            if (label, obs.digest) not in fruitless and route and self.host.step_available(route[0], obs):
+                return _Plan(route, 0, label, "route")
+        return None
+
+    def _route(self, start: str | None, goal: str) -> tuple[Step, ...] | None:
+        """The shortest chain of taps on elements with ``leads_to`` from ``start`` to ``goal``."""
+        if start is None or start == goal:
+            return None
+        queue: deque[tuple[str, tuple[Step, ...]]] = deque([(start, ())])
+        seen = {start}
+        while queue:
+            screen, steps = queue.popleft()
+            if len(steps) >= self.config.max_route:
+                continue
+            for target, element in self._routes.get(screen, ()):
+                if target in seen:
+                    continue
+                route = (*steps, Step(element, "tap"))
+                if target == goal:
+                    return route
+                seen.add(target)
+                queue.append((target, route))
+        return None
+
+    def _failure(
+        self, element: Element, obs: Observation, nav: Navigation, paths: list[tuple[Step, ...]]
+    ) -> ScreenNotReached:
+        where = obs.screen or ("another app: " + obs.package if obs.package and
+                               obs.package != self.host.document.app.package else "an unknown screen")
+        if nav.tried:
+            tried = "; ".join(nav.tried[:6]) + (f" (and {len(nav.tried) - 6} more)" if len(nav.tried) > 6 else "")
+            how = f"tried {tried}"
+        elif paths:
+            how = f"none of its {len(paths)} dependency path(s) starts with an action possible on {where}"
+        else:
+            how = "the document gives no dependency path to it"
+        done = f" after {len(nav.steps)} navigation step(s)" if nav.steps else ""
+        return ScreenNotReached(
+            f"could not reach screen {element.screen!r} for ${element.name}{done}: {how}; the device shows {where}",
+            hint="add a dependency path to the element in the app document, or make the script "
+                 f"navigate to {element.screen!r} first",
+        )
+
+
+def _leads_to_graph(doc: AppDocument) -> dict[str, list[tuple[str, str]]]:
+    """screen -> [(screen it leads to, element to tap)], in document order; list children and
+    lists themselves are left out (which item to tap is not known)."""
+    graph: dict[str, list[tuple[str, str]]] = {}
+    for e in doc.elements:
+        if e.leads_to and e.leads_to != e.screen and not e.item_of and not e.is_list:
+            graph.setdefault(e.screen, []).append((e.leads_to, e.name))
+    return graph

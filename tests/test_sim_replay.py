@@ -1,0 +1,131 @@
+"""ReplayApp: recorded DroidBot sessions (../shared/upstream) served as simulated apps."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from lxml import etree
+from PIL import Image
+from tapir.dsl.errors import UsageError
+from tapir.runtime.sim.app import SimApp
+from tapir.runtime.sim.apps import get_app
+from tapir.runtime.sim.replay import ReplayApp
+
+pytestmark = pytest.mark.upstream
+
+
+@pytest.fixture(scope="module")
+def launcher_dir(upstream: Path) -> Path:
+    return upstream / "droidtask" / "apps" / "applauncher"
+
+
+@pytest.fixture(scope="module")
+def recording(launcher_dir: Path) -> ReplayApp:
+    return ReplayApp(launcher_dir)
+
+
+@pytest.fixture()
+def app(recording: ReplayApp) -> ReplayApp:
+    recording.reset()
+    return recording
+
+
+def test_starts_where_the_recorded_launch_led(app: ReplayApp, launcher_dir: Path) -> None:
+    assert isinstance(app, SimApp)
+    assert app.package == "com.simplemobiletools.applauncher"
+    assert app.screen_size == (1080, 2280)
+    launches = [json.loads(p.read_text()) for p in sorted((launcher_dir / "events").glob("*.json"))]
+    first_launch = next(e for e in launches if e["event"]["event_type"] == "intent")
+    assert app.start_state == app.current_state == first_launch["stop_state"]
+    assert app.activity == "com.simplemobiletools.applauncher.activities.MainActivity"
+    assert app.current_screen == "MainActivity"
+
+
+def test_dump_is_the_recorded_tree_without_invisible_views(app: ReplayApp) -> None:
+    xml = app.dump_xml()
+    assert xml.startswith("<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"0\">")
+    tree = etree.fromstring(xml.encode())
+    state = app.states[app.current_state]
+    visible = [v for v in state["views"] if v["visible"]]
+    nodes = list(tree.iter("node"))
+    assert len(nodes) == len(visible)
+    labels = {v["text"] for v in visible if v["text"]}
+    assert labels == {n.get("text") for n in nodes if n.get("text")}
+    clock = next(n for n in nodes if n.get("text") == "Clock")
+    view = next(v for v in visible if v["text"] == "Clock")
+    (x1, y1), (x2, y2) = view["bounds"]
+    assert clock.get("bounds") == f"[{x1},{y1}][{x2},{y2}]"
+    assert clock.get("resource-id") == view["resource_id"] and clock.get("class") == view["class"]
+    png = Image.open(io.BytesIO(app.screenshot_png()))
+    assert png.size == (1080, 2280)
+
+
+def test_every_recorded_click_is_replayed(app: ReplayApp) -> None:
+    clicks = [e for e in app.events if e.kind == "click" and e.start in app.states and e.stop in app.states]
+    assert len(clicks) >= 80
+    for event in clicks:
+        app.go_to(event.start)
+        assert event.bounds is not None
+        app.tap(*event.bounds.center)
+        assert app.current_state == event.stop, event.tag
+    assert app.unmatched == []
+
+
+def test_recorded_text_and_keys_are_replayed(app: ReplayApp) -> None:
+    others = [e for e in app.events if e.kind in ("set_text", "key") and e.start in app.states and e.stop in app.states]
+    assert Counter(e.kind for e in others) == {"key": 13, "set_text": 2}
+    for event in others:
+        app.go_to(event.start)
+        if event.kind == "set_text":
+            app.input_text(event.text or "")
+        else:
+            assert app.key(f"KEYCODE_{event.key}") is True
+        assert app.current_state == event.stop, event.tag
+
+
+def test_unrecorded_input_is_logged_and_changes_nothing(app: ReplayApp) -> None:
+    before = app.dump_xml()
+    app.tap(3, 3)
+    app.input_text("never typed")
+    app.swipe(540, 1800, 540, 600, 300)
+    assert app.key("KEYCODE_VOLUME_UP") is False
+    assert app.dump_xml() == before and app.current_state == app.start_state
+    assert [u.action for u in app.unmatched] == ["tap", "text", "swipe", "key"]
+    assert app.key("KEYCODE_BACK") is False  # on the start screen BACK leaves the app
+    app.tap(*next(e for e in app.events_from(app.start_state, "click")).bounds.center)
+    assert app.current_state != app.start_state
+    app.reset()
+    assert app.current_state == app.start_state and app.unmatched == []
+
+
+def test_a_click_whose_outcome_was_not_recorded_stays(app: ReplayApp) -> None:
+    lost = [e for e in app.events if e.kind == "click" and e.start in app.states and e.stop not in app.states]
+    assert lost
+    app.go_to(lost[0].start)
+    app.tap(*lost[0].bounds.center)
+    assert app.current_state == lost[0].start
+    assert "not recorded" in app.unmatched[-1].detail
+
+
+def test_nondeterministic_recordings_follow_the_most_frequent_outcome(upstream: Path) -> None:
+    clock = ReplayApp(upstream / "droidtask" / "apps" / "clock")
+    assert clock.package == "com.simplemobiletools.clock"
+    for event in clock.events:
+        if event.kind != "click" or event.start not in clock.states or event.stop not in clock.states:
+            continue
+        clock.go_to(event.start)
+        clock.tap(*event.bounds.center)
+        same = [e.stop for e in clock.events_from(event.start, "click") if e.bounds == event.bounds]
+        votes = Counter(same)
+        assert votes[clock.current_state] == max(votes.values()), event.tag
+
+
+def test_get_app_opens_recordings_and_rejects_other_folders(launcher_dir: Path, tmp_path: Path) -> None:
+    replay = get_app(f"replay:{launcher_dir}")
+    assert isinstance(replay, ReplayApp) and replay.package == "com.simplemobiletools.applauncher"
+    with pytest.raises(UsageError, match="not a DroidBot recording"):
+        ReplayApp(tmp_path)
