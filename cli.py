@@ -12,9 +12,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, NoReturn
 
 from tapir import __version__
 from tapir.dsl.errors import Problem, TapirError, UsageError
+
+if TYPE_CHECKING:
+    from tapir.dsl.runtime_api import RuntimeFactory
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -51,33 +55,77 @@ Subparsers = argparse._SubParsersAction  # type: ignore[type-arg]
 
 
 def _register_check(sub: Subparsers) -> None:
-    p = sub.add_parser("check", help="check that Tapir scripts parse (syntax and refused constructs)")
+    p = sub.add_parser(
+        "check",
+        help="check Tapir scripts: syntax, and names, kinds and calls against the app document",
+        description="Report every problem of each script: syntax, unknown $elements (with suggestions), actions\n"
+                    "the element's kind does not allow, wrong arguments, unknown names, use before assignment.\n"
+                    "The document comes from --doc or the script's first line `# doc: path/app.yaml`; without\n"
+                    "one, only the document-free checks run. Exit status: 0 clean, 1 diagnostics, 2 usage error.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("scripts", nargs="+", metavar="FILE.tap", help="script files to check")
+    p.add_argument("--doc", metavar="APP.yaml", help="the app document (YAML/JSON, or a compiled .symbols.json)")
+    p.add_argument("--json", action="store_true", help="print the diagnostics as JSON (one list for all scripts)")
     p.set_defaults(handler=_cmd_check)
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    import json
     from pathlib import Path
 
-    from tapir.dsl.errors import TapirSyntaxError
+    from tapir.docgen.check import document_for, symbols_for
+    from tapir.dsl.checker import check
+    from tapir.dsl.errors import DocumentError, TapirSyntaxError
     from tapir.dsl.parser import parse
 
     for name in args.scripts:
         if not Path(name).is_file():
             raise UsageError(f"no such file: {name}")
+    if args.doc and not Path(args.doc).is_file():
+        raise UsageError(f"no such file: {args.doc}")
     status = 0
+    found: list[dict[str, object]] = []
     for name in args.scripts:
         try:
             source = Path(name).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"cannot read {name}: {exc}") from None
         try:
-            parse(source, name)
+            module = parse(source, name)
         except TapirSyntaxError as exc:
-            print(exc.render(), file=sys.stderr)
+            if args.json:
+                span = exc.span
+                found.append({"file": name, "line": span.line if span else 1, "column": span.column if span else 1,
+                              "severity": "error", "code": exc.code, "message": exc.message})
+            else:
+                print(exc.render(), file=sys.stderr)
             status = 1
             continue
-        print(f"{name}: ok")
+        document = document_for(Path(name), source, args.doc)
+        if document is not None and not document.is_file():
+            raise UsageError(f"{name}: the app document {document} does not exist")
+        try:
+            symbols = symbols_for(document) if document is not None else None
+        except DocumentError as exc:
+            if exc.problems:
+                _print_problems(exc.problems, exc.filename or str(document))
+                return 1
+            raise
+        diagnostics = check(module, symbols)
+        if diagnostics:
+            status = 1
+        for d in diagnostics:
+            if args.json:
+                found.append({"file": name, "line": d.span.line, "column": d.span.column,
+                              "end_line": d.span.end_line, "end_column": d.span.end_column, "severity": d.severity,
+                              "code": d.code, "message": d.message, "suggestions": list(d.suggestions)})
+            else:
+                print(d.render(source, name), file=sys.stderr)
+        if not diagnostics and not args.json:
+            print(f"{name}: ok" + (f" (against {document})" if document is not None else ""))
+    if args.json:
+        print(json.dumps(found, indent=2, ensure_ascii=False))
     return status
 
 
@@ -281,9 +329,97 @@ def _cmd_sim(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- tapir run (scripts) ------------------------------------------------------------------------
+
+
+def _register_run(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run a Tapir script (on a device, or without one if it makes no UI call)",
+        description="Parse and run a script in the sandboxed interpreter. Its print() output goes to stdout;\n"
+                    "an error is shown as file:line:col with the line and a caret. Exit status 0 when the\n"
+                    "script finished, 1 when it failed.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("script", metavar="FILE.tap", help="the script to run")
+    p.add_argument("--device", metavar="SERIAL|sim[:APP]",
+                   help="the device to drive (an adb serial, or the simulator); connected on the first UI call")
+    p.add_argument("--doc", metavar="APP.yaml",
+                   help="the app document: unknown $elements and illegal actions fail before touching the device")
+    p.add_argument("--max-actions", type=int, metavar="N", help="UI action budget (default: 50)")
+    p.add_argument("--max-steps", type=int, metavar="N", help="step budget (default: 1,000,000)")
+    p.add_argument("--timeout", type=float, metavar="S", help="wall-clock budget in seconds (default: 60)")
+    p.add_argument("--stats", action="store_true", help="print steps, UI actions and time to stderr at the end")
+    p.set_defaults(handler=_cmd_run)
+
+
+def _run_runtime_factory(args: argparse.Namespace) -> RuntimeFactory | None:
+    """THE DEVICE HOOK of `tapir run`: how the interpreter gets a device runtime.
+
+    Returns a factory the interpreter calls on the script's first UI call (never before), or
+    None when no device was asked for. The device runtime (``tapir.runtime.session.DeviceRuntime``
+    on an adb serial or the simulator) plugs in here; until it does, a script that makes a UI
+    call with --device stops with a DeviceError saying so, and scripts without UI calls run.
+    """
+    if not args.device:
+        return None
+    device = args.device
+
+    def not_wired() -> NoReturn:
+        from tapir.dsl.errors import DeviceError
+
+        raise DeviceError(
+            f"no device runtime is available for --device {device}: the device runtime is not wired into "
+            "`tapir run` yet", hint="scripts without UI calls run without a device",
+        )
+
+    return not_wired
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tapir.dsl.budget import Budgets
+    from tapir.dsl.interpreter import run_script
+
+    path = Path(args.script)
+    if not path.is_file():
+        raise UsageError(f"no such file: {args.script}")
+    try:
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {args.script}: {exc}") from None
+    for flag, value in (("--max-actions", args.max_actions), ("--max-steps", args.max_steps),
+                        ("--timeout", args.timeout)):
+        if value is not None and value <= 0:
+            raise UsageError(f"{flag} must be positive")
+    symbols = None
+    if args.doc:
+        from tapir.docgen.symbols import load_symbols
+
+        if not Path(args.doc).is_file():
+            raise UsageError(f"no such file: {args.doc}")
+        symbols = load_symbols(args.doc)
+    budgets = Budgets().replace(max_actions=args.max_actions, max_steps=args.max_steps, timeout_s=args.timeout)
+    result = run_script(source, _run_runtime_factory(args), budgets, output=lambda line: print(line, flush=True),
+                        symbols=symbols, filename=args.script, debug=args.debug)
+    if args.stats:
+        print(f"{args.script}: {'ok' if result.ok else 'failed'}: {result.steps:,} steps, {result.actions} UI actions,"
+              f" {result.duration_s:.3f} s", file=sys.stderr)
+    if result.error is not None:
+        if args.debug and result.error.__cause__ is not None:
+            import traceback
+
+            traceback.print_exception(result.error.__cause__)
+        print(result.error.render(), file=sys.stderr)
+        return 1
+    return 0
+
+
 # The order of `tapir --help`.
 _COMMANDS: list[Callable[[Subparsers], None]] = [
     _register_check,
+    _register_run,
     _register_doc,
     _register_compile,
     _register_sim,

@@ -21,6 +21,7 @@ which is several times faster than walking the tree with a visitor. Statement cl
 from __future__ import annotations
 
 import difflib
+import operator
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -947,6 +948,22 @@ class _Compiler:
                 raise _convert(exc, span) from (exc if debug else None)
             return body(fr) if t else orelse(fr)
 
+        if not node.orelse:
+            def ex_no_else(fr: Frame) -> Any:
+                m.steps += cost
+                if m.steps > m.checkpoint:
+                    m.tick(span)
+                try:
+                    t = test(fr)
+                except TapirError:
+                    raise
+                except Exception as exc:
+                    raise _convert(exc, span) from (exc if debug else None)
+                if t:
+                    return body(fr)
+                return None
+
+            return ex_no_else
         return ex
 
     def _s_while(self, node: A.While, scope: _Scope, loop: bool, func: bool) -> Exec:
@@ -1203,6 +1220,14 @@ class _Compiler:
             )
         return compile_(self, node, scope)
 
+    @staticmethod
+    def _local_name(node: A.Node, scope: _Scope) -> str | None:
+        """The name, when ``node`` reads a variable of the current function's own frame."""
+        if type(node) is A.Name and type(node.id) is str and not node.id.startswith("__") \
+                and scope.resolve(node.id) == 0:
+            return node.id
+        return None
+
     def _e_constant(self, node: A.Constant, scope: _Scope) -> Eval:
         v = node.value
         if type(v) not in (str, int, float, bool, type(None)):
@@ -1331,7 +1356,7 @@ class _Compiler:
         c = node.right.value if type(node.right) is A.Constant else None
         if type(c) is int and op in _INT_CONST_OPS and (op not in ("//", "%") or c != 0) \
                 and (op != "*" or -0x80000000 < c < 0x80000000):
-            return _int_const_binop(op, left, c, fn, m, span)
+            return _int_const_binop(op, left, c, fn, m, span, self._local_name(node.left, scope))
         if op == "+":
             def ev_add(fr: Frame) -> Any:
                 a = left(fr)
@@ -1433,6 +1458,9 @@ class _Compiler:
             op, right = ops[0], rights[0]
             c = node.comparators[0]
             if type(c) is A.Constant and type(c.value) in (int, str) and op in _CONST_CMP:
+                local = self._local_name(node.left, scope)
+                if local is not None:
+                    return _local_const_compare(op, local, left, c.value, m, span)
                 return _const_compare(op, left, c.value, m, span)
             return self._compare1(op, left, right, m, span)
 
@@ -1678,9 +1706,30 @@ _CONST_CMP = {
 }
 
 
-def _int_const_binop(op: str, left: Eval, c: int, fn: Callable[..., Any], m: Meter, span: Span) -> Eval:
+_PY_OPS: dict[str, Callable[[Any, Any], Any]] = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv, "%": operator.mod,
+    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq, "!=": operator.ne,
+}
+
+
+def _int_const_binop(op: str, left: Eval, c: int, fn: Callable[..., Any], m: Meter, span: Span,
+                     local: str | None) -> Eval:
     """``expr OP int-literal``, the most common arithmetic in loops: one closure, no call for
-    the constant, the int case inline."""
+    the constant, the int case inline (and the variable read inline when it is a local)."""
+    if local is not None:
+        pyop = _PY_OPS[op]
+        small = op == "*"
+
+        def local_c(fr: Frame) -> Any:
+            try:
+                a = fr.vars[local]
+            except KeyError:
+                a = left(fr)  # raises the unbound-variable error
+            if type(a) is int and (not small or -0x80000000 < a < 0x80000000):
+                return pyop(a, c)
+            return fn(a, c, m, span)
+
+        return local_c
     if op == "+":
         def add_c(fr: Frame) -> Any:
             a = left(fr)
@@ -1747,6 +1796,20 @@ def _const_compare(op: str, left: Eval, c: int | str, m: Meter, span: Span) -> E
         return py(a, c) if type(a) is tc else compare(op, a, c, m, span)
 
     return cmp_c
+
+
+def _local_const_compare(op: str, local: str, left: Eval, c: int | str, m: Meter, span: Span) -> Eval:
+    """``local_variable OP literal``: the loop test of most loops."""
+    tc, pyop = type(c), _PY_OPS[op]
+
+    def cmp_local(fr: Frame) -> bool:
+        try:
+            a = fr.vars[local]
+        except KeyError:
+            a = left(fr)
+        return pyop(a, c) if type(a) is tc else compare(op, a, c, m, span)
+
+    return cmp_local
 
 
 def _span_of(node: Any) -> Span | None:

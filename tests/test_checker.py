@@ -122,3 +122,33 @@ def test_check_file_finds_the_document_from_the_first_line(tmp_path: Path) -> No
     script.write_text("# doc: nowhere.yaml\nback()\n")
     with pytest.raises(DocumentError):
         check_file(script)
+
+
+def test_cli_check_exit_status_and_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from tapir.cli import main
+
+    assert main(["check", str(CASES / "ok_everything.tap")]) == 0
+    assert "ok (against" in capsys.readouterr().out
+    bad = CASES / "bad_elements.tap"
+    assert main(["check", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert f"{bad}:2:1: error[unknown-element]:" in err and "did you mean $home_screen__songs_button" in err
+    assert main(["check", str(bad), "--json"]) == 1
+    reported = {(d["line"], d["code"]) for d in json.loads(capsys.readouterr().out)}
+    assert reported == _expected(bad.read_text())
+    # --doc for a script without the first-line comment; a usage error for a missing file.
+    script = tmp_path / "s.tap"
+    script.write_text("$home_screen__search_input.set_text('Emil')\n$home_screen__songs_button.scroll()\n")
+    assert main(["check", str(script)]) == 0  # no document: element checks cannot run
+    assert main(["check", str(script), "--doc", str(GOLDEN / "example_app.yaml")]) == 1
+    assert "scroll() is not possible" in capsys.readouterr().err
+    assert main(["check", str(script), "--doc", str(tmp_path / "missing.yaml")]) == 2
+    assert main(["check", str(tmp_path / "missing.tap")]) == 2
+    script.write_text("if x\n")
+    assert main(["check", str(script)]) == 1
+    script.write_text("# doc: broken.yaml\nback()\n")
+    (tmp_path / "broken.yaml").write_text((GOLDEN / "docs" / "broken.yaml").read_text())
+    assert main(["check", str(script)]) == 1
+    assert "unknown kind 'slider'" in capsys.readouterr().err

@@ -119,6 +119,22 @@ class ScreenView:
                 owner[node.id] = owner.get(node.parent) if node.parent is not None else None
         return owner
 
+    @cached_property
+    def _editable_below(self) -> dict[int, int]:
+        """For nodes with an editable view below them: the first one (pre-order)."""
+        below: dict[int, int] = {}
+        for node in reversed(self.tree.nodes):  # children before parents
+            for c in node.children:
+                child = self.tree.node(c)
+                found = c if child.editable and child.visible else below.get(c)
+                if found is not None:
+                    below[node.id] = found
+                    break
+        return below
+
+    def editable_below(self, node_id: int) -> int | None:
+        return self._editable_below.get(node_id)
+
     def clickable_owner(self, node_id: int) -> int | None:
         return self._clickable_owner.get(node_id)
 

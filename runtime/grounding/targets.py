@@ -30,9 +30,9 @@ def target(view: ScreenView, node: UINode, kind: Kind, *, strict: bool) -> UINod
     if kind == Kind.INPUT:
         if node.editable:
             return node
-        for d in tree.descendants(node.id):
-            if d.editable and d.visible:
-                return d
+        below = view.editable_below(node.id)
+        if below is not None:
+            return tree.node(below)
         return None if strict else node
     if kind == Kind.SCROLLER:
         owner = view.scrollable_owner(node.id)
@@ -40,7 +40,7 @@ def target(view: ScreenView, node: UINode, kind: Kind, *, strict: bool) -> UINod
             return tree.node(owner)
         return None if strict else node
     if kind == Kind.LIST:
-        if node.scrollable or len(node.children) >= 2:
+        if node.scrollable or len(node.children) >= 2 or (node.children and not strict):
             return node
         owner = view.scrollable_owner(node.id)
         if owner is not None:
@@ -63,6 +63,20 @@ def _reachable(view: ScreenView, owner: UINode, node: UINode) -> UINode:
     return owner if view.clickable_owner(hit.id) == owner.id else node
 
 
+def eligible(view: ScreenView, node: UINode, kind: Kind) -> bool:
+    """Whether ``node`` can stand for an element of ``kind`` (``target(strict=True)`` is not None),
+    without the tap-reachability check, so it is cheap enough for every candidate."""
+    if kind in _TAPPABLE:
+        return (kind in (Kind.CHECKBOX, Kind.SWITCH) and node.checkable) or view.clickable_owner(node.id) is not None
+    if kind == Kind.INPUT:
+        return node.editable or view.editable_below(node.id) is not None
+    if kind == Kind.SCROLLER:
+        return view.scrollable_owner(node.id) is not None
+    if kind == Kind.LIST:
+        return node.scrollable or len(node.children) >= 2 or view.scrollable_owner(node.id) is not None
+    return True
+
+
 def target_key(view: ScreenView, node: UINode, kind: Kind) -> int:
     """A cheap identity of the thing a tap on ``node`` acts on, for counting distinct hits."""
     if kind in _TAPPABLE:
@@ -71,4 +85,7 @@ def target_key(view: ScreenView, node: UINode, kind: Kind) -> int:
     if kind == Kind.SCROLLER:
         owner = view.scrollable_owner(node.id)
         return owner if owner is not None else node.id
+    if kind == Kind.INPUT and not node.editable:
+        below = view.editable_below(node.id)
+        return below if below is not None else node.id
     return node.id

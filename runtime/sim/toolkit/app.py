@@ -195,10 +195,9 @@ class ToolkitApp:
         rendered = self._render(layer)
         name = layer.form.focus
         node = rendered.inputs.get(name) if name else None
-        if node is None or not node.enabled:
+        if name is None or node is None or not node.enabled:
             self.unhandled.append(f"text {text!r}: no focused input")
         else:
-            assert name is not None
             old = "" if layer.form.select_all else layer.form.fields.get(name, "")
             layer.form.fields[name] = old + text
             layer.form.select_all = False
@@ -296,7 +295,10 @@ class ToolkitApp:
         return self.stack[-1].params
 
     def set_drift(self, drift: Drift | str | None, seed: int = 0, rate: float = 0.5) -> None:
-        """Build every view as a drifted app version would (``None`` turns drift off)."""
+        """Build every view as a drifted app version would (``None`` turns drift off).
+
+        Drift is the installed version, so it survives ``reset()``.
+        """
         self.drift = Drift(drift, seed, rate) if isinstance(drift, str) else drift
 
     def window(self) -> Node:
@@ -434,10 +436,9 @@ class ToolkitApp:
         rendered = self._render(layer)
         focus = layer.form.focus
         node = rendered.inputs.get(focus) if focus else None
-        if node is None or node.input is None:
+        if focus is None or node is None or node.input is None:
             self.unhandled.append(f"key {name}: no focused input")
             return
-        assert focus is not None
         if name == "ENTER":
             if node.input.on_submit is not None:
                 node.input.on_submit()

@@ -10,6 +10,9 @@ viewport are not in the tree and the ones on the edge are clipped.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from tapir.runtime.sim.toolkit.tree import Node, Rect, clip
@@ -142,8 +145,39 @@ def is_flexible(w: Widget) -> bool:
             return True
 
 
+class _MeasureMemo(threading.local):
+    #: (id(widget), width) -> height, alive during one layout pass (the widget tree outlives it).
+    cache: dict[tuple[int, int], int] | None = None
+
+
+_MEMO = _MeasureMemo()
+
+
+@contextmanager
+def _layout_pass() -> Iterator[None]:
+    # A row is measured by its list, then again when placed; remembering heights for one pass
+    # makes layout linear in the number of widgets.
+    outer = _MEMO.cache
+    _MEMO.cache = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _MEMO.cache = outer
+
+
 def measure(w: Widget, width: int) -> int:
     """Natural height of ``w`` at ``width``."""
+    cache = _MEMO.cache
+    if cache is None:
+        return _measure(w, width)
+    key = (id(w), width)
+    height = cache.get(key)
+    if height is None:
+        height = cache[key] = _measure(w, width)
+    return height
+
+
+def _measure(w: Widget, width: int) -> int:
     match w:
         case Text():
             return text_lines(w.text, w.style, width, w.max_lines) * STYLES.get(w.style, STYLES["body"])[1]
@@ -262,7 +296,8 @@ def _place_input(w: Input, rect: Rect, ctx: LayoutContext) -> Node:
         form.focus = w.name
         form.autofocused = True
     value = form.fields[w.name]
-    node = _base(w, "android.widget.EditText", rect, ctx, text=value or w.hint, clickable=True,
+    shown = "•" * len(value) if w.password else value  # Android reports a password field masked
+    node = _base(w, "android.widget.EditText", rect, ctx, text=shown or w.hint, clickable=True,
                  focusable=True, long_clickable=True, focused=form.focus == w.name,
                  password=w.password, input=w, style="input" if value else "hint")
     ctx.inputs[w.name] = node
@@ -425,7 +460,7 @@ def _decor(ctx: LayoutContext, content: Node) -> Node:
                 ])
 
 
-def layout_screen(screen: Screen, ctx: LayoutContext) -> Node:
+def _layout_screen(screen: Screen, ctx: LayoutContext) -> Node:
     """The window of an activity: toolbar at the top, bottom widgets at the bottom, the body between."""
     root = _base(screen, "android.view.ViewGroup", CONTENT, ctx)
     root.resource_id = ctx.rid(screen.id or "main_coordinator")
@@ -454,7 +489,7 @@ def layout_screen(screen: Screen, ctx: LayoutContext) -> Node:
     return clip(_decor(ctx, root), Rect(0, 0, SCREEN_W, SCREEN_H)) or _decor(ctx, root)
 
 
-def layout_dialog(dialog: Dialog, ctx: LayoutContext) -> Node:
+def _layout_dialog(dialog: Dialog, ctx: LayoutContext) -> Node:
     """An alert dialog window, centred, with the framework's ``android:id`` panels."""
     width = DIALOG.width
     inner = width - 2 * 63
@@ -523,7 +558,7 @@ def layout_dialog(dialog: Dialog, ctx: LayoutContext) -> Node:
     return clip(window, box) or window
 
 
-def layout_menu(menu: Menu, anchor: Rect, ctx: LayoutContext) -> Node:
+def _layout_menu(menu: Menu, anchor: Rect, ctx: LayoutContext) -> Node:
     """A popup menu window: right-aligned with its anchor, opening downwards when there is room."""
     items = [i for i in menu.items if isinstance(i, MenuItem)]
     height = MENU_ITEM_H * len(items) + 2 * 21
@@ -550,3 +585,21 @@ def layout_menu(menu: Menu, anchor: Rect, ctx: LayoutContext) -> Node:
         listview.children.append(row)
     window = Node(cls="android.widget.FrameLayout", bounds=box, package=ctx.package, children=[listview])
     return clip(window, box) or window
+
+
+def layout_screen(screen: Screen, ctx: LayoutContext) -> Node:
+    """The window of an activity: toolbar at the top, bottom widgets at the bottom, the body between."""
+    with _layout_pass():
+        return _layout_screen(screen, ctx)
+
+
+def layout_dialog(dialog: Dialog, ctx: LayoutContext) -> Node:
+    """An alert dialog window, centred, with the framework's ``android:id`` panels."""
+    with _layout_pass():
+        return _layout_dialog(dialog, ctx)
+
+
+def layout_menu(menu: Menu, anchor: Rect, ctx: LayoutContext) -> Node:
+    """A popup menu window: right-aligned with its anchor, opening downwards when there is room."""
+    with _layout_pass():
+        return _layout_menu(menu, anchor, ctx)

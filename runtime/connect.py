@@ -1,0 +1,161 @@
+"""From command-line words to a runtime: ``--device SERIAL|sim|sim:APP`` and ``--doc`` (or the
+script's ``# doc:`` first line) become a ``RuntimeFactory`` for the interpreter.
+
+Nothing touches a device until the factory is called, which the interpreter does on the
+script's first UI call; a script that never calls the UI runs without one. The document is
+loaded eagerly (``load_run_document``) because the interpreter's checks need its symbols
+before the first line runs.
+
+``sim`` starts the simulated device (every sample app installed), ``sim:music`` only the named
+app(s), ``sim:PATH`` a DroidBot recording replayed (``ReplayApp``); in each case behind a real
+adb server, with the document's app in the foreground, and the simulator is stopped when the
+runtime is closed. Anything else is an adb serial (``resolve_serial``: ``--device``, else
+``$ANDROID_SERIAL``, else the only device connected).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from tapir.docgen.model import AppDocument
+from tapir.dsl.errors import DocumentError, UsageError
+from tapir.dsl.runtime_api import RuntimeFactory
+from tapir.runtime.session import DeviceRuntime, SessionConfig
+from tapir.runtime.settle import SettleConfig
+from tapir.runtime.trace import JsonLinesTrace, TraceSink
+
+_DOC_COMMENT = re.compile(r"^\s*#\s*doc\s*:\s*(?P<path>\S.*?)\s*$")
+
+
+def doc_comment(source: str) -> str | None:
+    """The document named by a ``# doc: app.yaml`` comment on the script's first line(s).
+
+    Leading blank lines and a ``#!`` line are skipped; the first other line decides.
+    """
+    for line in source.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#!"):
+            continue
+        m = _DOC_COMMENT.match(stripped)
+        return m.group("path") if m else None
+    return None
+
+
+def find_document(script_path: str | Path | None, source: str, explicit: str | None) -> Path:
+    """The app document of a run: ``--doc``, else the script's ``# doc:`` comment (relative to
+    the script's folder). Raises ``UsageError`` when neither names an existing file."""
+    if explicit:
+        path = Path(explicit)
+        if not path.is_file():
+            raise UsageError(f"--doc: no such file: {explicit}")
+        return path
+    named = doc_comment(source)
+    if named is None:
+        raise UsageError(
+            "no app document: pass --doc APP.yaml, or start the script with a comment such as `# doc: app.yaml`"
+        )
+    base = Path(script_path).parent if script_path else Path.cwd()
+    path = Path(named) if Path(named).is_absolute() else base / named
+    if not path.is_file():
+        raise UsageError(f"the script's `# doc: {named}` names {path}, which does not exist")
+    return path
+
+
+def load_run_document(path: str | Path) -> AppDocument:
+    """Load the document of a run (``DocumentError`` listing every problem when it is invalid)."""
+    from tapir.docgen.loader import load_document
+
+    return load_document(path)
+
+
+@dataclass(frozen=True)
+class Connection:
+    """What a run connects to; ``factory()`` makes the runtime."""
+
+    device: str | None
+    document: AppDocument
+    trace_path: str | None = None
+    source: str | None = None
+    script: str | None = None
+    config: SessionConfig | None = None
+    #: For ``sim`` devices: pass a private adb server port (None) or a shared one.
+    adb_port: int | None = None
+
+    def factory(self) -> RuntimeFactory:
+        return lambda: connect(self)
+
+
+def is_simulator(spec: str | None) -> bool:
+    from tapir.runtime.sim.launch import is_sim_spec
+
+    return spec is not None and is_sim_spec(spec)
+
+
+def make_grounder(document: AppDocument) -> Any:
+    from tapir.runtime.grounding import Grounder
+
+    return Grounder(document)
+
+
+def connect(conn: Connection) -> DeviceRuntime:
+    """Open the device (starting a simulator for ``sim`` specs) and bind a session to it."""
+    from tapir.runtime.device import AdbDevice, open_device
+
+    doc = conn.document
+    on_close: Callable[[], None] | None = None
+    config = conn.config or SessionConfig()
+    if is_simulator(conn.device):
+        from tapir.runtime.sim.launch import apps_for_spec, start_sim
+
+        assert conn.device is not None
+        apps = apps_for_spec(conn.device)
+        packages = {a.package for a in apps}
+        if doc.app.package not in packages:
+            raise UsageError(
+                f"the simulated device {conn.device!r} does not have the document's app {doc.app.package} "
+                f"(it has {', '.join(sorted(packages)) or 'nothing'})",
+                hint="use --device sim:APP with the app the document describes",
+            )
+        sim = start_sim(apps, foreground=doc.app.package, adb_port=conn.adb_port)
+        device: Any = AdbDevice(sim.serial, client=sim.adb_client())
+        on_close = sim.stop
+        if conn.config is None:
+            config = replace(config, settle=SettleConfig.for_simulator())
+    else:
+        device = open_device(conn.device)
+    trace: TraceSink | None = None
+    try:
+        grounder = make_grounder(doc)
+        if conn.trace_path:
+            try:
+                trace = JsonLinesTrace(conn.trace_path)
+            except OSError as exc:
+                raise UsageError(f"--trace: cannot write {conn.trace_path}: {exc.strerror or exc}") from None
+        return DeviceRuntime(device, doc, grounder, config=config, trace=trace, source=conn.source,
+                             script=conn.script, on_close=on_close)
+    except BaseException:
+        if on_close is not None:
+            on_close()
+        raise
+
+
+def connection_for(
+    script_path: str | Path | None,
+    source: str,
+    *,
+    device: str | None,
+    doc: str | None,
+    trace: str | None = None,
+) -> Connection:
+    """A ``Connection`` from ``tapir run``'s arguments (the document is loaded here)."""
+    path = find_document(script_path, source, doc)
+    try:
+        document = load_run_document(path)
+    except DocumentError:
+        raise
+    return Connection(device=device, document=document, trace_path=trace, source=source,
+                      script=str(script_path) if script_path else None)

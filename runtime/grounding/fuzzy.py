@@ -1,0 +1,77 @@
+"""String similarity with rapidfuzz: labels against node texts, resource names against each other.
+
+Scores are in [0, 1]. Labels use ``WRatio`` after case and punctuation folding, which scores a
+reworded label ("Save" / "Save changes") high and unrelated ones low; resource names are split
+into words first, so ``saveButton``, ``save_button`` and ``btn_save`` compare as the same words.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from rapidfuzz import fuzz
+from rapidfuzz.utils import default_process
+
+from tapir.runtime.hierarchy import UINode
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SPLIT = re.compile(r"[_\W]+")
+_SPACE = re.compile(r"\s+")
+# Words that name a widget's kind rather than what it is for ("sort_button" is about sorting).
+KIND_WORDS = frozenset({
+    "button", "btn", "ib", "iv", "tv", "et", "view", "text", "label", "icon", "image", "img", "list",
+    "item", "items", "entry", "entries", "options", "option", "menu", "input", "field", "edit",
+    "layout", "container", "holder", "wrapper", "widget", "checkbox", "switch", "toggle", "tab",
+    "screen", "dialog", "popup", "bar", "group", "recycler", "recyclerview", "selector", "picker",
+})
+
+
+def fold(text: str) -> str:
+    """Case- and space-insensitive form: ``'  Dark\\nTheme '`` -> ``'dark theme'``."""
+    return _SPACE.sub(" ", text).strip().casefold()
+
+
+@lru_cache(maxsize=8192)
+def words(name: str) -> str:
+    """``main_screen__sortButton`` -> ``'main screen sort button'``; resource ids keep the short part."""
+    short = name.rsplit("/", 1)[-1]
+    return " ".join(w.lower() for w in _SPLIT.split(_CAMEL.sub(" ", short)) if w)
+
+
+def topic(name: str) -> str:
+    """The words of a name without widget-kind words: ``theme_options`` -> ``'theme'``."""
+    kept = [w for w in words(name).split() if w not in KIND_WORDS]
+    return " ".join(kept)
+
+
+@lru_cache(maxsize=65536)
+def label_similarity(a: str, b: str) -> float:
+    if not a or not b:
+        return 0.0
+    return fuzz.WRatio(a, b, processor=default_process) / 100.0
+
+
+# Naming-convention affixes that do not change what an id means (``btn_save``, ``save_view``).
+_AFFIXES = frozenset({"btn", "tv", "iv", "ib", "et", "view"})
+
+
+@lru_cache(maxsize=65536)
+def rid_similarity(a: str, b: str) -> float:
+    """Similarity of two resource names. Convention affixes are ignored at a small cost; other
+    words count (``title`` and ``title_icon`` are different views)."""
+    wa, wb = words(a), words(b)
+    if not wa or not wb:
+        return 0.0
+    if wa.replace(" ", "") == wb.replace(" ", ""):
+        return 1.0
+    ca = " ".join(w for w in wa.split() if w not in _AFFIXES)
+    cb = " ".join(w for w in wb.split() if w not in _AFFIXES)
+    if ca and ca == cb:
+        return 0.95
+    return fuzz.token_sort_ratio(wa, wb) / 100.0
+
+
+def node_strings(node: UINode) -> tuple[str, ...]:
+    """The visible strings of a node: text and content description, whichever it has."""
+    return tuple(s for s in (node.text.strip(), node.content_desc.strip()) if s)

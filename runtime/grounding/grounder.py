@@ -1,0 +1,345 @@
+"""The grounding cascade: from a document element to the node to act on, or a refusal.
+
+    grounder = Grounder(document, embedder=None, config=GroundingConfig())
+    grounder.identify_screen(tree) -> ScreenMatch
+    grounder.ground("main_screen__sort_button", tree) -> Grounding | None
+    grounder.items("songs_screen__song_list", tree) -> list[UINode]
+    grounder.match_item("songs_screen__song_list", items, tree, "Yesterday") -> Grounding | None
+    grounder.child("songs_screen__song_list", "songs_screen__song_menu_button", item, tree) -> Grounding | None
+
+``ground`` (paper 3.3.1, Algorithm 1, made robust to drift):
+
+1. **Screen check.** When another screen is confidently showing and that screen defines an
+   element with one of this element's identifiers, the hit would be *its* element: refuse
+   (the caller navigates). Elements that merely appear on several screens still ground.
+2. **Identifiers**, most precise first. An XPath whose hits act on more than one distinct
+   target is ambiguous and skipped (upstream takes its first hit); the first XPath with exactly
+   one target wins. ``uiautomator`` XPaths run on the dump form, ``html`` ones on AutoDroid-V2's
+   rendering.
+3. **Fuzzy**: the element's known labels (texts and descriptions read from its identifiers) and
+   resource names against every candidate node, with rapidfuzz.
+4. **Embedding**: the same labels and the element's name against the candidates' texts,
+   descriptions and resource-id words, with all-MiniLM-L6-v2 (skipped, and said once, when
+   sentence-transformers is not installed).
+
+Stages 3 and 4 only consider nodes that can be the element's kind (a button must be clickable
+itself or inside a clickable view, an input editable...), group candidates by the node they would
+act on, and accept the best only when it reaches the stage's threshold and leads the runner-up
+by the stage's margin (``GroundingConfig``). Otherwise the answer is None: a refused element is
+an ``ElementNotFound`` for the caller, never a tap on the wrong view. ``last_detail`` says why.
+
+Elements are looked up by name; an unknown name raises ``UnknownElement`` with the closest
+names as a hint. Everything derived from a tree (both XPath forms, the screen match) is cached
+for the last few trees, so identifying the screen and grounding several elements on one dump
+renders it once.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any
+
+from rapidfuzz import fuzz, process
+
+from tapir.docgen.model import AppDocument, Element
+from tapir.dsl.api import Kind
+from tapir.dsl.errors import ActionError, DocumentError, ElementNotFound, UnknownElement
+from tapir.runtime.grounding.config import GroundingConfig
+from tapir.runtime.grounding.embedding import Embedder, default_embedder, embedding_status
+from tapir.runtime.grounding.fuzzy import label_similarity, node_strings, rid_similarity, topic, words
+from tapir.runtime.grounding.identifiers import Labels, evaluate, labels
+from tapir.runtime.grounding.items import item_nodes, match_attributes, match_text
+from tapir.runtime.grounding.result import Grounding, ScreenMatch
+from tapir.runtime.grounding.screen_view import ScreenView
+from tapir.runtime.grounding.screens import ScreenIdentifier
+from tapir.runtime.grounding.targets import eligible, target, target_key
+from tapir.runtime.hierarchy import UINode, UITree
+
+_VIEW_CACHE = 8
+# Weights of label and resource-id evidence in the fuzzy score. A list item's child shows data
+# (a song title) that differs from item to item, so its resource id carries the evidence.
+_WEIGHTS = (0.65, 0.35)
+_CHILD_WEIGHTS = (0.2, 0.8)
+# A candidate without a resource id, for an element known by one, keeps this share of its score
+# (ids get dropped between app versions, so this is weak evidence against it).
+_MISSING_RID = 0.9
+
+
+class Grounder:
+    """Grounds the elements of one app document on screens; see the module docstring."""
+
+    def __init__(
+        self,
+        document: AppDocument,
+        *,
+        embedder: Embedder | None = None,
+        config: GroundingConfig = GroundingConfig(),  # noqa: B008 - frozen, shared default is safe
+    ) -> None:
+        self.document = document
+        self.config = config
+        self._embedder = embedder
+        self._embedder_resolved = embedder is not None
+        self._screens = ScreenIdentifier(document, config)
+        self._views: OrderedDict[int, ScreenView] = OrderedDict()
+        self._labels: dict[str, Labels] = {}
+        self._xpaths_by_screen: dict[str, frozenset[str]] = {
+            s.name: frozenset(i.xpath for e in s.elements for i in e.identifiers) for s in document.screens
+        }
+        #: why the last ``ground``/``match_item``/``child`` call answered what it did
+        self.last_detail = ""
+        #: things worth saying once per run (malformed XPaths, embedding stage off)
+        self.notes: list[str] = []
+
+    # -- lookups --------------------------------------------------------------------------------
+
+    @property
+    def embedder(self) -> Embedder | None:
+        if not self._embedder_resolved:
+            self._embedder_resolved = True
+            if self.config.use_embedding:
+                self._embedder = default_embedder()
+                if self._embedder is None:
+                    self._note(embedding_status())
+        return self._embedder
+
+    def element(self, name: str) -> Element:
+        """The document element called ``name`` (``screen:element`` is accepted too)."""
+        found = self.document.element(name) or self.document.element(name.replace(":", "__"))
+        if found is not None:
+            return found
+        names = [e.name for e in self.document.elements]
+        close = process.extract(name, names, scorer=fuzz.WRatio, limit=3, score_cutoff=60)
+        hint = "did you mean " + " or ".join(repr(c[0]) for c in close) + "?" if close else None
+        raise UnknownElement(f"the app document has no element {name!r}", hint=hint)
+
+    def view(self, tree: UITree) -> ScreenView:
+        """The cached ``ScreenView`` of ``tree`` (the same object while the tree is recent)."""
+        key = id(tree)
+        found = self._views.get(key)
+        if found is not None and found.tree is tree:
+            self._views.move_to_end(key)
+            return found
+        view = ScreenView(tree)
+        self._views[key] = view
+        while len(self._views) > _VIEW_CACHE:
+            self._views.popitem(last=False)
+        return view
+
+    def labels_of(self, element: Element) -> Labels:
+        found = self._labels.get(element.name)
+        if found is None:
+            found = self._labels[element.name] = labels(element.identifiers)
+        return found
+
+    def _note(self, text: str) -> None:
+        if text and text not in self.notes:
+            self.notes.append(text)
+
+    # -- screens --------------------------------------------------------------------------------
+
+    def identify_screen(self, tree: UITree) -> ScreenMatch:
+        view = self.view(tree)
+        found: ScreenMatch | None = getattr(view, "_screen_match", None)
+        if found is None:
+            found = self._screens.identify(view)
+            view._screen_match = found  # type: ignore[attr-defined]
+            for xpath, message in self._screens.broken.items():
+                self._note(f"screen signature XPath skipped: {message}")
+                del xpath
+        return found
+
+    def _other_screen_owns(self, element: Element, tree: UITree) -> str | None:
+        """The confidently showing screen that defines this element's identifiers, if not its own."""
+        match = self.identify_screen(tree)
+        if match.name is None or match.name == element.screen or not match.confident:
+            return None
+        if match.score - match.score_of(element.screen) < self.config.screen_margin:
+            return None
+        own = {i.xpath for i in element.identifiers}
+        if own & self._xpaths_by_screen.get(match.name, frozenset()):
+            return match.name
+        return None
+
+    # -- elements -------------------------------------------------------------------------------
+
+    def ground(self, element_name: str, tree: UITree, *, within: UINode | None = None) -> Grounding | None:
+        """The node ``element_name`` acts on in ``tree`` (inside ``within`` if given), or None."""
+        element = self.element(element_name)
+        if within is None and self.config.check_screen and element.item_of is None:
+            other = self._other_screen_owns(element, tree)
+            if other is not None:
+                self.last_detail = (f"{other} is showing, not {element.screen}, and defines the same "
+                                    f"identifiers as {element.name}")
+                return None
+        return self._ground(element, self.view(tree), within, child=element.item_of is not None)
+
+    def _ground(self, element: Element, view: ScreenView, within: UINode | None, *, child: bool) -> Grounding | None:
+        notes: list[str] = []
+        within_id = within.id if within is not None else None
+        found = self._by_identifiers(element, view, within_id, notes)
+        if found is None and self.config.use_fuzzy:
+            found = self._by_fuzzy(element, view, within_id, child, notes)
+        if found is None and self.config.use_embedding:
+            found = self._by_embedding(element, view, within_id, notes)
+        self.last_detail = found.detail if found is not None else (
+            f"{element.name} not found: " + "; ".join(notes) if notes else f"{element.name} not found")
+        return found
+
+    def _by_identifiers(self, element: Element, view: ScreenView, within: int | None,
+                        notes: list[str]) -> Grounding | None:
+        skipped: list[str] = []
+        for index, identifier in enumerate(element.identifiers):
+            try:
+                hits = evaluate(identifier, view, within=within)
+            except DocumentError as exc:
+                self._note(f"{element.name}: identifier #{index} skipped: {exc.message}")
+                skipped.append(f"#{index} invalid")
+                continue
+            if not hits:
+                continue
+            keys = {target_key(view, h, element.kind) for h in hits}
+            if len(keys) > 1:
+                skipped.append(f"#{index} matches {len(keys)} views")
+                continue
+            node = target(view, hits[0], element.kind, strict=False) or hits[0]
+            note = f" after skipping {', '.join(skipped)}" if skipped else ""
+            return Grounding(node, "identifier", index, 1.0, None,
+                             f"identifier #{index} {identifier.xpath}{note}")
+        notes.append("identifiers: " + (", ".join(skipped) if skipped else "none matches"))
+        return None
+
+    def _candidates(self, view: ScreenView, within: int | None) -> list[UINode]:
+        tree = view.tree
+        nodes = tree.nodes if within is None else (tree.node(within), *tree.descendants(within))
+        return [n for n in nodes if n.visible and (n.text or n.content_desc or n.resource_id)]
+
+    def _by_fuzzy(self, element: Element, view: ScreenView, within: int | None, child: bool,
+                  notes: list[str]) -> Grounding | None:
+        known = self.labels_of(element)
+        if not known:
+            notes.append("fuzzy: the identifiers name no text, description or resource id")
+            return None
+        wl, wr = _CHILD_WEIGHTS if child else _WEIGHTS
+        scored: list[tuple[float, UINode]] = []
+        for node in self._candidates(view, within):
+            total = weight = 0.0
+            factor = 1.0
+            if known.words:
+                strings = node_strings(node)
+                sl = max((label_similarity(k, s) for k in known.words for s in strings), default=0.0)
+                total += wl * sl
+                weight += wl
+            if known.rids:
+                if node.resource_id:
+                    total += wr * max(rid_similarity(r, node.resource_name) for r in known.rids)
+                    weight += wr
+                else:
+                    factor = _MISSING_RID
+            if weight:
+                scored.append((total / weight * factor, node))
+        return self._decide(element, view, scored, "fuzzy", self.config.fuzzy_threshold,
+                            self.config.fuzzy_margin, notes)
+
+    def _by_embedding(self, element: Element, view: ScreenView, within: int | None,
+                      notes: list[str]) -> Grounding | None:
+        embedder = self.embedder
+        if embedder is None:
+            notes.append("embedding: off")
+            return None
+        known = self.labels_of(element)
+        queries = list(known.words)
+        name = topic(element.local_name) or words(element.local_name)
+        if name and name not in queries:
+            queries.append(name)
+        pool: list[tuple[str, UINode]] = []
+        for node in self._candidates(view, within):
+            if not eligible(view, node, element.kind):
+                continue
+            for s in node_strings(node):
+                pool.append((s, node))
+            if node.resource_id:
+                pool.append((words(node.resource_name), node))
+        if not queries or not pool:
+            notes.append("embedding: nothing to compare")
+            return None
+        strings = list(dict.fromkeys(s for s, _ in pool))
+        sims = embedder.similarity(queries, strings)
+        best_of = {s: max(row[j] for row in sims) for j, s in enumerate(strings)}
+        per_node: dict[int, tuple[float, UINode]] = {}
+        for s, node in pool:
+            score = float(best_of[s])
+            if node.id not in per_node or score > per_node[node.id][0]:
+                per_node[node.id] = (score, node)
+        return self._decide(element, view, list(per_node.values()), "embedding",
+                            self.config.embedding_threshold, self.config.embedding_margin, notes)
+
+    def _decide(self, element: Element, view: ScreenView, scored: list[tuple[float, UINode]], method: str,
+                threshold: float, margin: float, notes: list[str]) -> Grounding | None:
+        """Best candidate per distinct target; accept the best if above threshold and margin."""
+        by_target: dict[int, tuple[float, UINode]] = {}
+        for score, node in scored:
+            if not eligible(view, node, element.kind):
+                continue
+            key = target_key(view, node, element.kind)
+            if key not in by_target or score > by_target[key][0]:
+                by_target[key] = (score, node)
+        if not by_target:
+            notes.append(f"{method}: no candidate of kind {element.kind.value}")
+            return None
+        ranked = sorted(by_target.values(), key=lambda p: -p[0])
+        best, node = ranked[0]
+        runner = ranked[1][0] if len(ranked) > 1 else None
+        if best < threshold:
+            notes.append(f"{method}: best {best:.2f} < {threshold:.2f} ({_describe(node)})")
+            return None
+        if runner is not None and best - runner < margin:
+            notes.append(f"{method}: {_describe(node)} {best:.2f} and {_describe(ranked[1][1])} "
+                         f"{runner:.2f} are too close")
+            return None
+        acted = target(view, node, element.kind, strict=True) or node
+        return Grounding(acted, method, None, round(best, 4), None if runner is None else round(runner, 4),
+                         f"{method} {best:.2f} on {_describe(node)}"
+                         + (f", runner-up {runner:.2f}" if runner is not None else ""))
+
+    # -- lists ----------------------------------------------------------------------------------
+
+    def _list(self, list_element_name: str) -> Element:
+        element = self.element(list_element_name)
+        if element.kind != Kind.LIST:
+            raise ActionError(f"{element.name} is a {element.kind.value}, not a list")
+        return element
+
+    def items(self, list_element_name: str, tree: UITree) -> list[UINode]:
+        """The items of the list on screen; ``ElementNotFound`` when the list itself is not there."""
+        element = self._list(list_element_name)
+        found = self.ground(element.name, tree)
+        if found is None:
+            raise ElementNotFound(f"{element.name} is not on the screen ({self.last_detail})")
+        return item_nodes(tree, found.node)
+
+    def match_item(self, list_element_name: str, items: list[UINode], tree: UITree,
+                   query: str | Mapping[str, Any]) -> Grounding | None:
+        """The item of ``items`` that ``query`` (text, or attribute dict) names, or None."""
+        element = self._list(list_element_name)
+        if isinstance(query, Mapping):
+            found = match_attributes(tree, items, query)
+            self.last_detail = found.detail if found else f"no item of {element.name} has {dict(query)}"
+            return found
+        embedder = self.embedder if self.config.use_embedding else None
+        found, why = match_text(tree, items, str(query), context=element.local_name, config=self.config,
+                                embedder=embedder)
+        self.last_detail = found.detail if found else f"no item of {element.name} matches {query!r}: {why}"
+        return found
+
+    def child(self, list_element_name: str, child_element_name: str, item: UINode,
+              tree: UITree) -> Grounding | None:
+        """``child_element_name`` inside ``item`` of the list, or None."""
+        self._list(list_element_name)
+        child = self.element(child_element_name)
+        return self._ground(child, self.view(tree), item, child=True)
+
+
+def _describe(node: UINode) -> str:
+    label = node.text or node.content_desc or node.resource_name or node.short_class
+    return f"{node.short_class or 'view'} #{node.id} {label[:30]!r}"

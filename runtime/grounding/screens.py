@@ -1,0 +1,169 @@
+"""Which document screen a tree shows, from the screens' signatures and elements.
+
+Every screen gets an evidence score in [0, 1]:
+
+* **gates**: a signature ``activity`` that differs from the tree's known foreground activity, or
+  a ``none`` XPath that matches, rules the screen out (score 0);
+* **signature**: the mean of the parts the signature has: the fraction of its ``all`` XPaths that
+  match, the similarity of its AutoDroid-V2 ``skeleton`` to the tree's (Dice coefficient of the
+  sets of root-to-node tag/resource-id paths; upstream only tries an exact string match, then a
+  top-down common structure), and 1.0 for a matching activity;
+* **elements**: the fraction of the screen's own elements (list-item children excluded) that at
+  least one of their identifiers finds. A screen without signature parts is scored on this alone;
+  otherwise it weighs 0.3 against the signature's 0.7 and separates screens with equal signatures.
+
+Element evidence costs one XPath per element, so it is computed only for screens that can still
+win on it. XPaths that require a resource id absent from the screen are answered without lxml.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from lxml import etree
+from tapir.docgen.model import AppDocument, Element, Identifier, Screen
+from tapir.dsl.errors import DocumentError
+from tapir.runtime.grounding.config import GroundingConfig
+from tapir.runtime.grounding.identifiers import evaluate
+from tapir.runtime.grounding.result import ScreenMatch
+from tapir.runtime.grounding.screen_view import ScreenView
+
+SIGNATURE_WEIGHT = 0.7
+
+Path = tuple[tuple[str, str], ...]
+
+
+def skeleton_paths(root: etree._Element) -> frozenset[Path]:
+    """Root-to-node paths of (lower-cased tag, resource id) pairs; repeated siblings collapse by set."""
+    out: set[Path] = set()
+    stack: list[tuple[etree._Element, Path]] = [(root, ())]
+    while stack:
+        el, prefix = stack.pop()
+        if not isinstance(el.tag, str):
+            continue
+        path = (*prefix, (el.tag.lower(), el.get("resource_id") or ""))
+        out.add(path)
+        stack.extend((c, path) for c in el)
+    return frozenset(out)
+
+
+def parse_skeleton(text: str) -> frozenset[Path]:
+    try:
+        root = etree.fromstring(f"<skeleton_root>{text}</skeleton_root>",
+                                etree.XMLParser(recover=True, resolve_entities=False))
+    except etree.XMLSyntaxError:
+        return frozenset()
+    if root is None:
+        return frozenset()
+    paths: set[Path] = set()
+    for child in root:
+        paths |= skeleton_paths(child)
+    return frozenset(paths)
+
+
+def dice(a: frozenset[Path], b: frozenset[Path]) -> float:
+    if not a or not b:
+        return 0.0
+    return 2 * len(a & b) / (len(a) + len(b))
+
+
+def activity_matches(signature: str, activity: str) -> bool:
+    """``.MainActivity``, ``pkg/.MainActivity``, ``MainActivity`` or the full class name."""
+    want = signature.rsplit("/", 1)[-1]
+    if want.startswith("."):
+        return activity.endswith(want)
+    return activity == want or activity.endswith("." + want)
+
+
+@dataclass(frozen=True)
+class _ScreenFacts:
+    screen: Screen
+    skeleton: frozenset[Path]
+    elements: tuple[Element, ...]
+
+
+class ScreenIdentifier:
+    """Scores every screen of a document against a view; see the module docstring."""
+
+    def __init__(self, document: AppDocument, config: GroundingConfig) -> None:
+        self.document = document
+        self.config = config
+        self._facts = tuple(
+            _ScreenFacts(
+                s,
+                parse_skeleton(s.signature.skeleton) if s.signature.skeleton else frozenset(),
+                tuple(e for e in s.elements if e.item_of is None and e.identifiers),
+            )
+            for s in document.screens
+        )
+        #: identifiers that failed to evaluate, reported once by the grounder
+        self.broken: dict[str, str] = {}
+
+    def _hits(self, identifier: Identifier, view: ScreenView) -> bool:
+        try:
+            return bool(evaluate(identifier, view))
+        except DocumentError as exc:
+            self.broken.setdefault(identifier.xpath, exc.message)
+            return False
+
+    def _any_hit(self, identifiers: Sequence[Identifier], view: ScreenView) -> bool:
+        return any(self._hits(i, view) for i in identifiers)
+
+    def identify(self, view: ScreenView) -> ScreenMatch:
+        tree = view.tree
+        current_skeleton: frozenset[Path] | None = None
+        signature_scores: dict[str, float | None] = {}
+        for facts in self._facts:
+            sig = facts.screen.signature
+            parts: list[float] = []
+            if sig.activity and tree.activity:
+                if not activity_matches(sig.activity, tree.activity):
+                    continue
+                parts.append(1.0)
+            if sig.none_of and any(self._hits(i, view) for i in sig.none_of):
+                continue
+            if sig.all_of:
+                parts.append(sum(self._hits(i, view) for i in sig.all_of) / len(sig.all_of))
+            if facts.skeleton:
+                if current_skeleton is None:
+                    current_skeleton = skeleton_paths(view.html.root)
+                parts.append(dice(facts.skeleton, current_skeleton))
+            signature_scores[facts.screen.name] = sum(parts) / len(parts) if parts else None
+
+        known = [s for s in signature_scores.values() if s is not None]
+        best_signature = max(known, default=0.0)
+        scores: dict[str, float] = {}
+        for facts in self._facts:
+            name = facts.screen.name
+            if name not in signature_scores:
+                continue
+            sig_score = signature_scores[name]
+            # element evidence can add at most 1 - SIGNATURE_WEIGHT: skip screens it cannot lift
+            if sig_score is not None and SIGNATURE_WEIGHT * sig_score + (1 - SIGNATURE_WEIGHT) < \
+                    SIGNATURE_WEIGHT * best_signature - 1e-9:
+                scores[name] = SIGNATURE_WEIGHT * sig_score
+                continue
+            if facts.elements:
+                found = sum(self._any_hit(e.identifiers, view) for e in facts.elements)
+                element_score = found / len(facts.elements)
+            else:
+                element_score = 0.0 if sig_score is None else sig_score
+            if sig_score is None:
+                scores[name] = element_score
+            else:
+                scores[name] = SIGNATURE_WEIGHT * sig_score + (1 - SIGNATURE_WEIGHT) * element_score
+
+        ranked = sorted(((n, round(s, 6)) for n, s in scores.items() if s > 0), key=lambda p: -p[1])
+        if not ranked or ranked[0][1] < self.config.screen_threshold:
+            best = ranked[0][1] if ranked else 0.0
+            return ScreenMatch(None, best, tuple(ranked), "no screen reaches the threshold "
+                               f"{self.config.screen_threshold:.2f}")
+        name, best = ranked[0]
+        margin = best - ranked[1][1] if len(ranked) > 1 else best
+        if margin >= self.config.screen_margin:
+            return ScreenMatch(name, best, tuple(ranked), f"{name} leads by {margin:.2f}")
+        confidence = best * (0.5 + 0.5 * margin / self.config.screen_margin)
+        tied = [n for n, s in ranked if best - s < self.config.screen_margin]
+        return ScreenMatch(name, round(confidence, 6), tuple(ranked),
+                           f"near tie between {', '.join(tied)} (margin {margin:.2f})")

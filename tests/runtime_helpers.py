@@ -1,0 +1,160 @@
+"""Helpers for the device-runtime tests: a simulated device reached in-process through the real
+``AdbDevice`` command layer, and a small XPath grounder with the ``Grounder`` interface.
+
+``XPathGrounder`` is deliberately plain (first identifier that hits, screens by their ``all``
+XPaths, items = the list node's children, match = equal text ignoring case), so the session's
+own logic (navigation, scrolling, settling, checks) is tested apart from the grounding core.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from lxml import etree
+
+from tapir.docgen.model import AppDocument, Dialect
+from tapir.runtime.device import AdbDevice
+from tapir.runtime.hierarchy.model import UINode, UITree
+from tapir.runtime.retry import RetryPolicy
+from tapir.runtime.session import DeviceRuntime, SessionConfig, node_text
+from tapir.runtime.settle import SettleConfig
+from tapir.runtime.sim.device import SimDevice
+from tapir.runtime.trace import MemoryTrace
+
+
+class DirectTransport:
+    """``adb shell`` answered by the simulated device in-process (no adb server)."""
+
+    def __init__(self, sim: SimDevice) -> None:
+        self.sim = sim
+        self.commands: list[str] = []
+
+    def shell(self, command: str, *, timeout: float) -> bytes:
+        self.commands.append(command)
+        return self.sim.run_shell(command).output
+
+
+@dataclass(frozen=True)
+class FakeGrounding:
+    node: UINode
+    method: str = "identifier"
+    identifier_index: int | None = 0
+    score: float = 1.0
+    runner_up_score: float | None = None
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class FakeScreenMatch:
+    name: str | None
+    score: float = 1.0
+    candidates: tuple[tuple[str, float], ...] = ()
+
+
+def _as_xml(tree: UITree) -> tuple[Any, dict[Any, UINode]]:
+    root = etree.Element("hierarchy")
+    where: dict[Any, UINode] = {}
+
+    def add(parent: Any, node: UINode) -> None:
+        el = etree.SubElement(parent, "node", {
+            "class": node.class_name, "resource-id": node.resource_id, "text": node.text,
+            "content-desc": node.content_desc, "selected": str(node.selected).lower(),
+            "checked": str(node.checked).lower(), "enabled": str(node.enabled).lower(),
+        })
+        where[el] = node
+        for c in node.children:
+            add(el, tree.node(c))
+
+    for r in tree.roots:
+        add(root, tree.node(r))
+    return root, where
+
+
+class XPathGrounder:
+    """The ``Grounder`` interface over uiautomator XPaths only (see the module docstring)."""
+
+    def __init__(self, document: AppDocument) -> None:
+        self.document = document
+        self.calls: list[str] = []
+        self._cache: dict[int, tuple[Any, dict[Any, UINode]]] = {}
+
+    def _xml(self, tree: UITree) -> tuple[Any, dict[Any, UINode]]:
+        key = id(tree)
+        if key not in self._cache:
+            self._cache = {key: _as_xml(tree)}
+        return self._cache[key]
+
+    def _hits(self, xpath: str, tree: UITree, within: UINode | None = None) -> list[UINode]:
+        root, where = self._xml(tree)
+        found = [where[e] for e in root.xpath(xpath) if e in where]
+        if within is not None:
+            inside = {within.id, *(d.id for d in tree.descendants(within.id))}
+            found = [n for n in found if n.id in inside]
+        return found
+
+    def identify_screen(self, tree: UITree) -> FakeScreenMatch:
+        for screen in self.document.screens:
+            sig = screen.signature
+            if not sig.all_of:
+                continue
+            if all(self._hits(i.xpath, tree) for i in sig.all_of) and not any(
+                    self._hits(i.xpath, tree) for i in sig.none_of):
+                return FakeScreenMatch(screen.name)
+        return FakeScreenMatch(None, 0.0)
+
+    def ground(self, element_name: str, tree: UITree, *, within: UINode | None = None) -> FakeGrounding | None:
+        self.calls.append(element_name)
+        el = self.document.element(element_name)
+        assert el is not None
+        for k, ident in enumerate(el.identifiers):
+            if ident.dialect is not Dialect.UIAUTOMATOR:
+                continue
+            hits = [n for n in self._hits(ident.xpath, tree, within) if n.bounds.area > 0]
+            if hits:
+                return FakeGrounding(hits[0], identifier_index=k)
+        return None
+
+    def items(self, list_element_name: str, tree: UITree) -> list[UINode]:
+        g = self.ground(list_element_name, tree)
+        if g is None:
+            return []
+        return [tree.node(c) for c in g.node.children if tree.node(c).bounds.area > 0]
+
+    def match_item(self, list_element_name: str, items: list[UINode], tree: UITree,
+                   query: Any) -> FakeGrounding | None:
+        for item in items:
+            if isinstance(query, str):
+                texts = [item.text, *(d.text for d in tree.descendants(item.id))]
+                if any(t.strip().casefold() == query.strip().casefold() for t in texts if t):
+                    return FakeGrounding(item, method="exact", identifier_index=None)
+            else:
+                attrs = {"selected": item.selected, "checked": item.checked, "text": node_text(tree, item)}
+                if all(attrs.get(k) == v for k, v in query.items()):
+                    return FakeGrounding(item, method="attributes", identifier_index=None)
+        return None
+
+    def child(self, list_element_name: str, child_element_name: str, item: UINode,
+              tree: UITree) -> FakeGrounding | None:
+        return self.ground(child_element_name, tree, within=item)
+
+
+def sim_device(app: Any, *, foreground: bool = True) -> tuple[SimDevice, AdbDevice, DirectTransport]:
+    sim = SimDevice([app])
+    if foreground:
+        sim.start_app(app.package)
+    transport = DirectTransport(sim)
+    device = AdbDevice("sim-direct", transport=transport, retry=RetryPolicy.none(),
+                       sleep=lambda s: None)
+    return sim, device, transport
+
+
+def make_runtime(app: Any, document: AppDocument, *, foreground: bool = True, grounder: Any = None,
+                 source: str | None = None, config: SessionConfig | None = None
+                 ) -> tuple[DeviceRuntime, SimDevice, MemoryTrace]:
+    sim, device, _ = sim_device(app, foreground=foreground)
+    trace = MemoryTrace()
+    rt = DeviceRuntime(device, document, grounder or XPathGrounder(document),
+                       config=config or SessionConfig(settle=SettleConfig.for_simulator()),
+                       trace=trace, source=source, sleep=lambda s: None)
+    return rt, sim, trace

@@ -1,0 +1,112 @@
+"""The sample app documents: they load cleanly, every sample script checks clean against its
+document, and the documents describe the simulated apps truly (each screen's signature matches
+that screen and no other, and the elements' identifiers find nodes there)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lxml import etree
+from tapir.docgen.check import check_file
+from tapir.docgen.loader import load_document, load_document_report
+from tapir.docgen.model import AppDocument, Dialect
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+DOCUMENTS = sorted(SAMPLES.glob("*/*.yaml"))
+SCRIPTS = sorted(SAMPLES.glob("*/*.tap"))
+
+
+@pytest.mark.parametrize("path", DOCUMENTS, ids=lambda p: p.name)
+def test_sample_documents_load_without_problems(path: Path) -> None:
+    result = load_document_report(path)
+    assert result.problems == (), [str(p) for p in result.problems]
+
+
+@pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_sample_scripts_check_clean(path: Path) -> None:
+    result = check_file(path)
+    assert result.document is not None, "sample scripts name their document on the first line"
+    assert [d.render(result.source, str(path)) for d in result.diagnostics] == []
+
+
+def _matches(root: Any, xpath: str) -> bool:
+    return bool(etree.XPath(xpath)(root))
+
+
+# How to bring the simulated Music app to each screen of samples/music/music.yaml (toolkit calls),
+# and the elements that legitimately are absent there in that state.
+MUSIC_SCREENS: dict[str, tuple[Callable[[Any], None], set[str]]] = {
+    "songs_screen": (lambda a: None, {"now_playing_bar", "now_playing_title", "play_pause_button"}),
+    "main_menu": (lambda a: a.tap(*_center(a, "More options")), set()),
+    "song_options_menu": (lambda a: a.open("song_options", song=1), set()),
+    "add_to_playlist_dialog": (lambda a: a.open("add_to_playlist", song=1), set()),
+    "new_playlist_dialog": (lambda a: a.open("new_playlist"), {"error_text"}),
+    "song_properties_dialog": (lambda a: a.open("song_properties", song=1), set()),
+    "delete_song_dialog": (lambda a: a.open("delete_song", song=1), set()),
+    "sort_dialog": (lambda a: a.open("sort_songs"), set()),
+    "playlists_screen": (lambda a: a.switch("playlists"), set()),
+    "playlist_screen": (lambda a: a.open("playlist", playlist=1), {"empty_text"}),
+    "playlist_menu": (lambda a: (a.open("playlist", playlist=1), a.tap(*_center(a, "More options"))), set()),
+    "playlist_song_menu": (lambda a: a.open("playlist_song_options", song=1, playlist=1), set()),
+    "rename_playlist_dialog": (lambda a: a.open("rename_playlist", playlist=1), set()),
+    "delete_playlist_dialog": (lambda a: a.open("delete_playlist", playlist=1), set()),
+    "search_screen": (lambda a: a.open("search"), {"result_count", "result_list", "result_title", "result_artist",
+                                                   "result_more_button"}),
+    "now_playing_screen": (lambda a: (a.play(1), a.open("now_playing")), {"empty_text"}),
+    "settings_screen": (lambda a: a.open("settings"), set()),
+    "theme_dialog": (lambda a: (a.open("settings"), a.open("theme")), set()),
+}
+
+
+def _center(app: Any, desc: str) -> tuple[int, int]:
+    root = etree.fromstring(app.dump_xml().encode())
+    node = root.xpath(f"//node[@content-desc='{desc}']")[0]
+    x1, y1, x2, y2 = (int(v) for v in node.get("bounds").replace("][", ",").strip("[]").split(","))
+    return (x1 + x2) // 2, (y1 + y2) // 2
+
+
+def _visit(doc: AppDocument, app_name: str, plan: dict[str, tuple[Callable[[Any], None], set[str]]]) -> dict[str, Any]:
+    from tapir.runtime.sim.apps import get_app
+
+    trees = {}
+    for screen in doc.screens:
+        app: Any = get_app(app_name)
+        app.reset()
+        plan[screen.name][0](app)
+        trees[screen.name] = (etree.fromstring(app.dump_xml().encode()), app.activity)
+    return trees
+
+
+def test_music_document_describes_the_simulated_app() -> None:
+    pytest.importorskip("tapir.runtime.sim.apps")
+    doc = load_document(SAMPLES / "music" / "music.yaml")
+    assert set(MUSIC_SCREENS) == {s.name for s in doc.screens}
+    trees = _visit(doc, "music", MUSIC_SCREENS)
+    problems = []
+    for screen in doc.screens:
+        root, activity = trees[screen.name]
+        sig = screen.signature
+        if sig.activity and not activity.endswith(sig.activity):
+            problems.append(f"{screen.name}: activity {activity} is not {sig.activity}")
+        for ident in sig.all_of:
+            assert ident.dialect is Dialect.UIAUTOMATOR
+            if not _matches(root, ident.xpath):
+                problems.append(f"{screen.name}: signature {ident.xpath} does not match its screen")
+        # The signature must tell the screen apart from every other visited screen.
+        for other in doc.screens:
+            if other.name == screen.name:
+                continue
+            o_root, o_activity = trees[other.name]
+            if (not sig.activity or o_activity.endswith(sig.activity)) and all(
+                    _matches(o_root, i.xpath) for i in sig.all_of):
+                problems.append(f"{screen.name}: signature also matches {other.name}")
+        absent = MUSIC_SCREENS[screen.name][1]
+        for e in screen.elements:
+            if e.local_name in absent:
+                continue
+            if not any(_matches(root, i.xpath) for i in e.identifiers):
+                problems.append(f"{e.name}: no identifier matches on {screen.name}")
+    assert problems == []
