@@ -10,7 +10,8 @@ within a few thousand steps of its deadline.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from tapir.dsl.errors import BudgetExceeded, Span
 
@@ -41,10 +42,8 @@ class Budgets:
     #: Characters a script may print in total.
     max_output: int = 1_000_000
 
-    def replace(self, **changes: float | int | None) -> Budgets:
+    def replace(self, **changes: Any) -> Budgets:
         """A copy with the given limits changed; ``None`` values keep the current limit."""
-        from dataclasses import replace
-
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
 

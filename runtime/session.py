@@ -42,8 +42,10 @@ from tapir.dsl.errors import (
 )
 from tapir.dsl.values import Child, ElementHandle, Index, Match, freeze_query
 from tapir.runtime.device import Device
+from tapir.runtime.grounding.items import node_attributes, node_text
 from tapir.runtime.hierarchy.model import Bounds, UINode, UITree
 from tapir.runtime.hierarchy.parse import parse_uiautomator
+from tapir.runtime.lists import ListState, ListView
 from tapir.runtime.navigation import Navigation, NavigationConfig, Navigator
 from tapir.runtime.settle import (
     Expectation,
@@ -149,20 +151,8 @@ class Target:
     #: The list and absolute item index when the node is an item or inside one.
     list_name: str | None = None
     item_index: int | None = None
-
-
-@dataclass
-class _ListState:
-    """What is known of one list's items since the screen last changed (``generation``)."""
-
-    generation: int
-    sigs: list[str]
-    #: Each known item's node in the last dump that showed it, with that dump.
-    snaps: list[tuple[UINode, Observation]]
-    #: Absolute indexes [start, end) of the items in the current dump.
-    window: tuple[int, int]
-    at_end: bool
-    matches: dict[Any, int] = field(default_factory=dict)
+    #: True for the item itself (not a child element inside it).
+    is_item: bool = False
 
 
 @dataclass
@@ -183,66 +173,6 @@ class _Call:
     act_s: float = 0.0
     settle_s: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-def item_signature(tree: UITree, item: UINode) -> str:
-    """The texts of an item (its own and its descendants'): how items are told apart across dumps."""
-    parts = []
-    for n in [item, *tree.descendants(item.id)]:
-        if n.text:
-            parts.append(n.text)
-        if n.content_desc:
-            parts.append("~" + n.content_desc)
-    if not parts:  # an item without any text: its structure is all there is
-        parts = [n.resource_name or n.short_class for n in [item, *tree.descendants(item.id)]]
-    return "\x1f".join(parts)
-
-
-def align(known: list[str], visible: list[str], hint: int, *, minimum: int = 0, maximum: int | None = None) -> int:
-    """The absolute index of ``visible[0]`` in a list whose first items are ``known``.
-
-    Every offset at which the visible items agree with the known ones where they overlap is a
-    candidate; the one closest to ``hint`` (where the swipe should have brought the list) wins,
-    preferring offsets that overlap. No overlap at all means the visible items are all new.
-    """
-    best: tuple[int, int] | None = None
-    found = len(known)
-    top = len(known) if maximum is None else min(maximum, len(known))
-    for o in range(max(minimum, 0), top + 1):
-        overlap = min(len(known) - o, len(visible))
-        if overlap <= 0:
-            continue
-        if all(known[o + k] == visible[k] for k in range(overlap)):
-            rank = (abs(o - hint), o)
-            if best is None or rank < best:
-                best, found = rank, o
-    return found
-
-
-def new_above(known: list[str], visible: list[str]) -> int:
-    """How many of ``visible`` (shown after scrolling up from the first known item) are new:
-    the longest tail of ``visible`` that is a head of ``known`` is already known."""
-    for p in range(len(visible)):
-        tail = visible[p:]
-        if tail == known[:len(tail)]:
-            return p
-    return len(visible)
-
-
-def node_text(tree: UITree, node: UINode) -> str:
-    """The node's text, else the first text below it, else its description (upstream get_text)."""
-    if node.text:
-        return node.text
-    below = tree.descendants(node.id)
-    for n in below:
-        if n.text:
-            return n.text
-    if node.content_desc:
-        return node.content_desc
-    for n in below:
-        if n.content_desc:
-            return n.content_desc
-    return ""
 
 
 def _editable_node(tree: UITree, node: UINode) -> UINode | None:
@@ -297,7 +227,7 @@ class DeviceRuntime:
         self._t0 = clock()
         self._obs: Observation | None = None
         self._generation = 0
-        self._lists: dict[str, _ListState] = {}
+        self._lists: dict[str, ListState] = {}
         self._ground_cache: dict[tuple[str, int, int | None], Any] = {}
         self._seq = 0
         self._closed = False
@@ -419,21 +349,16 @@ class DeviceRuntime:
             at=self._elapsed(),
         )
 
-    def _settle(self, expect: Expectation, c: _Call | None, *, keep_list: str | None = None) -> Settled:
-        """Dump after an action until the screen can be trusted; everything known of the old
-        screen is forgotten (but for ``keep_list``, whose scrolling the caller accounts for)."""
+    def _settle(self, expect: Expectation, c: _Call | None, *, scrolling: bool = False) -> Settled:
+        """Dump after an action until the screen can be trusted. Any action but a list swipe starts
+        a new generation: what was read from older dumps is no longer trusted as is."""
         started = self._clock()
-        before = self._obs
-        done = settle(self._dump, before, expect, self.config.settle, self._sleep)
+        done = settle(self._dump, self._obs, expect, self.config.settle, self._sleep)
         self.stats.settle_extra_dumps += done.dumps - 1
         self._obs = done.observation
-        self._generation += 1
+        if not scrolling:
+            self._generation += 1
         self._ground_cache.clear()
-        kept = self._lists.get(keep_list) if keep_list else None
-        self._lists.clear()
-        if kept is not None and keep_list is not None:
-            kept.generation = self._generation
-            self._lists[keep_list] = kept
         if c is not None:
             c.settle_s += self._clock() - started
             c.settle_reason = done.reason
@@ -655,7 +580,7 @@ class DeviceRuntime:
                 else:
                     index = self._find_match(lst, sel.as_query(), span, c)
                 node, where = self._item_node(lst, index, span, c, act=act and last_item)
-                target = Target(lst, node, where, f"item {index}", list_name=lst.name, item_index=index)
+                target = Target(lst, node, where, f"item {index}", list_name=lst.name, item_index=index, is_item=True)
             elif isinstance(sel, Child):
                 ch = self._element(sel.name, span)
                 if target.list_name is not None:
@@ -683,144 +608,84 @@ class DeviceRuntime:
             raise ActionError(f"{what} needs a list element, but ${el.name} is a {el.kind.value}", span)
         return el
 
-    def _list_view(self, el: Element, span: Span, c: _Call) -> tuple[_ListState, UINode, list[UINode], Observation]:
-        """The list on the current screen, its visible items, and what is known of the others."""
+    def _list_view(self, el: Element, span: Span, c: _Call) -> tuple[ListState, ListView]:
+        """The list on the current screen, and what is known of its items."""
         obs, g = self._reach(el, span, c)
-        items = self.grounder.items(el.name, obs.tree)
+        view = ListView.of(obs, g.node, self.grounder.items(el.name, obs.tree))
         state = self._lists.get(el.name)
-        if state is None or state.generation != self._generation:
-            state = _ListState(
-                generation=self._generation,
-                sigs=[item_signature(obs.tree, i) for i in items],
-                snaps=[(i, obs) for i in items],
-                window=(0, len(items)),
-                at_end=self._visibly_ended(_scroller(obs.tree, g.node), items),
-            )
-            self._lists[el.name] = state
-        return state, g.node, items, obs
+        if state is not None and state.generation != self._generation and not state.reconcile(view, self._generation):
+            state = None
+        if state is None:
+            state = ListState.first_sight(view, self._generation)
+        self._lists[el.name] = state
+        return state, view
 
-    @staticmethod
-    def _visibly_ended(list_node: UINode, items: list[UINode]) -> bool:
-        """Nothing more below: the list cannot scroll, or its last item ends well above its bottom."""
-        if not list_node.scrollable:
-            return True
-        if not items:
-            return False
-        heights = sorted(i.bounds.height for i in items)
-        typical = heights[len(heights) // 2]
-        return items[-1].bounds.y2 < list_node.bounds.y2 - max(typical // 2, 1)
-
-    def _scroll_list(self, el: Element, state: _ListState, direction: str, span: Span, c: _Call) -> bool:
-        """Swipe the list one step; align the new items with the known ones. False: it did not move."""
-        obs, g = self._reach(el, span, c)
-        list_node: UINode = g.node
-        before = region_digest(obs.tree, list_node)
-        self._swipe(_scroller(obs.tree, list_node).bounds, direction, c)
+    def _scroll_list(self, el: Element, state: ListState, view: ListView, direction: str, span: Span,
+                     c: _Call) -> tuple[bool, ListView]:
+        """Swipe the list once; align the new items with the known ones. False: it did not move."""
+        before = region_digest(view.obs.tree, view.node)
+        self._swipe(view.area.bounds, direction, c)
         self.stats.list_scrolls += 1
-        after = self._settle(Expectation(change=False), c, keep_list=el.name).observation
-        g2 = self._present(el, after)
-        if g2 is None:
+        after = self._settle(Expectation(change=False), c, scrolling=True).observation
+        g = self._present(el, after)
+        if g is None:
             raise ActionError(f"scrolling ${el.name} left its screen (the device shows {after.screen!r})", span)
-        moved = region_digest(after.tree, g2.node) != before
-        items = self.grounder.items(el.name, after.tree)
-        sigs = [item_signature(after.tree, i) for i in items]
+        view2 = ListView.of(after, g.node, self.grounder.items(el.name, after.tree))
+        moved = region_digest(after.tree, g.node) != before
+        fraction = self.config.page_fraction if direction.startswith("page_") else self.config.swipe_fraction
+        state.scrolled(view2, direction, moved, self._generation, fraction)
         self.trace.write({"event": "scroll", "element": "$" + el.name, "direction": direction, "moved": moved,
-                          "screen": after.screen, "t": self._elapsed()})
-        if not moved:
-            if direction in ("down", "page_down"):
-                state.at_end = True
-            self._place(state, items, sigs, after, state.window[0])
-            return False
-        start, end = state.window
-        if direction in ("down", "page_down"):
-            shown = max(end - start, 1)
-            fraction = self.config.page_fraction if direction == "page_down" else self.config.swipe_fraction
-            hint = start + max(1, round(shown * fraction))
-            offset = align(state.sigs, sigs, hint, minimum=start)
-            self._place(state, items, sigs, after, offset)
-            ended = self._visibly_ended(_scroller(after.tree, g2.node), items)
-            state.at_end = ended and offset + len(items) >= len(state.sigs)
-        elif direction in ("up", "page_up"):
-            state.at_end = False
-            if start == 0:
-                # items above the first one seen: the list was not at its top when first seen
-                fresh = new_above(state.sigs, sigs)
-                if fresh:
-                    state.sigs[:0] = sigs[:fresh]
-                    state.snaps[:0] = [(i, after) for i in items[:fresh]]
-                    state.matches = {k: v + fresh for k, v in state.matches.items()}
-                offset = 0
-            else:
-                shown = max(end - start, 1)
-                fraction = self.config.page_fraction if direction == "page_up" else self.config.swipe_fraction
-                hint = max(start - max(1, round(shown * fraction)), 0)
-                offset = align(state.sigs, sigs, hint, maximum=start)
-            self._place(state, items, sigs, after, offset)
-        else:
-            self._place(state, items, sigs, after, start)
-        return True
+                          "window": list(state.window), "known": len(state.sigs), "screen": after.screen,
+                          "t": self._elapsed()})
+        return moved, view2
 
-    @staticmethod
-    def _place(state: _ListState, items: list[UINode], sigs: list[str], obs: Observation, offset: int) -> None:
-        """Record the visible items as items ``offset``... of the list."""
-        for k, (node, sig) in enumerate(zip(items, sigs, strict=True)):
-            i = offset + k
-            if i < len(state.sigs):
-                state.sigs[i] = sig
-                state.snaps[i] = (node, obs)
-            else:
-                state.sigs.append(sig)
-                state.snaps.append((node, obs))
-        state.window = (offset, offset + len(items))
-
-    def _scan(self, el: Element, span: Span, c: _Call, until: Callable[[_ListState], bool]) -> _ListState:
+    def _scan(self, el: Element, span: Span, c: _Call, until: Callable[[ListState], bool]) -> ListState:
         """Scroll down until ``until(state)`` holds or the end of the list."""
-        state, _, _, _ = self._list_view(el, span, c)
+        state, view = self._list_view(el, span, c)
         scrolls = 0
         while not until(state) and not state.at_end:
             if scrolls >= self.config.max_scrolls:
                 raise ActionError(f"${el.name} has more items than {self.config.max_scrolls} swipes reach", span)
-            self._scroll_list(el, state, "down", span, c)
+            _, view = self._scroll_list(el, state, view, "down", span, c)
             scrolls += 1
-            state = self._lists[el.name]
         return state
 
     def _item_node(self, el: Element, index: int, span: Span, c: _Call, *, act: bool) -> tuple[UINode, Observation]:
-        """The node of item ``index``: from the dump it was last seen in (reads), or in view (actions)."""
-        state, list_node, items, obs = self._list_view(el, span, c)
+        """The node of item ``index``: in view and not cut off by the list's edges (scrolling there
+        when needed); reads may also use a dump of this generation in which it was fully visible."""
+        state, view = self._list_view(el, span, c)
         for _ in range(self.config.max_scrolls + 1):
             start, end = state.window
+            shown = max(end - start, 1)
             if start <= index < end:
-                node = items[index - start]
-                if not act or self._well_visible(node, items, list_node):
-                    return node, obs
-                direction = "down" if node.bounds.y2 >= list_node.bounds.y2 - 1 else "up"
-            elif index < len(state.sigs) and not act:
-                return state.snaps[index]
-            elif index < start:
-                direction = "up"
+                k = index - start
+                node = view.items[k]
+                if view.full[k]:
+                    return node, view.obs
+                direction = "down" if node.bounds.y2 >= view.area.bounds.y2 - 1 else "up"
             else:
-                if state.at_end:
+                snap = None if act else state.readable(index, self._generation)
+                if snap is not None:
+                    return snap.node, snap.obs
+                if index < start:
+                    direction = "page_up" if start - index > shown else "up"
+                elif state.at_end and index >= len(state.sigs):
                     raise ActionError(f"index {index} is out of range: ${el.name} has {len(state.sigs)} items", span)
-                direction = "down"
-            moved = self._scroll_list(el, state, direction, span, c)
-            state, list_node, items, obs = self._list_view(el, span, c)
-            if not moved and direction == "up":
-                raise ActionError(f"cannot scroll ${el.name} back to item {index}", span)
+                elif state.at_end:
+                    raise ActionError(f"item {index} of ${el.name} is no longer there: the list now ends at "
+                                      f"item {end - 1}", span)
+                else:
+                    direction = "page_down" if index - end >= shown else "down"
+            moved, view = self._scroll_list(el, state, view, direction, span, c)
+            if not moved and direction.endswith("up"):
+                raise ActionError(f"cannot scroll ${el.name} back up to item {index}", span)
         raise ActionError(f"could not bring item {index} of ${el.name} into view", span)
 
-    @staticmethod
-    def _well_visible(node: UINode, items: list[UINode], list_node: UINode) -> bool:
-        heights = sorted(i.bounds.height for i in items)
-        typical = heights[len(heights) // 2] if heights else node.bounds.height
-        inside = node.bounds.y1 > list_node.bounds.y1 and node.bounds.y2 < list_node.bounds.y2
-        return node.bounds.area > 0 and (inside or node.bounds.height >= 0.8 * typical)
-
     def _find_match(self, el: Element, query: Any, span: Span, c: _Call) -> int:
-        """The absolute index of the item matching ``query``: known items first, then scrolling
-        down, then (when the list was not seen from its top) up."""
+        """The absolute index of the item matching ``query``: items seen in this generation first
+        (no device call), then scrolling down to the end, then up to the top."""
         key = freeze_query(query) if isinstance(query, dict) else query
-        state, _, items, obs = self._list_view(el, span, c)
+        state, view = self._list_view(el, span, c)
         if key in state.matches:
             return state.matches[key]
         best: tuple[float, int] | None = None
@@ -830,10 +695,8 @@ class DeviceRuntime:
             if not nodes:
                 return False
             g = self.grounder.match_item(el.name, nodes, where.tree, query)
-            if g is None:
-                return False
             ids = [n.id for n in nodes]
-            if g.node.id not in ids:
+            if g is None or g.node.id not in ids:
                 return False
             index = offsets[ids.index(g.node.id)]
             score = float(getattr(g, "score", 1.0) or 0.0)
@@ -841,30 +704,39 @@ class DeviceRuntime:
                 best = (score, index)
             return score >= self.config.match_accept
 
-        # 1. what is known already, dump by dump (no device call)
-        by_dump: dict[int, tuple[Observation, list[UINode], list[int]]] = {}
-        for i, (node, where) in enumerate(state.snaps):
-            entry = by_dump.setdefault(where.seq, (where, [], []))
-            entry[1].append(node)
-            entry[2].append(i)
-        for where, nodes, offsets in by_dump.values():
-            if consider(nodes, where, offsets):
-                assert best is not None
-                state.matches[key] = best[1]
-                return best[1]
-        # 2. further down
-        scrolls = 0
-        while not state.at_end and scrolls < self.config.max_scrolls:
-            self._scroll_list(el, state, "down", span, c)
-            scrolls += 1
-            state, _, items, obs = self._list_view(el, span, c)
-            if consider(items, obs, list(range(state.window[0], state.window[1]))):
-                assert best is not None
-                state.matches[key] = best[1]
-                return best[1]
-        if best is not None:
+        def done() -> int:
+            assert best is not None
             state.matches[key] = best[1]
             return best[1]
+
+        start, end = state.window
+        if consider(list(view.items), view.obs, list(range(start, end))):
+            return done()
+        by_dump: dict[int, tuple[Observation, list[UINode], list[int]]] = {}
+        for i in range(len(state.snaps)):
+            snap = state.readable(i, self._generation)
+            if snap is not None and not start <= i < end:
+                entry = by_dump.setdefault(snap.obs.seq, (snap.obs, [], []))
+                entry[1].append(snap.node)
+                entry[2].append(i)
+        for where, nodes, offsets in by_dump.values():
+            if consider(nodes, where, offsets):
+                return done()
+        scrolls = 0
+        while not state.at_end and scrolls < self.config.max_scrolls:
+            _, view = self._scroll_list(el, state, view, "down", span, c)
+            scrolls += 1
+            if consider(list(view.items), view.obs, list(range(*state.window))):
+                return done()
+        # rows above the first one seen in this generation were only known from older dumps
+        unseen_above = [i for i in range(start) if state.readable(i, self._generation) is None]
+        while unseen_above and state.window[0] > 0 and scrolls < self.config.max_scrolls:
+            moved, view = self._scroll_list(el, state, view, "page_up", span, c)
+            scrolls += 1
+            if consider(list(view.items), view.obs, list(range(*state.window))) or not moved:
+                break
+        if best is not None:
+            return done()
         shown = [s.split("\x1f", 1)[0] for s in state.sigs[:5]]
         raise ActionError(
             f"no item of ${el.name} matches {_describe_query(query)} ({len(state.sigs)} items seen"
@@ -933,8 +805,8 @@ class DeviceRuntime:
         if handle.path:
             raise ActionError(f"scroll() works on a list or scroll view, not on an item ({handle})", span)
         if el.is_list and direction in ("up", "down", "page_up", "page_down"):
-            state, _, _, _ = self._list_view(el, span, c)
-            moved = self._scroll_list(el, state, direction, span, c)
+            state, view = self._list_view(el, span, c)
+            moved, _ = self._scroll_list(el, state, view, direction, span, c)
             c.extra["moved"] = moved
             return not moved
         t = self._resolve(handle, None, span, c, act=True)
@@ -1008,22 +880,10 @@ class DeviceRuntime:
         self._input(lambda: self.device.key(key), c)
         self._settle(expect, c)
 
-    def _attributes(self, t: Target) -> dict[str, Any]:
-        n, tree = t.node, t.obs.tree
-        below = tree.descendants(n.id)
-        checked = n.checked if n.checkable else any(d.checked for d in below if d.checkable)
-        return {
-            "selected": n.selected or n.checked,
-            "checked": checked,
-            "enabled": n.enabled,
-            "focused": n.focused or any(d.focused for d in below),
-            "scrollable": n.scrollable,
-            "editable": n.editable or any(d.editable for d in below),
-            "clickable": tree.inherits(n.id, "clickable"),
-            "text": node_text(tree, n),
-            "content_desc": n.content_desc,
-            "resource_id": n.resource_id,
-        }
+    @staticmethod
+    def _attributes(t: Target) -> dict[str, Any]:
+        # an item's state includes the views inside it (a radio row is checked when its radio is)
+        return node_attributes(t.obs.tree, t.node, item=t.is_item)
 
     # =========================================================================================
     # One script call: timing, errors, the trace line
@@ -1074,7 +934,7 @@ class DeviceRuntime:
             if t.detail:
                 record["detail"] = t.detail
             record["bounds"] = list(_bounds(t.node.bounds))
-            record["text"] = t.node.text or None
+            record["text"] = node_text(t.obs.tree, t.node) or None
         if c.point is not None:
             record["point"] = list(c.point)
         if c.navigation is not None and c.navigation.steps:
@@ -1107,20 +967,6 @@ class DeviceRuntime:
         if 1 <= span.line <= len(self._source_lines):
             return self._source_lines[span.line - 1].strip()
         return None
-
-
-def _scroller(tree: UITree, node: UINode) -> UINode:
-    """The view that scrolls a list: the list itself, else a scrollable view inside it (the
-    identifier may name a container), else the scroll view around it."""
-    if node.scrollable:
-        return node
-    for d in tree.descendants(node.id):
-        if d.scrollable and d.bounds.area:
-            return d
-    for a in tree.ancestors(node.id):
-        if a.scrollable and a.bounds.area:
-            return a
-    return node
 
 
 def _how(g: Any) -> str:

@@ -56,7 +56,8 @@ def substitute_elements(source: str, module: T.Module) -> str:
         text = lines[s.line - 1]
         original = text[s.column - 1 : s.end_column - 1]
         assert original.startswith("$") and ":" not in original, original
-        lines[s.line - 1] = text[: s.column - 1] + DOLLAR + original[1:].replace("%", PERCENT) + text[s.end_column - 1 :]
+        python_name = DOLLAR + original[1:].replace("%", PERCENT)
+        lines[s.line - 1] = text[: s.column - 1] + python_name + text[s.end_column - 1 :]
     return "\n".join(lines)
 
 

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from lxml import etree
-
 from tapir.docgen.model import AppDocument, Dialect
 from tapir.runtime.device import AdbDevice
+from tapir.runtime.grounding.items import node_text
 from tapir.runtime.hierarchy.model import UINode, UITree
 from tapir.runtime.retry import RetryPolicy
-from tapir.runtime.session import DeviceRuntime, SessionConfig, node_text
+from tapir.runtime.session import DeviceRuntime, SessionConfig
 from tapir.runtime.settle import SettleConfig
 from tapir.runtime.sim.device import SimDevice
 from tapir.runtime.trace import MemoryTrace

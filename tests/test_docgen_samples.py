@@ -80,11 +80,56 @@ def _visit(doc: AppDocument, app_name: str, plan: dict[str, tuple[Callable[[Any]
     return trees
 
 
-def test_music_document_describes_the_simulated_app() -> None:
+NOTES_SCREENS: dict[str, tuple[Callable[[Any], None], set[str]]] = {
+    "notes_screen": (lambda a: None, {"empty_text"}),
+    "main_menu": (lambda a: a.tap(*_center(a, "More options")), set()),
+    "note_options_menu": (lambda a: a.open("note_options", note=1), set()),
+    "sort_dialog": (lambda a: a.open("sort_notes"), set()),
+    # Note 1 is a checklist: the text-note elements are absent there.
+    "note_screen": (lambda a: a.open("note", note=1), {"body_text", "modified_text"}),
+    "delete_note_dialog": (lambda a: a.open("delete_note", note=1), set()),
+    "edit_note_screen": (lambda a: a.open("edit_note"), set()),
+    "discard_changes_dialog": (lambda a: a.open("discard_changes"), set()),
+}
+
+CONTACTS_SCREENS: dict[str, tuple[Callable[[Any], None], set[str]]] = {
+    "contacts_screen": (lambda a: None, set()),
+    "favourites_screen": (lambda a: a.switch("favourites"), {"empty_text"}),
+    "main_menu": (lambda a: a.tap(*_center(a, "More options")), set()),
+    "sort_dialog": (lambda a: a.open("sort_contacts"), set()),
+    "search_screen": (lambda a: a.open("search"), {"result_list", "result_name", "result_number"}),
+    "contact_details_screen": (lambda a: a.open("contact_details", contact=1), set()),
+    "contact_menu": (lambda a: (a.open("contact_details", contact=1), a.tap(*_center(a, "More options"))), set()),
+    "delete_contact_dialog": (lambda a: a.open("delete_contact", contact=1), set()),
+    "edit_contact_screen": (lambda a: a.open("edit_contact"), {"email_error"}),
+    "discard_changes_dialog": (lambda a: a.open("discard_changes"), set()),
+}
+
+CLOCK_SCREENS: dict[str, tuple[Callable[[Any], None], set[str]]] = {
+    "clock_screen": (lambda a: None, set()),
+    "main_menu": (lambda a: a.tap(*_center(a, "More options")), set()),
+    "alarm_screen": (lambda a: a.switch("alarm"), {"empty_text"}),
+    "alarm_options_menu": (lambda a: a.open("alarm_options", alarm=1), set()),
+    "time_picker_dialog": (lambda a: a.open("time_picker"), {"error_text"}),
+    "alarm_label_dialog": (lambda a: a.open("alarm_label", alarm=1), set()),
+    "stopwatch_screen": (lambda a: a.switch("stopwatch"), {"lap_list", "lap_number", "lap_time"}),
+    # Idle timer: the running and finished elements are absent.
+    "timer_screen": (lambda a: a.switch("timer"), {"remaining_text", "pause_button", "reset_button",
+                                                   "finished_text", "stop_button"}),
+    "settings_screen": (lambda a: a.open("settings"), set()),
+    "snooze_dialog": (lambda a: (a.open("settings"), a.open("snooze_length")), set()),
+}
+
+SIM_DOCUMENTS = {"music": MUSIC_SCREENS, "notes": NOTES_SCREENS, "contacts": CONTACTS_SCREENS, "clock": CLOCK_SCREENS}
+
+
+@pytest.mark.parametrize("app_name", sorted(SIM_DOCUMENTS))
+def test_document_describes_the_simulated_app(app_name: str) -> None:
     pytest.importorskip("tapir.runtime.sim.apps")
-    doc = load_document(SAMPLES / "music" / "music.yaml")
-    assert set(MUSIC_SCREENS) == {s.name for s in doc.screens}
-    trees = _visit(doc, "music", MUSIC_SCREENS)
+    plan = SIM_DOCUMENTS[app_name]
+    doc = load_document(SAMPLES / app_name / f"{app_name}.yaml")
+    assert set(plan) == {s.name for s in doc.screens}
+    trees = _visit(doc, app_name, plan)
     problems = []
     for screen in doc.screens:
         root, activity = trees[screen.name]
@@ -103,10 +148,21 @@ def test_music_document_describes_the_simulated_app() -> None:
             if (not sig.activity or o_activity.endswith(sig.activity)) and all(
                     _matches(o_root, i.xpath) for i in sig.all_of):
                 problems.append(f"{screen.name}: signature also matches {other.name}")
-        absent = MUSIC_SCREENS[screen.name][1]
+        absent = plan[screen.name][1]
         for e in screen.elements:
             if e.local_name in absent:
                 continue
             if not any(_matches(root, i.xpath) for i in e.identifiers):
                 problems.append(f"{e.name}: no identifier matches on {screen.name}")
     assert problems == []
+
+
+@pytest.mark.parametrize("path", DOCUMENTS, ids=lambda p: p.name)
+def test_generated_outputs_of_the_samples_are_up_to_date(path: Path) -> None:
+    from tapir.docgen.compile import compile_document
+
+    out_dir = path.parent / "generated"
+    compiled = compile_document(path, out_dir=out_dir)
+    for name, text in compiled.files.items():
+        assert (out_dir / name).read_text(encoding="utf-8") == text, (
+            f"{out_dir / name} is stale: run `tapir compile {path.relative_to(SAMPLES.parent)}`")

@@ -7,7 +7,6 @@ import textwrap
 from typing import Any
 
 import pytest
-
 from tapir.dsl import api
 from tapir.dsl.api import Kind
 from tapir.dsl.budget import Budgets
@@ -68,7 +67,8 @@ SEMANTICS: list[tuple[str, str, list[str]]] = [
     ("bool ops return operands", "print(0 or 'x', 1 and 2, None or [] or 0, not [], True + True)", ["x 2 0 True 2"]),
     ("chained comparison", "x = 5\nprint(1 < x < 10, 1 < x > 7, x == 5 != 6, 'a' < 'b' <= 'b')",
      ["True False True True"]),
-    ("in / not in / is", "print(2 in [1, 2], 'b' in 'abc', 'k' in {'k': 1}, 3 not in (1, 2), None is None, [] is not [])",
+    ("in / not in / is",
+     "print(2 in [1, 2], 'b' in 'abc', 'k' in {'k': 1}, 3 not in (1, 2), None is None, [] is not [])",
      ["True True True True True True"]),
     ("conditional expression", "x = 3\nprint('big' if x > 2 else 'small', 'big' if x > 5 else 'small')",
      ["big small"]),
@@ -177,7 +177,8 @@ SEMANTICS: list[tuple[str, str, list[str]]] = [
      """, ["3.14|'Ann'|  Ann|[1, 'a']|00042|1,234,567|3.14159|25%"]),
     ("printf and str.format", """
         print('%s has %d items (%.1f%%)' % ('cart', 3, 12.5), '%r' % 'q', '%(a)s-%(b)s' % {'a': 1, 'b': 2})
-        print('{} and {}'.format('x', 'y'), '{1}{0}'.format('a', 'b'), '{n:>4}'.format(n=7), '{0[k]}'.format({'k': 'v'}))
+        print('{} and {}'.format('x', 'y'), '{1}{0}'.format('a', 'b'), '{n:>4}'.format(n=7),
+              '{0[k]}'.format({'k': 'v'}))
      """, ["cart has 3 items (12.5%) 'q' 1-2", "x and y ba    7 v"]),
     ("builtins", """
         print(len('abc'), abs(-3), min(3, 1, 2), max([4, 9, 2]), sum([1, 2, 3]), sum([[1], [2]], []))
@@ -394,6 +395,20 @@ def test_the_runtime_is_made_once_on_the_first_ui_call_and_closed() -> None:
     assert fake.calls[0].method == "tap" and fake.calls[0].line == 2
 
 
+def test_registry_entries_that_need_no_device_do_not_connect(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tapir.dsl import compiler
+    from tapir.dsl.api_calls import API_IMPLEMENTATIONS
+    from tapir.dsl.values import ApiFunction
+
+    entry = api.ApiEntry("answer", (), "int", "A global that needs no device.", needs_device=False)
+    monkeypatch.setitem(api.GLOBALS, "answer", entry)
+    monkeypatch.setitem(API_IMPLEMENTATIONS, "answer", lambda rt, h, v, span: 42)
+    monkeypatch.setitem(compiler.API_GLOBALS, "answer", ApiFunction(entry, legacy=False))
+    fake = music()
+    assert ok("print(answer())", runtime_factory=fake.factory()) == ["42"]
+    assert fake.factory_calls == 0
+
+
 def test_no_runtime_available_is_a_clear_error() -> None:
     err = fails("print(1)\n$home__more.tap()", DeviceError)
     assert "no device runtime is available" in err.message and err.span.line == 2
@@ -489,7 +504,7 @@ def test_sandbox_violation_and_assertion_failed() -> None:
     err = fails("x = 1\nassert x == 2, 'x should be 2'", AssertionFailed)
     assert err.message == "assertion failed: x should be 2" and err.span.line == 2
     err = fails("x = 1\nassert x > 3", AssertionFailed)
-    assert err.message == "assertion failed: assert x > 3"
+    assert err.message == "assertion failed: x > 3"
 
 
 @pytest.mark.parametrize("src,budget,budgets", [
@@ -525,3 +540,82 @@ def test_errors_render_with_file_line_column_and_caret() -> None:
     ]
     r = run_script("x = (\n", output=None, filename="bad.tap")
     assert r.error.render().startswith("bad.tap:") and "SyntaxError" in r.error.category
+
+
+def test_every_registry_entry_has_an_implementation_and_only_those_names_dispatch() -> None:
+    from tapir.dsl.api_calls import API_IMPLEMENTATIONS
+
+    assert set(API_IMPLEMENTATIONS) == set(api.ELEMENT_METHODS) | set(api.GLOBALS)
+    fake = music()
+    for name, entry in api.ELEMENT_METHODS.items():
+        # every element method reaches the runtime under its own name
+        args = {"set_text": "('x')", "match": "('So What')", "scroll": "()"}.get(name, "()")
+        target = {"set_text": "$home__search_box", "match": "$home__songs", "scroll": "$home__songs"}.get(
+            name, "$home__search_button")
+        r = run(f"r = {target}.{name}{args}", runtime_factory=fake.factory())
+        assert r.ok, r.error.render()
+        assert fake.calls[-1].method == name and fake.calls[-1].is_action == entry.is_action
+
+
+# ---------------------------------------------------------------------------------------------
+# tapir run
+
+
+def _cli(tmp_path: Any, capsys: Any, source: str, *extra: str) -> tuple[int, str, str]:
+    from tapir.cli import main
+
+    script = tmp_path / "s.tap"
+    script.write_text(source, encoding="utf-8")
+    code = main(["run", str(script), *extra])
+    out, err = capsys.readouterr()
+    return code, out, err.replace(str(script), "s.tap")
+
+
+def test_cli_run_prints_and_exits_zero(tmp_path: Any, capsys: Any) -> None:
+    code, out, err = _cli(tmp_path, capsys, "for i in range(3):\n    print('line', i)\n", "--stats")
+    assert code == 0 and out == "line 0\nline 1\nline 2\n"
+    assert "s.tap: ok:" in err and "0 UI actions" in err
+
+
+def test_cli_run_renders_errors_with_caret_and_exits_one(tmp_path: Any, capsys: Any) -> None:
+    code, out, err = _cli(tmp_path, capsys, "print('start')\nx = 1 +\n")
+    assert code == 1 and out == "" and err.startswith("s.tap:2:") and "^" in err
+    code, out, err = _cli(tmp_path, capsys, "print('start')\nx = [1][5]\n")
+    assert code == 1 and out == "start\n"
+    assert err.splitlines() == ["s.tap:2:5: ScriptError: list index out of range", "    x = [1][5]", "        ^^^^^^"]
+
+
+def test_cli_run_budgets_and_missing_device(tmp_path: Any, capsys: Any) -> None:
+    code, _, err = _cli(tmp_path, capsys, "while True:\n    pass\n", "--timeout", "0.2", "--max-steps", "10000000000")
+    assert code == 1 and "time budget exceeded" in err
+    code, _, err = _cli(tmp_path, capsys, "n = 0\nwhile True:\n    n += 1\n", "--max-steps", "500")
+    assert code == 1 and "steps budget exceeded" in err and "limit 500" in err
+    code, out, err = _cli(tmp_path, capsys, "print('ok')\nback()\n")
+    assert code == 1 and out == "ok\n" and "no device runtime is available to run back()" in err
+    code, _, err = _cli(tmp_path, capsys, "back()\n", "--device", "emulator-5554")
+    assert code == 1 and "no device runtime is available for --device emulator-5554" in err
+    code, _, err = _cli(tmp_path, capsys, "x = 1\n", "--max-actions", "0")
+    assert code == 2 and "--max-actions must be positive" in err
+
+
+def test_cli_run_with_a_document_checks_names_before_any_device(repo: Any, tmp_path: Any, capsys: Any) -> None:
+    doc = repo / "samples" / "music" / "music.yaml"
+    if not doc.is_file():
+        pytest.skip("the music sample document is not present")
+    code, _, err = _cli(tmp_path, capsys, "print(1)\n$songs_screen__song_lst.tap()\n", "--doc", str(doc))
+    assert code == 1 and "s.tap:2:1: UnknownElement" in err and "$songs_screen__song_list" in err
+
+
+def test_element_handle_api() -> None:
+    from tapir.dsl.values import Child, Index, Match
+
+    h = ElementHandle("music__songs")
+    item = h.at(2)
+    matched = h.matching({"selected": True, "text": "x"})
+    assert item.path == (Index(2),) and item.root == h and item.is_item and not h.is_item
+    assert matched.path == (Match((("selected", True), ("text", "x"))),)
+    assert matched.path[0].as_query() == {"selected": True, "text": "x"}  # type: ignore[union-attr]
+    assert str(item.child("music__title")) == "$music__songs[2]/$music__title"
+    assert item.child("music__title").path[-1] == Child("music__title")
+    assert repr(item) == "<element $music__songs[2]>" and h.screen == "music"
+    assert len({h.at(1), h.at(1), matched}) == 2  # hashable, equal by value

@@ -13,7 +13,6 @@ from typing import Any
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-
 from tapir.dsl import ast as A
 from tapir.dsl.api import Kind
 from tapir.dsl.budget import Budgets
@@ -75,7 +74,7 @@ def exprs() -> st.SearchStrategy[A.Expr]:
             st.builds(A.UnaryOp, st.just(S), st.sampled_from(["not", "-", "+"]), inner),
             st.builds(A.BoolOp, st.just(S), st.sampled_from(["and", "or"]), st.lists(inner, min_size=2, max_size=3)
                       .map(tuple)),
-            st.builds(lambda l, o, r: A.Compare(S, l, (o,), (r,)), inner,
+            st.builds(lambda a, o, b: A.Compare(S, a, (o,), (b,)), inner,
                       st.sampled_from(["==", "!=", "<", "<=", ">", ">=", "in", "not in", "is", "is not"]), inner),
             st.builds(A.IfExp, st.just(S), inner, inner, inner),
             st.builds(A.ListExpr, st.just(S), small),

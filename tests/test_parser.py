@@ -8,7 +8,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from cpython_oracle import python_form, substitute_elements, tapir_form
-
 from tapir.cli import main
 from tapir.dsl import ast as T
 from tapir.dsl.errors import Span, TapirSyntaxError, UnsupportedConstruct
@@ -131,7 +130,8 @@ CONSTRUCTS = [
     # line joining and indentation
     ("x = f(1,\n      2)", "[Assign([Name('x')], Call(Name('f'), [Constant(1), Constant(2)], []))]"),
     ("x = 1 + \\\n    2", "[Assign([Name('x')], BinOp('+', Constant(1), Constant(2)))]"),
-    ("if a:\n\tb = 1\n\tc = 2", "[If(Name('a'), [Assign([Name('b')], Constant(1)), Assign([Name('c')], Constant(2))], [])]"),
+    ("if a:\n\tb = 1\n\tc = 2",
+     "[If(Name('a'), [Assign([Name('b')], Constant(1)), Assign([Name('c')], Constant(2))], [])]"),
     ("if a:\n    b = 1\n\n    # comment\n        # deeper comment\n    c = 2\n",
      "[If(Name('a'), [Assign([Name('b')], Constant(1)), Assign([Name('c')], Constant(2))], [])]"),
     ("x = 1\r\ny = 2\r\n", "[Assign([Name('x')], Constant(1)), Assign([Name('y')], Constant(2))]"),

@@ -15,8 +15,7 @@ import time
 from typing import Any
 
 import pytest
-
-from tapir.dsl import api, interpreter, methods
+from tapir.dsl import api, compiler, interpreter, methods
 from tapir.dsl import builtins as tbuiltins
 from tapir.dsl.api import Kind
 from tapir.dsl.budget import Budgets
@@ -152,7 +151,7 @@ def _host_state() -> dict[str, Any]:
         "builtins": {k: id(v) for k, v in vars(builtins).items()},
         "tapir builtins": {k: (id(v), v.name, v.fn) for k, v in tbuiltins.BUILTINS.items()},
         "registry": copy.deepcopy((api.ELEMENT_METHODS, api.GLOBALS, api.LEGACY_GLOBALS, api.BUILTINS)),
-        "api globals": dict(interpreter._API_GLOBALS),
+        "api globals": dict(compiler.API_GLOBALS),
         "methods": {t: dict(m) for t, m in methods.METHODS.items()},
         "recursion limit": sys.getrecursionlimit(),
         "modules": set(sys.modules),

@@ -12,7 +12,6 @@ from functools import lru_cache
 
 from rapidfuzz import fuzz
 from rapidfuzz.utils import default_process
-
 from tapir.runtime.hierarchy import UINode
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")

@@ -41,7 +41,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from rapidfuzz import fuzz, process
-
 from tapir.docgen.model import AppDocument, Element
 from tapir.dsl.api import Kind
 from tapir.dsl.errors import ActionError, DocumentError, ElementNotFound, UnknownElement
@@ -178,16 +177,56 @@ class Grounder:
         notes: list[str] = []
         within_id = within.id if within is not None else None
         found = self._by_identifiers(element, view, within_id, notes)
-        if found is None and self.config.use_fuzzy:
-            found = self._by_fuzzy(element, view, within_id, child, notes)
-        if found is None and self.config.use_embedding:
-            found = self._by_embedding(element, view, within_id, notes)
+        guessing = self.config.use_fuzzy or self.config.use_embedding
+        if found is None and guessing and within is None and not self._screen_plausible(element, view.tree):
+            match = self.identify_screen(view.tree)
+            notes.append(f"no similarity search: {match.name} is showing, not {element.screen}")
+        elif found is None:
+            claimed = self._claims(element, view) if within is None else frozenset()
+            if self.config.use_fuzzy:
+                found = self._by_fuzzy(element, view, within_id, child, claimed, notes)
+            if found is None and self.config.use_embedding:
+                found = self._by_embedding(element, view, within_id, claimed, notes)
         self.last_detail = found.detail if found is not None else (
             f"{element.name} not found: " + "; ".join(notes) if notes else f"{element.name} not found")
         return found
 
+    def _screen_plausible(self, element: Element, tree: UITree) -> bool:
+        """False when another screen clearly is showing: similar-looking views there are not this element."""
+        match = self.identify_screen(tree)
+        if match.name is None or match.name == element.screen:
+            return True
+        return match.score_of(match.name) - match.score_of(element.screen) < self.config.screen_margin
+
+    def _claims(self, element: Element, view: ScreenView) -> frozenset[int]:
+        """Views that other elements of the element's screen find by their identifiers.
+
+        Fuzzy and embedding candidates exclude them: when "Max reminder duration" of the timer
+        section is scrolled away, the alarm section's label of the same text belongs to the
+        alarm element and must not be taken for it.
+        """
+        cache: dict[str, dict[str, int]] = view.__dict__.setdefault("_claims", {})
+        screen = element.screen
+        if screen not in cache:
+            owners: dict[str, int] = {}
+            doc_screen = self.document.screen(screen)
+            for other in doc_screen.elements if doc_screen is not None else ():
+                if other.item_of is not None or other.kind in (Kind.LIST, Kind.SCROLLER):
+                    continue
+                hit = self._identifier_hit(other, view, None, [])
+                if hit is not None:
+                    owners[other.name] = hit[1].id
+            cache[screen] = owners
+        return frozenset(nid for name, nid in cache[screen].items() if name != element.name)
+
     def _by_identifiers(self, element: Element, view: ScreenView, within: int | None,
                         notes: list[str]) -> Grounding | None:
+        hit = self._identifier_hit(element, view, within, notes)
+        return hit[0] if hit is not None else None
+
+    def _identifier_hit(self, element: Element, view: ScreenView, within: int | None,
+                        notes: list[str]) -> tuple[Grounding, UINode] | None:
+        """The identifier stage: the grounding and the node the XPath selected."""
         skipped: list[str] = []
         for index, identifier in enumerate(element.identifiers):
             try:
@@ -205,24 +244,25 @@ class Grounder:
             node = target(view, hits[0], element.kind, strict=False) or hits[0]
             note = f" after skipping {', '.join(skipped)}" if skipped else ""
             return Grounding(node, "identifier", index, 1.0, None,
-                             f"identifier #{index} {identifier.xpath}{note}")
+                             f"identifier #{index} {identifier.xpath}{note}"), hits[0]
         notes.append("identifiers: " + (", ".join(skipped) if skipped else "none matches"))
         return None
 
-    def _candidates(self, view: ScreenView, within: int | None) -> list[UINode]:
+    def _candidates(self, view: ScreenView, within: int | None, claimed: frozenset[int]) -> list[UINode]:
         tree = view.tree
         nodes = tree.nodes if within is None else (tree.node(within), *tree.descendants(within))
-        return [n for n in nodes if n.visible and (n.text or n.content_desc or n.resource_id)]
+        return [n for n in nodes
+                if n.visible and (n.text or n.content_desc or n.resource_id) and n.id not in claimed]
 
     def _by_fuzzy(self, element: Element, view: ScreenView, within: int | None, child: bool,
-                  notes: list[str]) -> Grounding | None:
+                  claimed: frozenset[int], notes: list[str]) -> Grounding | None:
         known = self.labels_of(element)
         if not known:
             notes.append("fuzzy: the identifiers name no text, description or resource id")
             return None
         wl, wr = _CHILD_WEIGHTS if child else _WEIGHTS
         scored: list[tuple[float, UINode]] = []
-        for node in self._candidates(view, within):
+        for node in self._candidates(view, within, claimed):
             total = weight = 0.0
             factor = 1.0
             if known.words:
@@ -242,7 +282,7 @@ class Grounder:
                             self.config.fuzzy_margin, notes)
 
     def _by_embedding(self, element: Element, view: ScreenView, within: int | None,
-                      notes: list[str]) -> Grounding | None:
+                      claimed: frozenset[int], notes: list[str]) -> Grounding | None:
         embedder = self.embedder
         if embedder is None:
             notes.append("embedding: off")
@@ -253,7 +293,7 @@ class Grounder:
         if name and name not in queries:
             queries.append(name)
         pool: list[tuple[str, UINode]] = []
-        for node in self._candidates(view, within):
+        for node in self._candidates(view, within, claimed):
             if not eligible(view, node, element.kind):
                 continue
             for s in node_strings(node):
