@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any
 
 from tapir import __version__
 from tapir.dsl.errors import Problem, TapirError, UsageError
@@ -345,7 +345,10 @@ def _register_run(sub: Subparsers) -> None:
     p.add_argument("--device", metavar="SERIAL|sim[:APP]",
                    help="the device to drive (an adb serial, or the simulator); connected on the first UI call")
     p.add_argument("--doc", metavar="APP.yaml",
-                   help="the app document: unknown $elements and illegal actions fail before touching the device")
+                   help="the app document: unknown $elements and illegal actions fail before touching the device "
+                        "(default: the script's `# doc: APP.yaml` first line)")
+    p.add_argument("--trace", metavar="FILE.jsonl",
+                   help="write one JSON line per UI call (element, grounding, screens, dumps, timings) as it happens")
     p.add_argument("--max-actions", type=int, metavar="N", help="UI action budget (default: 50)")
     p.add_argument("--max-steps", type=int, metavar="N", help="step budget (default: 1,000,000)")
     p.add_argument("--timeout", type=float, metavar="S", help="wall-clock budget in seconds (default: 60)")
@@ -353,27 +356,16 @@ def _register_run(sub: Subparsers) -> None:
     p.set_defaults(handler=_cmd_run)
 
 
-def _run_runtime_factory(args: argparse.Namespace) -> RuntimeFactory | None:
+def _run_runtime_factory(args: argparse.Namespace, connection: Any) -> RuntimeFactory | None:
     """THE DEVICE HOOK of `tapir run`: how the interpreter gets a device runtime.
 
     Returns a factory the interpreter calls on the script's first UI call (never before), or
-    None when no device was asked for. The device runtime (``tapir.runtime.session.DeviceRuntime``
-    on an adb serial or the simulator) plugs in here; until it does, a script that makes a UI
-    call with --device stops with a DeviceError saying so, and scripts without UI calls run.
+    None when no device was asked for (``tapir.runtime.connect``: an adb serial or the simulator,
+    bound to the app document by a ``DeviceRuntime``).
     """
-    if not args.device:
+    if not args.device or connection is None:
         return None
-    device = args.device
-
-    def not_wired() -> NoReturn:
-        from tapir.dsl.errors import DeviceError
-
-        raise DeviceError(
-            f"no device runtime is available for --device {device}: the device runtime is not wired into "
-            "`tapir run` yet", hint="scripts without UI calls run without a device",
-        )
-
-    return not_wired
+    return connection.factory()  # type: ignore[no-any-return]
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -381,6 +373,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     from tapir.dsl.budget import Budgets
     from tapir.dsl.interpreter import run_script
+    from tapir.runtime.connect import connection_for, doc_comment
 
     path = Path(args.script)
     if not path.is_file():
@@ -393,15 +386,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
                         ("--timeout", args.timeout)):
         if value is not None and value <= 0:
             raise UsageError(f"{flag} must be positive")
-    symbols = None
-    if args.doc:
-        from tapir.docgen.symbols import load_symbols
+    symbols, connection = None, None
+    if args.doc or args.device or doc_comment(source):
+        # the document: --doc, else the script's `# doc: app.yaml` first line (needed with a device)
+        connection = connection_for(path, source, device=args.device, doc=args.doc, trace=args.trace)
+        from tapir.docgen.symbols import build_symbols
 
-        if not Path(args.doc).is_file():
-            raise UsageError(f"no such file: {args.doc}")
-        symbols = load_symbols(args.doc)
+        symbols = build_symbols(connection.document)
+    elif args.trace:
+        raise UsageError("--trace needs a device run (--device)")
     budgets = Budgets().replace(max_actions=args.max_actions, max_steps=args.max_steps, timeout_s=args.timeout)
-    result = run_script(source, _run_runtime_factory(args), budgets, output=lambda line: print(line, flush=True),
+    result = run_script(source, _run_runtime_factory(args, connection), budgets,
+                        output=lambda line: print(line, flush=True),
                         symbols=symbols, filename=args.script, debug=args.debug)
     if args.stats:
         print(f"{args.script}: {'ok' if result.ok else 'failed'}: {result.steps:,} steps, {result.actions} UI actions,"
@@ -416,10 +412,66 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- tapir test (test scripts on fresh devices) -------------------------------------------------
+
+
+def _register_test(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "test",
+        help="run test scripts (*.tap with asserts), each on a fresh simulated device or on a device",
+        description="Run every script named (or found under the folders named) and print one PASS/FAIL line\n"
+                    "per script, then `N passed, M failed`. A script passes when it runs to its end (every\n"
+                    "assert held). Exit status 1 when any failed.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="scripts or folders (default: .)")
+    p.add_argument("--device", metavar="SERIAL|sim[:APP]", default="sim",
+                   help="where to run: a fresh simulator per script (sim, sim:APP; the default) or an adb serial")
+    p.add_argument("--doc", metavar="APP.yaml", help="the app document (default: each script's `# doc:` line)")
+    p.add_argument("--junit", metavar="FILE.xml", help="also write a JUnit XML report")
+    p.add_argument("--trace-dir", metavar="DIR", help="write each script's trace to DIR/<script>.jsonl")
+    p.add_argument("--max-actions", type=int, metavar="N", help="UI action budget per script (default: 50)")
+    p.add_argument("--timeout", type=float, metavar="S", help="wall-clock budget per script in seconds (default: 60)")
+    p.add_argument("-v", "--verbose", action="store_true", help="show what each script printed")
+    p.set_defaults(handler=_cmd_test)
+
+
+def _cmd_test(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tapir.dsl.budget import Budgets
+    from tapir.runtime.testrun import TestResult, collect, junit_xml, run_tests
+
+    scripts = collect(args.paths)
+    for flag, value in (("--max-actions", args.max_actions), ("--timeout", args.timeout)):
+        if value is not None and value <= 0:
+            raise UsageError(f"{flag} must be positive")
+    trace_dir = Path(args.trace_dir) if args.trace_dir else None
+    if trace_dir is not None:
+        trace_dir.mkdir(parents=True, exist_ok=True)
+
+    def report(r: TestResult) -> None:
+        print(f"{'PASS' if r.ok else 'FAIL'} {r.script} ({r.seconds:.2f} s)", flush=True)
+        if args.verbose:
+            for line in r.printed:
+                print(f"    | {line}")
+        if r.error:
+            print("    " + r.error.replace("\n", "\n    "), flush=True)
+
+    budgets = Budgets().replace(max_actions=args.max_actions, timeout_s=args.timeout)
+    run = run_tests(scripts, device=args.device, doc=args.doc, budgets=budgets, trace_dir=trace_dir,
+                    on_result=report)
+    print(run.summary())
+    if args.junit:
+        Path(args.junit).write_text(junit_xml(run), encoding="utf-8")
+    return 0 if run.failed == 0 else 1
+
+
 # The order of `tapir --help`.
 _COMMANDS: list[Callable[[Subparsers], None]] = [
     _register_check,
     _register_run,
+    _register_test,
     _register_doc,
     _register_compile,
     _register_sim,

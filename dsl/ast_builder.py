@@ -419,8 +419,11 @@ class AstBuilder:
     def paren(self, children: list[Any]) -> Expr:
         lpar, inner, rpar = children
         outer = self._range(lpar, rpar)
-        if isinstance(inner, TupleExpr) and inner.elts and inner.span == self._outer(inner):
-            return replace(inner, span=outer)  # Python's spans: a tuple includes its parentheses
+        if isinstance(inner, TupleExpr) and inner.elts:
+            first = self._outer(inner.elts[0])
+            if (inner.span.line, inner.span.column) == (first.line, first.column):
+                # a bare tuple takes its parentheses into its span, as in Python
+                return replace(inner, span=outer)
         self._paren[id(inner)] = (inner, outer)
         return inner  # type: ignore[no-any-return]
 

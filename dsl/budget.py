@@ -23,6 +23,12 @@ CHECK_EVERY = 2048
 ALLOC_ITEMS_PER_STEP = 64
 
 
+#: The deepest script recursion allowed at all. Each script call level may re-enter the C
+#: interpreter once (a ``sorted`` key, a comprehension condition), and about 20,000 such levels
+#: overflow an 8 MB thread stack; this keeps a 2x margin.
+MAX_DEPTH_CEILING = 10_000
+
+
 @dataclass(frozen=True)
 class Budgets:
     """Limits for one run. All are configurable; the defaults suit a UI script."""
@@ -41,6 +47,14 @@ class Budgets:
     max_int_bits: int = 65_536
     #: Characters a script may print in total.
     max_output: int = 1_000_000
+
+    def __post_init__(self) -> None:
+        for name in ("max_steps", "max_actions", "timeout_s", "max_depth", "max_size", "max_int_bits", "max_output"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"Budgets.{name} must be positive, not {getattr(self, name)!r}")
+        if self.max_depth > MAX_DEPTH_CEILING:
+            raise ValueError(f"Budgets.max_depth may be at most {MAX_DEPTH_CEILING:,}: deeper script recursion "
+                             "could overflow the host's C stack")
 
     def replace(self, **changes: Any) -> Budgets:
         """A copy with the given limits changed; ``None`` values keep the current limit."""

@@ -15,6 +15,7 @@ names it binds, comprehension variables do not leak, nested functions see the en
 
 from __future__ import annotations
 
+import copy
 import difflib
 import operator
 import sys
@@ -177,9 +178,15 @@ def _assigned(stmts: tuple[A.Stmt, ...], out: set[str]) -> set[str]:
 def _cost(node: A.Node) -> int:
     """Steps charged for evaluating ``node`` once: one per expression node, not counting the
     parts of a comprehension that run per item (those are charged per item)."""
-    if type(node) is A.ListComp:
-        return 1 + _cost(node.generators[0].iter)
-    return 1 + sum(_cost(c) for c in node.children())
+    total, todo = 0, [node]
+    while todo:  # iterative: a deep hand-built AST must not recurse through C (sum of a generator)
+        n = todo.pop()
+        total += 1
+        if type(n) is A.ListComp:
+            todo.append(n.generators[0].iter)
+        else:
+            todo.extend(n.children())
+    return total
 
 
 # ---------------------------------------------------------------------------------------------
@@ -187,16 +194,18 @@ def _cost(node: A.Node) -> int:
 
 
 def _refuse(exc: TapirError) -> Eval:
-    """A closure that raises ``exc`` when run: refusals happen when the construct is reached,
-    like every other runtime error, so code that never runs cannot fail."""
+    """A closure that raises (a fresh copy of) ``exc`` when run: refusals happen when the
+    construct is reached, like every other runtime error, so code that never runs cannot fail."""
 
     def ev(fr: Frame) -> Any:
-        raise exc
+        raise copy.copy(exc)
 
     return ev
 
 
 class Compiler:
+    """Compiles one module for one ``Interpreter``: closures capture its meter and globals."""
+
     def __init__(self, interp: Interpreter) -> None:
         self.i = interp
         self.m = interp.meter
@@ -656,7 +665,7 @@ class Compiler:
                 err = SandboxViolation(f"'{name}' is not a valid name in Tapir scripts", target.span)
 
                 def refuse(fr: Frame, v: Any) -> None:
-                    raise err
+                    raise copy.copy(err)
 
                 return refuse
             hops = scope.resolve(name)
@@ -702,7 +711,7 @@ class Compiler:
             err = SandboxViolation("assigning to attributes is not allowed in Tapir scripts", target.span)
 
         def refuse_target(fr: Frame, v: Any) -> None:
-            raise err
+            raise copy.copy(err)
 
         return refuse_target
 

@@ -59,7 +59,7 @@ _SEQUENCE_NAMES: dict[type, str] = {list: "list", tuple: "tuple", str: "string",
 
 #: Python frames one script-level call may use (statement and expression closures in between).
 _FRAMES_PER_CALL = 40
-_MAX_RECURSION_LIMIT = 200_000
+_MAX_RECURSION_LIMIT = 450_000
 
 
 @dataclass(frozen=True)

@@ -136,9 +136,7 @@ def describe(tok: Token) -> str:
         return f"string {text if len(text) <= 24 else text[:20] + '...'}"
     if t.endswith("_NUMBER"):
         return f"number {tok}"
-    if t in _WORDS and not str(tok).strip():
-        return _WORDS[t]
-    if t == "$END":
+    if t in ("_NEWLINE", "_INDENT", "_DEDENT", "$END"):
         return _WORDS[t]
     return f"'{tok}'"
 
@@ -291,12 +289,18 @@ def unexpected_token(
             f"expected 'else' in the conditional expression, found {found}", token_span(tok)
         )
 
-    if "_NEWLINE" in expected and t in _EXPR_START | {"NAME"} and not at_line_start:
+    if "_NEWLINE" in expected and not at_line_start and t != "_NEWLINE":
+        # the statement is complete, and this token does not continue it
+        what = "an operator or the end of the statement" if expected & _CONTINUATIONS else "the end of the statement"
+        starts_statement = t in _EXPR_START or t in _STATEMENT_KEYWORDS
         return TapirSyntaxError(
-            f"expected an operator or the end of the statement, found {found}",
+            f"expected {what}, found {found}",
             token_span(tok),
-            hint="put each statement on its own line, or separate statements with ';'",
+            hint="put each statement on its own line, or separate statements with ';'" if starts_statement else None,
         )
+
+    if not items and at_line_start and "NAME" in expected and "PASS" in expected:
+        return TapirSyntaxError(f"expected a statement, found {found}", token_span(tok))
 
     hint = None
     if colon_element is not None and colon_element.line == tok.line:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tapir.docgen.model import AppDocument
-from tapir.dsl.errors import DocumentError, UsageError
+from tapir.dsl.errors import UsageError
 from tapir.dsl.runtime_api import RuntimeFactory
 from tapir.runtime.session import DeviceRuntime, SessionConfig
 from tapir.runtime.settle import SettleConfig
@@ -135,8 +135,11 @@ def connect(conn: Connection) -> DeviceRuntime:
                 trace = JsonLinesTrace(conn.trace_path)
             except OSError as exc:
                 raise UsageError(f"--trace: cannot write {conn.trace_path}: {exc.strerror or exc}") from None
-        return DeviceRuntime(device, doc, grounder, config=config, trace=trace, source=conn.source,
-                             script=conn.script, on_close=on_close)
+        runtime = DeviceRuntime(device, doc, grounder, config=config, trace=trace, source=conn.source,
+                                script=conn.script, on_close=on_close)
+        if on_close is not None:
+            runtime.simulator = sim
+        return runtime
     except BaseException:
         if on_close is not None:
             on_close()
@@ -152,10 +155,6 @@ def connection_for(
     trace: str | None = None,
 ) -> Connection:
     """A ``Connection`` from ``tapir run``'s arguments (the document is loaded here)."""
-    path = find_document(script_path, source, doc)
-    try:
-        document = load_run_document(path)
-    except DocumentError:
-        raise
+    document = load_run_document(find_document(script_path, source, doc))
     return Connection(device=device, document=document, trace_path=trace, source=source,
                       script=str(script_path) if script_path else None)

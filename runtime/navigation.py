@@ -46,6 +46,9 @@ class NavigationConfig:
     max_back: int = 3
     #: Longest ``leads_to`` route considered.
     max_route: int = 5
+    #: How many paths may be chained: reaching the start of a path through the paths of its
+    #: first step's element (upstream's dependency depth).
+    max_chain: int = 3
 
 
 class NavigationHost(Protocol):
@@ -109,6 +112,9 @@ class Navigator:
         self.host = host
         self.config = config or NavigationConfig()
         self._routes = _leads_to_graph(host.document)
+        self._budget = self.config.max_steps
+        # attempts that changed nothing are not repeated: (plan label, screen digest)
+        self._fruitless: set[tuple[str, str]] = set()
 
     def paths_for(self, element: Element) -> list[tuple[Step, ...]]:
         """The element's own paths, then its list's (for child elements), then those of the other
@@ -144,19 +150,30 @@ class Navigator:
         """Act until ``present(screen)`` holds; return the screen and what was done.
 
         Raises ``ScreenNotReached`` when the bounds run out first."""
-        cfg = self.config
         nav = Navigation(element.name)
+        self._budget = self.config.max_steps
+        self._fruitless = set()
+        obs = self._reach(element, present, span, nav, depth=0)
+        return obs, nav
+
+    def _reach(
+        self,
+        element: Element,
+        present: Callable[[Observation], bool],
+        span: Span | None,
+        nav: Navigation,
+        depth: int,
+    ) -> Observation:
+        cfg = self.config
         obs = self.host.observe()
         if present(obs):
-            return obs, nav
+            return obs
         paths = self.paths_for(element)
-        steps_left = cfg.max_steps
         backs = 0
         launched = False
-        # attempts that changed nothing are not repeated: (plan label, screen digest)
-        fruitless: set[tuple[str, str]] = set()
+        chained: set[str] = set()
         for _ in range(cfg.max_rounds):
-            if steps_left <= 0:
+            if self._budget <= 0:
                 break
             if obs.package and obs.package != self.host.document.app.package and not launched:
                 before = obs.screen
@@ -164,38 +181,72 @@ class Navigator:
                 launched = True
                 nav.steps.append(NavStep(f"launch {self.host.document.app.package}", before, obs.screen, "launch"))
                 if present(obs):
-                    return obs, nav
+                    return obs
                 continue
-            plan = self._plan(element, paths, obs, nav, fruitless)
+            plan = self._plan(element, paths, obs, nav, fruitless=self._fruitless)
+            if plan is None and depth < cfg.max_chain:
+                # no path starts here: first reach the screen where one of them starts
+                obs, progressed = self._chain(paths, obs, span, nav, depth, chained)
+                if present(obs):
+                    return obs
+                if progressed:
+                    continue
             if plan is None:
-                if backs >= cfg.max_back or obs.screen == element.screen:
+                start = self.host.document.app.start_screen
+                if backs >= cfg.max_back or obs.screen in (element.screen, start):
                     break
                 backs += 1
                 before_obs = obs
                 obs = self.host.run_step(Step(None, "back"), obs, span)
-                steps_left -= 1
+                self._budget -= 1
                 nav.steps.append(NavStep("back()", before_obs.screen, obs.screen, "back"))
                 if present(obs):
-                    return obs, nav
+                    return obs
                 continue
             if plan.label not in nav.tried:
                 nav.tried.append(plan.label)
             start_digest = obs.digest
             for step in plan.steps[plan.start:]:
-                if steps_left <= 0 or not self.host.step_available(step, obs):
+                if self._budget <= 0 or not self.host.step_available(step, obs):
                     break
                 before_obs = obs
                 try:
                     obs = self.host.run_step(step, obs, span)
                 except (ActionError, ElementNotFound):
                     break  # a step that cannot be done here ends the attempt; plan again
-                steps_left -= 1
+                self._budget -= 1
                 nav.steps.append(NavStep(str(step), before_obs.screen, obs.screen, plan.via))
                 if present(obs):
-                    return obs, nav
+                    return obs
             if obs.digest == start_digest:
-                fruitless.add((plan.label, start_digest))
+                self._fruitless.add((plan.label, start_digest))
+        if depth > 0:
+            return obs
         raise self._failure(element, obs, nav, paths)
+
+    def _chain(
+        self,
+        paths: list[tuple[Step, ...]],
+        obs: Observation,
+        span: Span | None,
+        nav: Navigation,
+        depth: int,
+        chained: set[str],
+    ) -> tuple[Observation, bool]:
+        """Reach the element of the first step of some path (its own paths), so that the path can
+        start; True when one was reached."""
+        doc = self.host.document
+        for path in paths:
+            first = path[0]
+            target = doc.element(first.target) if first.target else None
+            if target is None or target.name in chained or target.screen == obs.screen:
+                continue
+            chained.add(target.name)
+            reached = self._reach(target, lambda o, s=first: self.host.step_available(s, o), span, nav, depth + 1)
+            if self.host.step_available(first, reached):
+                return reached, True
+            obs = reached
+        return obs, False
 
     # -- planning -------------------------------------------------------------------------------
 

@@ -42,10 +42,11 @@ from tapir.dsl.errors import (
 )
 from tapir.dsl.values import Child, ElementHandle, Index, Match, freeze_query
 from tapir.runtime.device import Device
-from tapir.runtime.grounding.items import node_attributes, node_text
+from tapir.runtime.grounding.config import GroundingConfig
+from tapir.runtime.grounding.items import match_text, node_attributes, node_text
 from tapir.runtime.hierarchy.model import Bounds, UINode, UITree
 from tapir.runtime.hierarchy.parse import parse_uiautomator
-from tapir.runtime.lists import ListState, ListView
+from tapir.runtime.lists import ListState, ListView, well_visible
 from tapir.runtime.navigation import Navigation, NavigationConfig, Navigator
 from tapir.runtime.settle import (
     Expectation,
@@ -93,6 +94,9 @@ class GrounderLike(Protocol):
 # ---------------------------------------------------------------------------------------------
 # Configuration and statistics
 
+#: ``match_text`` limited to its exact stages (equal, then equal after case and space folding).
+_EXACT_ONLY = GroundingConfig(use_fuzzy=False, use_embedding=False)
+
 
 @dataclass(frozen=True)
 class SessionConfig:
@@ -108,9 +112,6 @@ class SessionConfig:
     long_tap_ms: int = 800
     #: Swipes to look for an element on its own screen before ``ElementNotFound``.
     find_scrolls: int = 3
-    #: A match scoring at least this is taken at once; weaker ones only when the whole list
-    #: has been seen and nothing better turned up.
-    match_accept: float = 0.99
 
 
 @dataclass
@@ -231,6 +232,8 @@ class DeviceRuntime:
         self._ground_cache: dict[tuple[str, int, int | None], Any] = {}
         self._seq = 0
         self._closed = False
+        #: The simulator this runtime started, if any (``connect`` sets it; tests inspect app state).
+        self.simulator: Any = None
         self.trace.write({
             "event": "session", "device": getattr(device, "serial", str(device)),
             "document": document.source, "app": document.app.package, "script": script,
@@ -406,10 +409,39 @@ class DeviceRuntime:
             return obs.screen == step.target  # `<screen>.back()`
         if obs.screen is not None and obs.screen != el.screen:
             return False
-        g = self._ground(el.name, obs)
-        if g is None:
+        if obs.package and obs.package != self.document.app.package:
             return False
-        return obs.screen is not None or getattr(g, "method", "") == "identifier"
+        anchor = self.document.element(el.item_of) if el.item_of else el
+        if anchor is None:
+            return False
+        g = self._ground(anchor.name, obs)
+        if g is None or (obs.screen is None and getattr(g, "method", "") != "identifier"):
+            return False
+        if el.item_of or (el.is_list and step.match is None):
+            return self._step_node(step, el, obs) is not None
+        return True
+
+    def _step_node(self, step: Step, el: Element, obs: Observation) -> UINode | None:
+        """What a path step acts on when it names no item: a list's first item, or the child
+        element inside the first item that has it (any item opens the screen the path leads to)."""
+        list_el = self.document.element(el.item_of) if el.item_of else el
+        if list_el is None:
+            return None
+        try:
+            items = self.grounder.items(list_el.name, obs.tree)
+        except TapirError:
+            return None
+        g = self._ground(list_el.name, obs)
+        area = g.node if g is not None else None
+        for item in items:
+            if area is not None and not well_visible(item, items, area):
+                continue
+            if not el.item_of:
+                return item
+            found = self.grounder.child(list_el.name, el.name, item, obs.tree)
+            if found is not None:
+                return found.node  # type: ignore[no-any-return]
+        return None
 
     def run_step(self, step: Step, obs: Observation, span: Span | None) -> Observation:
         """One dependency-path step, with its own trace line."""
@@ -423,11 +455,22 @@ class DeviceRuntime:
         else:
             el = self.document.element(step.target)
             assert el is not None
-            g = self._ground(el.name, obs)
-            if g is None:
+            node: UINode | None
+            if step.match is not None and el.is_list:
+                c = _Call("navigation", self._clock(), self.stats.dumps, self.stats.device_actions)
+                index = self._find_match(el, step.match, span or Span.point(1, 1), c)
+                node, obs = self._item_node(el, index, span or Span.point(1, 1), c, act=True)
+                record["grounded"] = f"item {index}"
+            elif el.item_of or (el.is_list and step.action in ("tap", "long_tap")):
+                node = self._step_node(step, el, obs)
+                record["grounded"] = "first item"
+            else:
+                g = self._ground(el.name, obs)
+                node = g.node if g is not None else None
+                if g is not None:
+                    record.update(self._grounding_fields(g))
+            if node is None:
                 raise ElementNotFound(f"navigation step {step}: ${el.name} is not on the screen", span)
-            node: UINode = g.node
-            record.update(self._grounding_fields(g))
             record["bounds"] = list(_bounds(node.bounds))
             after = self._act_on_step(step, el, node, obs, span)
         self.stats.navigation_steps += 1
@@ -682,65 +725,92 @@ class DeviceRuntime:
         raise ActionError(f"could not bring item {index} of ${el.name} into view", span)
 
     def _find_match(self, el: Element, query: Any, span: Span, c: _Call) -> int:
-        """The absolute index of the item matching ``query``: items seen in this generation first
-        (no device call), then scrolling down to the end, then up to the top."""
+        """The absolute index of the item matching ``query``.
+
+        Exact matches (equal text after case and space folding, or attributes that hold) are
+        looked for in the whole list first: the items seen in this generation (no device call),
+        then scrolling down to the end, then up over rows not seen since the last action. Only
+        when no item matches exactly does the grounder's similarity matching (fuzzy, embedding)
+        choose among every item seen, so a near miss on screen never wins over an exact match
+        further down."""
         key = freeze_query(query) if isinstance(query, dict) else query
         state, view = self._list_view(el, span, c)
         if key in state.matches:
             return state.matches[key]
-        best: tuple[float, int] | None = None
 
-        def consider(nodes: list[UINode], where: Observation, offsets: list[int]) -> bool:
-            nonlocal best
+        def exact(nodes: list[UINode], where: Observation) -> UINode | None:
             if not nodes:
-                return False
-            g = self.grounder.match_item(el.name, nodes, where.tree, query)
-            ids = [n.id for n in nodes]
-            if g is None or g.node.id not in ids:
-                return False
-            index = offsets[ids.index(g.node.id)]
-            score = float(getattr(g, "score", 1.0) or 0.0)
-            if best is None or score > best[0]:
-                best = (score, index)
-            return score >= self.config.match_accept
+                return None
+            if isinstance(query, dict):
+                g = self.grounder.match_item(el.name, nodes, where.tree, query)
+                return g.node if g is not None else None
+            found, _ = match_text(where.tree, nodes, str(query), context=el.local_name, config=_EXACT_ONLY,
+                                  embedder=None)
+            return found.node if found is not None else None
 
-        def done() -> int:
-            assert best is not None
-            state.matches[key] = best[1]
-            return best[1]
+        def in_window(v: ListView) -> int | None:
+            hit = exact(list(v.items), v.obs)
+            return None if hit is None else state.window[0] + [n.id for n in v.items].index(hit.id)
+
+        def found(index: int) -> int:
+            state.matches[key] = index
+            c.extra["match"] = "exact"
+            return index
 
         start, end = state.window
-        if consider(list(view.items), view.obs, list(range(start, end))):
-            return done()
-        by_dump: dict[int, tuple[Observation, list[UINode], list[int]]] = {}
-        for i in range(len(state.snaps)):
-            snap = state.readable(i, self._generation)
-            if snap is not None and not start <= i < end:
-                entry = by_dump.setdefault(snap.obs.seq, (snap.obs, [], []))
-                entry[1].append(snap.node)
-                entry[2].append(i)
-        for where, nodes, offsets in by_dump.values():
-            if consider(nodes, where, offsets):
-                return done()
+        index = in_window(view)
+        if index is not None:
+            return found(index)
+        for where, nodes, offsets in self._readable_groups(state, exclude=(start, end)):
+            hit = exact(nodes, where)
+            if hit is not None:
+                return found(offsets[[n.id for n in nodes].index(hit.id)])
         scrolls = 0
         while not state.at_end and scrolls < self.config.max_scrolls:
             _, view = self._scroll_list(el, state, view, "down", span, c)
             scrolls += 1
-            if consider(list(view.items), view.obs, list(range(*state.window))):
-                return done()
-        # rows above the first one seen in this generation were only known from older dumps
-        unseen_above = [i for i in range(start) if state.readable(i, self._generation) is None]
-        while unseen_above and state.window[0] > 0 and scrolls < self.config.max_scrolls:
+            index = in_window(view)
+            if index is not None:
+                return found(index)
+        while any(state.readable(i, self._generation) is None for i in range(state.window[0])) \
+                and scrolls < self.config.max_scrolls:
             moved, view = self._scroll_list(el, state, view, "page_up", span, c)
             scrolls += 1
-            if consider(list(view.items), view.obs, list(range(*state.window))) or not moved:
+            index = in_window(view)
+            if index is not None:
+                return found(index)
+            if not moved:
                 break
-        if best is not None:
-            return done()
-        shown = [s.split("\x1f", 1)[0] for s in state.sigs[:5]]
+        if not isinstance(query, dict):
+            best: tuple[float, int, str] | None = None
+            for where, nodes, offsets in self._readable_groups(state):
+                g = self.grounder.match_item(el.name, nodes, where.tree, query)
+                if g is not None and g.node.id in [n.id for n in nodes]:
+                    score = float(getattr(g, "score", 0.0) or 0.0)
+                    if best is None or score > best[0]:
+                        best = (score, offsets[[n.id for n in nodes].index(g.node.id)], str(g.method))
+            if best is not None:
+                state.matches[key] = best[1]
+                c.extra["match"] = f"{best[2]} {best[0]:.2f}"
+                return best[1]
+        shown = [s.split("\x1f", 1)[0] for s in state.sigs[:5] if s]
         raise ActionError(
             f"no item of ${el.name} matches {_describe_query(query)} ({len(state.sigs)} items seen"
             + (f", e.g. {', '.join(repr(s) for s in shown)})" if shown else ")"), span)
+
+    def _readable_groups(self, state: ListState, exclude: tuple[int, int] = (0, 0)
+                         ) -> list[tuple[Observation, list[UINode], list[int]]]:
+        """The items readable in this generation, grouped by the dump they were seen in."""
+        groups: dict[int, tuple[Observation, list[UINode], list[int]]] = {}
+        for i in range(len(state.snaps)):
+            if exclude[0] <= i < exclude[1]:
+                continue
+            snap = state.readable(i, self._generation)
+            if snap is not None:
+                entry = groups.setdefault(snap.obs.seq, (snap.obs, [], []))
+                entry[1].append(snap.node)
+                entry[2].append(i)
+        return list(groups.values())
 
     # =========================================================================================
     # Actions

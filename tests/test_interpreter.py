@@ -592,8 +592,6 @@ def test_cli_run_budgets_and_missing_device(tmp_path: Any, capsys: Any) -> None:
     assert code == 1 and "steps budget exceeded" in err and "limit 500" in err
     code, out, err = _cli(tmp_path, capsys, "print('ok')\nback()\n")
     assert code == 1 and out == "ok\n" and "no device runtime is available to run back()" in err
-    code, _, err = _cli(tmp_path, capsys, "back()\n", "--device", "emulator-5554")
-    assert code == 1 and "no device runtime is available for --device emulator-5554" in err
     code, _, err = _cli(tmp_path, capsys, "x = 1\n", "--max-actions", "0")
     assert code == 2 and "--max-actions must be positive" in err
 
@@ -619,3 +617,18 @@ def test_element_handle_api() -> None:
     assert item.child("music__title").path[-1] == Child("music__title")
     assert repr(item) == "<element $music__songs[2]>" and h.screen == "music"
     assert len({h.at(1), h.at(1), matched}) == 2  # hashable, equal by value
+
+
+def test_budgets_are_validated_and_the_deepest_allowed_recursion_is_safe() -> None:
+    from tapir.dsl.budget import MAX_DEPTH_CEILING
+
+    for bad in ({"max_depth": MAX_DEPTH_CEILING + 1}, {"max_actions": 0}, {"timeout_s": -1.0}):
+        with pytest.raises(ValueError):
+            Budgets(**bad)  # type: ignore[arg-type]
+    assert Budgets().replace(max_actions=3, timeout_s=None).max_actions == 3
+    # recursion that re-enters C at every level (a comprehension condition, a sort key) at the
+    # ceiling stops with the depth budget instead of overflowing the C stack
+    for src in ("def f(n):\n    return [1 for i in [1] if f(n + 1)]\nf(0)",
+                "def f(n):\n    return sorted([1], key=f)\nf(0)"):
+        err = fails(src, BudgetExceeded, budgets=Budgets(max_depth=MAX_DEPTH_CEILING, max_steps=10**9))
+        assert err.budget == "depth"  # type: ignore[attr-defined]

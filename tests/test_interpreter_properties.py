@@ -9,6 +9,7 @@ accepts.
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Any
 
 from hypothesis import HealthCheck, assume, given, settings
@@ -16,14 +17,14 @@ from hypothesis import strategies as st
 from tapir.dsl import ast as A
 from tapir.dsl.api import Kind
 from tapir.dsl.budget import Budgets
-from tapir.dsl.errors import Span, TapirError, TapirSyntaxError
+from tapir.dsl.errors import BudgetExceeded, Span, TapirError, TapirSyntaxError
 from tapir.dsl.fake_runtime import FakeElement, FakeItem, FakeRuntime
 from tapir.dsl.interpreter import run_script
 from tapir.dsl.parser import parse
 
 BUDGETS = Budgets(max_steps=5_000, timeout_s=1.0, max_size=2_000, max_int_bits=2_000, max_depth=15,
                   max_output=5_000, max_actions=10)
-PROPS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 S = Span(1, 1, 1, 2)
 NAMES = ["x", "y", "f", "len", "print", "xs", "d", "tap", "back", "range", "sorted", "str"]
 ELEMENTS = ["home__list", "home__button", "home__input", "other__thing"]
@@ -218,7 +219,7 @@ def _cpython(expr: str) -> Any:
         return ("error", None)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(int_exprs())
 def test_integer_arithmetic_agrees_with_cpython(expr: str) -> None:
     r = run_script(f"result = {expr}", output=None)
@@ -234,7 +235,7 @@ def test_the_ast_generator_reaches_the_interesting_nodes() -> None:
     """Guard against a vacuous property: generated programs contain calls, loops and elements."""
     seen: set[type] = set()
 
-    @settings(max_examples=60, deadline=None, database=None)
+    @settings(max_examples=25, deadline=None, database=None)
     @given(st.lists(stmts(), min_size=1, max_size=6))
     def collect(body: list[A.Stmt]) -> None:
         for s in body:
@@ -242,3 +243,64 @@ def test_the_ast_generator_reaches_the_interesting_nodes() -> None:
 
     collect()
     assert {A.Call, A.For, A.ElementRef, A.FunctionDef, A.BinOp} <= seen
+
+
+# ---------------------------------------------------------------------------------------------
+# Differential: random programs without UI calls print what CPython prints, or both fail
+
+_PURE_ATOMS = [a for a in _SRC_ATOMS if "$" not in a]
+_PURE_CALLS = [c for c in _SRC_CALLS if not any(k in c for k in ("get_text", "tap", "match", "scroll"))]
+
+
+@st.composite
+def pure_programs(draw: st.DrawFn) -> str:
+    lines = ["xs = [1, 'a']", "d = {'k': 2}", "x = 1", "y = 'b'"]
+    for _ in range(draw(st.integers(1, 5))):
+        e = draw(_pure_exprs())
+        lines += draw(st.sampled_from([
+            [f"x = {e}"], [f"print({e})"], [f"for v in {e}:", "    print(v)"],
+            ["def f(a, b=2):", f"    return {e}", "print(f(x))"], [f"if {e}:", "    x = [x]", "else:", "    print(x)"],
+        ]))
+    return "\n".join(lines) + "\n"
+
+
+@st.composite
+def _pure_exprs(draw: st.DrawFn, depth: int = 3) -> str:
+    if depth == 0 or draw(st.integers(0, 3)) == 0:
+        return draw(st.sampled_from(_PURE_ATOMS))
+    kind = draw(st.integers(0, 2))
+    if kind == 0:
+        return f"({draw(_pure_exprs(depth - 1))} {draw(st.sampled_from(_SRC_OPS))} {draw(_pure_exprs(depth - 1))})"
+    if kind == 1:
+        return draw(st.sampled_from(_PURE_CALLS)).format(draw(_pure_exprs(depth - 1)))
+    return f"[{draw(_pure_exprs(depth - 1))}, {draw(_pure_exprs(depth - 1))}]"
+
+
+def _cpython_run(src: str) -> tuple[list[str], bool]:
+    out: list[str] = []
+
+    def p(*args: Any, sep: str = " ", end: str = "\n") -> None:
+        out.append(sep.join(map(str, args)) + end)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        code = compile(src, "<oracle>", "exec")
+    try:
+        exec(code, {"print": p})  # noqa: S102 - generated programs of the language's safe subset
+    except Exception:
+        return "".join(out).splitlines(), False
+    return "".join(out).splitlines(), True
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pure_programs())
+def test_programs_without_ui_calls_behave_like_cpython(src: str) -> None:
+    try:
+        parse(src)
+    except TapirSyntaxError:
+        assume(False)
+    r = run_script(src, budgets=Budgets(max_steps=200_000, timeout_s=5.0), output=None)
+    assume(not isinstance(r.error, BudgetExceeded))
+    printed, finished = _cpython_run(src)
+    assert r.ok == finished, (src, r.error.render() if r.error else None)
+    assert list(r.printed) == printed

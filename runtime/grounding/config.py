@@ -16,6 +16,9 @@ class GroundingConfig:
     #: Fuzzy stage: rapidfuzz similarity in [0, 1] of the element's known labels and resource id.
     fuzzy_threshold: float = 0.8
     fuzzy_margin: float = 0.1
+    #: A fallback identifier's hit whose label is less similar than this to every label the
+    #: element is known by is doubtful (and refused if the identifier is a bare position).
+    verify_threshold: float = 0.6
     #: Embedding stage: cosine similarity of sentence embeddings.
     embedding_threshold: float = 0.6
     embedding_margin: float = 0.06

@@ -1,7 +1,8 @@
 """String similarity with rapidfuzz: labels against node texts, resource names against each other.
 
-Scores are in [0, 1]. Labels use ``WRatio`` after case and punctuation folding, which scores a
-reworded label ("Save" / "Save changes") high and unrelated ones low; resource names are split
+Scores are in [0, 1]. Labels are compared after case and punctuation folding, whole (in any word
+order) or, scaled down, as a part of the other ("Save" / "Save changes"), so a reworded label
+still scores high, a view that shows exactly the label scores higher, and unrelated ones low; resource names are split
 into words first, so ``saveButton``, ``save_button`` and ``btn_save`` compare as the same words.
 """
 
@@ -44,11 +45,27 @@ def topic(name: str) -> str:
     return " ".join(kept)
 
 
+# A label found inside a longer one ("Save" in "Save changes") scores this share of a full match:
+# enough to pass a threshold, and a clear margin below a view that shows exactly the label.
+PARTIAL_SCALE = 0.85
+
+
 @lru_cache(maxsize=65536)
 def label_similarity(a: str, b: str) -> float:
-    if not a or not b:
+    """Whole-string similarity (in any word order), or a scaled-down partial one."""
+    pa, pb = default_process(a), default_process(b)
+    if not pa or not pb:
         return 0.0
-    return fuzz.WRatio(a, b, processor=default_process) / 100.0
+    if pa == pb:
+        return 1.0
+    whole = max(fuzz.ratio(pa, pb), fuzz.token_sort_ratio(pa, pb))
+    shorter, longer = sorted((len(pa), len(pb)))
+    partial = 0.0
+    if shorter >= 3:
+        partial = max(fuzz.partial_ratio(pa, pb), fuzz.token_set_ratio(pa, pb))
+        if longer > 8 * shorter:  # a word inside a paragraph says little
+            partial *= 0.7
+    return max(whole, PARTIAL_SCALE * partial) / 100.0
 
 
 # Naming-convention affixes that do not change what an id means (``btn_save``, ``save_view``).

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from rapidfuzz import fuzz, process
@@ -46,7 +47,7 @@ from tapir.dsl.api import Kind
 from tapir.dsl.errors import ActionError, DocumentError, ElementNotFound, UnknownElement
 from tapir.runtime.grounding.config import GroundingConfig
 from tapir.runtime.grounding.embedding import Embedder, default_embedder, embedding_status
-from tapir.runtime.grounding.fuzzy import label_similarity, node_strings, rid_similarity, topic, words
+from tapir.runtime.grounding.fuzzy import label_similarity, rid_similarity, topic, words
 from tapir.runtime.grounding.identifiers import Labels, evaluate, labels
 from tapir.runtime.grounding.items import item_nodes, match_attributes, match_text
 from tapir.runtime.grounding.result import Grounding, ScreenMatch
@@ -176,16 +177,23 @@ class Grounder:
     def _ground(self, element: Element, view: ScreenView, within: UINode | None, *, child: bool) -> Grounding | None:
         notes: list[str] = []
         within_id = within.id if within is not None else None
-        found = self._by_identifiers(element, view, within_id, notes)
+        found, doubtful = self._by_identifiers(element, view, within_id, child, notes)
         guessing = self.config.use_fuzzy or self.config.use_embedding
         if found is None and guessing and within is None and not self._screen_plausible(element, view.tree):
             match = self.identify_screen(view.tree)
             notes.append(f"no similarity search: {match.name} is showing, not {element.screen}")
+            found = doubtful
         elif found is None:
-            claimed = self._claims(element, view) if within is None else frozenset()
+            claimed = frozenset(self._claims(element, view).values()) if within is None else frozenset()
             if self.config.use_fuzzy:
                 found = self._by_fuzzy(element, view, within_id, child, claimed, notes)
-            if found is None and self.config.use_embedding:
+            if doubtful is not None:
+                # a doubtful identifier hit stands unless the labels clearly point elsewhere
+                if found is None or found.node.id == doubtful.node.id:
+                    found = doubtful
+                else:
+                    found = replace(found, detail=f"{found.detail} (instead of {doubtful.detail})")
+            elif found is None and self.config.use_embedding:
                 found = self._by_embedding(element, view, within_id, claimed, notes)
         self.last_detail = found.detail if found is not None else (
             f"{element.name} not found: " + "; ".join(notes) if notes else f"{element.name} not found")
@@ -198,37 +206,35 @@ class Grounder:
             return True
         return match.score_of(match.name) - match.score_of(element.screen) < self.config.screen_margin
 
-    def _claims(self, element: Element, view: ScreenView) -> frozenset[int]:
-        """Views that other elements of the element's screen find by their identifiers.
+    def _claims(self, element: Element, view: ScreenView, *, first_only: bool = False) -> dict[str, int]:
+        """Views that other elements of the element's screen find by their identifiers, by element.
 
         Fuzzy and embedding candidates exclude them: when "Max reminder duration" of the timer
         section is scrolled away, the alarm section's label of the same text belongs to the
-        alarm element and must not be taken for it.
+        alarm element and must not be taken for it. ``first_only`` keeps the views found by an
+        element's first (most precise) identifier: proof enough to refuse another element's
+        fallback XPath that lands there.
         """
-        cache: dict[str, dict[str, int]] = view.__dict__.setdefault("_claims", {})
+        cache: dict[str, dict[str, tuple[int, int]]] = view.__dict__.setdefault("_claims", {})
         screen = element.screen
         if screen not in cache:
-            owners: dict[str, int] = {}
+            owners: dict[str, tuple[int, int]] = {}
             doc_screen = self.document.screen(screen)
             for other in doc_screen.elements if doc_screen is not None else ():
                 if other.item_of is not None or other.kind in (Kind.LIST, Kind.SCROLLER):
                     continue
-                hit = self._identifier_hit(other, view, None, [])
+                hit = self._first_unique(other, view, None, [], 0)
                 if hit is not None:
-                    owners[other.name] = hit[1].id
+                    owners[other.name] = (hit[0], hit[1].id)
             cache[screen] = owners
-        return frozenset(nid for name, nid in cache[screen].items() if name != element.name)
+        return {name: nid for name, (index, nid) in cache[screen].items()
+                if name != element.name and (index == 0 or not first_only)}
 
-    def _by_identifiers(self, element: Element, view: ScreenView, within: int | None,
-                        notes: list[str]) -> Grounding | None:
-        hit = self._identifier_hit(element, view, within, notes)
-        return hit[0] if hit is not None else None
-
-    def _identifier_hit(self, element: Element, view: ScreenView, within: int | None,
-                        notes: list[str]) -> tuple[Grounding, UINode] | None:
-        """The identifier stage: the grounding and the node the XPath selected."""
-        skipped: list[str] = []
-        for index, identifier in enumerate(element.identifiers):
+    def _first_unique(self, element: Element, view: ScreenView, within: int | None, skipped: list[str],
+                      start: int) -> tuple[int, UINode] | None:
+        """The first identifier from ``start`` on whose hits act on one target, and its first hit."""
+        for index in range(start, len(element.identifiers)):
+            identifier = element.identifiers[index]
             try:
                 hits = evaluate(identifier, view, within=within)
             except DocumentError as exc:
@@ -241,18 +247,67 @@ class Grounder:
             if len(keys) > 1:
                 skipped.append(f"#{index} matches {len(keys)} views")
                 continue
-            node = target(view, hits[0], element.kind, strict=False) or hits[0]
-            note = f" after skipping {', '.join(skipped)}" if skipped else ""
-            return Grounding(node, "identifier", index, 1.0, None,
-                             f"identifier #{index} {identifier.xpath}{note}"), hits[0]
-        notes.append("identifiers: " + (", ".join(skipped) if skipped else "none matches"))
+            return index, hits[0]
         return None
+
+    def _by_identifiers(self, element: Element, view: ScreenView, within: int | None, child: bool,
+                        notes: list[str]) -> tuple[Grounding | None, Grounding | None]:
+        """The identifier stage: (a sure grounding, or a doubtful one for the fuzzy stage to check).
+
+        A fallback XPath (not the first) dropped some of the element's properties, so its hit is
+        checked: a view that another element's first XPath finds is that element's and is skipped;
+        a view whose label is unlike every label the element is known by is skipped when the XPath
+        is a bare position, and otherwise only doubtful.
+        """
+        skipped: list[str] = []
+        known = self.labels_of(element)
+        start = 0
+        while True:
+            found = self._first_unique(element, view, within, skipped, start)
+            if found is None:
+                notes.append("identifiers: " + (", ".join(skipped) if skipped else "none matches"))
+                return None, None
+            index, hit = found
+            identifier = element.identifiers[index]
+            node = target(view, hit, element.kind, strict=False) or hit
+            doubt = ""
+            if index > 0 and not child and within is None:
+                owner = next((name for name, nid in self._claims(element, view, first_only=True).items()
+                              if nid == hit.id), None)
+                if owner is not None:
+                    skipped.append(f"#{index} finds the view of {owner}")
+                    start = index + 1
+                    continue
+                shown = self._label_conflict(view, hit, node, known)
+                if shown is not None:
+                    if _positional(identifier.xpath):
+                        skipped.append(f"#{index} (a position) finds a view showing {shown!r}")
+                        start = index + 1
+                        continue
+                    doubt = f", but it shows {shown!r}"
+            note = f" after skipping {', '.join(skipped)}" if skipped else ""
+            grounding = Grounding(node, "identifier", index, 1.0, None,
+                                  f"identifier #{index} {identifier.xpath}{note}{doubt}")
+            return (None, grounding) if doubt else (grounding, None)
+
+    def _label_conflict(self, view: ScreenView, hit: UINode, node: UINode, known: Labels) -> str | None:
+        """The label a view shows when it is unlike every known label of the element, else None."""
+        if not known.words:
+            return None
+        strings = list(view.strings(hit))
+        for d in (node, *view.tree.descendants(node.id)[:30]):
+            strings.extend(s for s in view.strings(d) if s not in strings)
+        if not strings:
+            return None  # an icon: nothing to contradict
+        best = max(label_similarity(k, s) for k in known.words for s in strings)
+        return strings[0] if best < self.config.verify_threshold else None
 
     def _candidates(self, view: ScreenView, within: int | None, claimed: frozenset[int]) -> list[UINode]:
         tree = view.tree
         nodes = tree.nodes if within is None else (tree.node(within), *tree.descendants(within))
-        return [n for n in nodes
-                if n.visible and (n.text or n.content_desc or n.resource_id) and n.id not in claimed]
+        return [n for n in nodes if n.visible and n.id not in claimed and (
+            n.text or n.content_desc or n.resource_id
+            or (n.children and (n.clickable or n.long_clickable) and view.subtree_text(n.id)))]
 
     def _by_fuzzy(self, element: Element, view: ScreenView, within: int | None, child: bool,
                   claimed: frozenset[int], notes: list[str]) -> Grounding | None:
@@ -266,7 +321,7 @@ class Grounder:
             total = weight = 0.0
             factor = 1.0
             if known.words:
-                strings = node_strings(node)
+                strings = view.strings(node)
                 sl = max((label_similarity(k, s) for k in known.words for s in strings), default=0.0)
                 total += wl * sl
                 weight += wl
@@ -296,7 +351,7 @@ class Grounder:
         for node in self._candidates(view, within, claimed):
             if not eligible(view, node, element.kind):
                 continue
-            for s in node_strings(node):
+            for s in view.strings(node):
                 pool.append((s, node))
             if node.resource_id:
                 pool.append((words(node.resource_name), node))
@@ -378,6 +433,11 @@ class Grounder:
         self._list(list_element_name)
         child = self.element(child_element_name)
         return self._ground(child, self.view(tree), item, child=True)
+
+
+def _positional(xpath: str) -> bool:
+    """A bare path (``//FrameLayout/LinearLayout/button[3]``): no attribute or text test at all."""
+    return "@" not in xpath and "text()" not in xpath and "contains(" not in xpath
 
 
 def _describe(node: UINode) -> str:

@@ -20,6 +20,8 @@ from functools import cached_property
 from lxml import etree
 from tapir.runtime.hierarchy import HtmlView, UINode, UITree, html_view
 
+_SUBTREE_TEXT_CAP = 160
+
 
 def _flag(value: bool) -> str:
     return "true" if value else "false"
@@ -131,6 +133,30 @@ class ScreenView:
                     below[node.id] = found
                     break
         return below
+
+    @cached_property
+    def _subtree_text(self) -> dict[int, str]:
+        """Each node's and its descendants' texts run together, as upstream's ``text()`` XPaths
+        of containers have them ("Max reminder duration5 minutes"); capped in length."""
+        out: dict[int, str] = {}
+        for node in reversed(self.tree.nodes):
+            own = node.text[:50].strip() if node.visible else ""
+            text = own + "".join(out.get(c, "") for c in node.children)
+            out[node.id] = text[:_SUBTREE_TEXT_CAP]
+        return out
+
+    def subtree_text(self, node_id: int) -> str:
+        return self._subtree_text.get(node_id, "")
+
+    def strings(self, node: UINode) -> tuple[str, ...]:
+        """What a node shows: its text and description, and for a clickable container (a row,
+        a card) the texts inside it run together."""
+        own = tuple(s for s in (node.text.strip(), node.content_desc.strip()) if s)
+        if node.children and (node.clickable or node.long_clickable):
+            inner = self.subtree_text(node.id)
+            if inner and inner not in own:
+                return (*own, inner)
+        return own
 
     def editable_below(self, node_id: int) -> int | None:
         return self._editable_below.get(node_id)

@@ -1,0 +1,265 @@
+"""Backward-dependency navigation (Algorithm 1): path choice, chaining, fallbacks and bounds.
+
+The planner is tested against a scripted host (screens as a little state machine, no device),
+then end to end on the simulated Music app with its sample document.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from runtime_helpers import make_runtime
+from tapir.docgen.loader import load_document, loads_document
+from tapir.docgen.model import AppDocument, Step
+from tapir.dsl.errors import ScreenNotReached
+from tapir.dsl.interpreter import run_script
+from tapir.runtime.hierarchy.model import UITree
+from tapir.runtime.navigation import NavigationConfig, Navigator
+from tapir.runtime.settle import Observation
+from tapir.runtime.sim.apps import get_app
+
+REPO = Path(__file__).resolve().parent.parent
+MUSIC_DOC = REPO / "samples" / "music" / "music.yaml"
+
+DOC = """\
+format: 1
+app: {package: org.t, name: T, start_screen: home}
+screens:
+  home:
+    description: start
+    signature: {activity: .Home}
+    elements:
+      home__open_list:
+        kind: button
+        description: opens the list
+        identifiers: ["//node[@resource-id='a']"]
+        leads_to: items
+      home__menu:
+        kind: button
+        description: opens the menu
+        identifiers: ["//node[@resource-id='m']"]
+        leads_to: menu
+  items:
+    description: a list
+    signature: {activity: .Items}
+    elements:
+      items__open_detail:
+        kind: button
+        description: opens a detail
+        identifiers: ["//node[@resource-id='b']"]
+        leads_to: detail
+        paths: [[home__open_list.tap()]]
+  detail:
+    description: one item
+    signature: {activity: .Detail}
+    elements:
+      detail__title:
+        kind: text
+        description: title
+        identifiers: ["//node[@resource-id='c']"]
+        paths:
+          - [home__open_list.tap(), items__open_detail.tap()]
+          - [items__open_detail.tap()]
+      detail__edit:
+        kind: button
+        description: opens the editor
+        identifiers: ["//node[@resource-id='e']"]
+        leads_to: editor
+  editor:
+    description: editor
+    signature: {activity: .Editor}
+    elements:
+      editor__field:
+        kind: input
+        description: a field
+        identifiers: ["//node[@resource-id='f']"]
+        paths: [[detail__edit.tap()]]
+  menu:
+    description: a menu
+    signature: {activity: .Menu}
+    elements:
+      menu__settings:
+        kind: button
+        description: settings
+        identifiers: ["//node[@resource-id='s']"]
+        leads_to: settings
+  settings:
+    description: settings
+    signature: {activity: .Settings}
+    elements:
+      settings__dark:
+        kind: switch
+        description: dark theme
+        identifiers: ["//node[@resource-id='d']"]
+  orphan:
+    description: nothing leads here
+    signature: {activity: .Orphan}
+    elements:
+      orphan__thing:
+        kind: button
+        description: unreachable
+        identifiers: ["//node[@resource-id='o']"]
+        paths: [[settings__dark.tap()]]
+"""
+
+_EMPTY = UITree(nodes=(), roots=(), source="test")
+
+# screen -> {element tapped: next screen}; BACK goes to the parent
+GRAPH = {
+    "home": {"home__open_list": "items", "home__menu": "menu"},
+    "items": {"items__open_detail": "detail"},
+    "detail": {"detail__edit": "editor"},
+    "editor": {},
+    "menu": {"menu__settings": "settings"},
+    "settings": {"settings__dark": "settings"},
+}
+PARENT = {"items": "home", "detail": "items", "editor": "detail", "menu": "home", "settings": "home"}
+
+
+class ScriptedHost:
+    """Screens of ``GRAPH``; elements are present on their own screen only."""
+
+    def __init__(self, document: AppDocument, screen: str | None, package: str = "org.t") -> None:
+        self.document = document
+        self.screen = screen
+        self.package = package
+        self.seq = 0
+        self.done: list[str] = []
+
+    def observe(self) -> Observation:
+        self.seq += 1
+        return Observation(_EMPTY, self.screen, f"{self.package}:{self.screen}", self.package, self.seq)
+
+    def step_available(self, step: Step, obs: Observation) -> bool:
+        if step.target is None:
+            return True
+        el = self.document.element(step.target)
+        if el is None:
+            return obs.screen == step.target
+        return obs.package == "org.t" and obs.screen == el.screen
+
+    def run_step(self, step: Step, obs: Observation, span: object) -> Observation:
+        self.done.append(str(step))
+        if step.target is None or self.document.element(step.target) is None:
+            if self.screen == "home":
+                self.package, self.screen = "launcher", None
+            else:
+                self.screen = PARENT.get(self.screen or "", "home")
+        else:
+            self.screen = GRAPH[self.screen or ""].get(step.target, self.screen)
+        return self.observe()
+
+    def launch_app(self, span: object) -> Observation:
+        self.done.append("launch org.t")
+        self.package, self.screen = "org.t", "home"
+        return self.observe()
+
+
+@pytest.fixture(scope="module")
+def doc() -> AppDocument:
+    result = loads_document(DOC, "nav.yaml")
+    assert result.document is not None, result.problems
+    return result.document
+
+
+def _reach(doc: AppDocument, start: str | None, target: str, package: str = "org.t",
+           config: NavigationConfig | None = None) -> tuple[ScriptedHost, list[str]]:
+    host = ScriptedHost(doc, start, package)
+    el = doc.element(target)
+    assert el is not None
+    obs, nav = Navigator(host, config).reach(el, lambda o: o.screen == el.screen and o.package == "org.t")
+    assert obs.screen == el.screen
+    assert [s.step for s in nav.steps] == host.done
+    return host, host.done
+
+
+def test_already_there_does_nothing(doc: AppDocument) -> None:
+    _, done = _reach(doc, "detail", "detail__title")
+    assert done == []
+
+
+def test_the_path_with_an_available_step_closest_to_the_end_is_taken(doc: AppDocument) -> None:
+    # from items, [items__open_detail.tap()] (one step left) beats the longer path's second step
+    _, done = _reach(doc, "items", "detail__title")
+    assert done == ["items__open_detail.tap()"]
+    _, done = _reach(doc, "home", "detail__title")
+    assert done == ["home__open_list.tap()", "items__open_detail.tap()"]
+
+
+def test_a_path_is_chained_from_where_its_first_step_can_be_reached(doc: AppDocument) -> None:
+    # editor__field's only path starts on detail; detail's own paths start on home
+    _, done = _reach(doc, "home", "editor__field")
+    assert done == ["home__open_list.tap()", "items__open_detail.tap()", "detail__edit.tap()"]
+
+
+def test_leads_to_links_route_when_no_path_applies(doc: AppDocument) -> None:
+    _, done = _reach(doc, "home", "settings__dark")
+    assert done == ["home__menu.tap()", "menu__settings.tap()"]
+
+
+def test_back_is_the_fallback_and_the_app_is_relaunched_when_left(doc: AppDocument) -> None:
+    # from the editor no path or route leads to settings: BACK up to home, then the route
+    _, done = _reach(doc, "editor", "settings__dark")
+    assert done[:3] == ["back()", "back()", "back()"] and done[3:] == ["home__menu.tap()", "menu__settings.tap()"]
+    _, done = _reach(doc, None, "detail__title", package="launcher")
+    assert done[0] == "launch org.t" and done[1:] == ["home__open_list.tap()", "items__open_detail.tap()"]
+
+
+def test_failure_names_the_screen_and_what_was_tried(doc: AppDocument) -> None:
+    host = ScriptedHost(doc, "home")
+    el = doc.element("orphan__thing")
+    assert el is not None
+    with pytest.raises(ScreenNotReached) as info:
+        Navigator(host).reach(el, lambda o: o.screen == "orphan")
+    message = info.value.message
+    assert "'orphan'" in message and "$orphan__thing" in message
+    # the route to the path's first step, then the path itself, which leads nowhere
+    assert "tried route [home__menu.tap(), menu__settings.tap()]; [settings__dark.tap()]" in message
+    assert host.done[:3] == ["home__menu.tap()", "menu__settings.tap()", "settings__dark.tap()"]
+    assert message.endswith(f"the device shows {host.screen}")
+
+
+def test_navigation_is_bounded(doc: AppDocument) -> None:
+    host = ScriptedHost(doc, "home")
+    el = doc.element("orphan__thing")
+    assert el is not None
+    with pytest.raises(ScreenNotReached):
+        Navigator(host, NavigationConfig(max_steps=3, max_rounds=50)).reach(el, lambda o: o.screen == "orphan")
+    assert len(host.done) <= 3
+
+
+# ---------------------------------------------------------------------------------------------
+# On the simulated Music app
+
+
+@pytest.fixture(scope="module")
+def music_doc() -> AppDocument:
+    return load_document(MUSIC_DOC)
+
+
+def test_script_starting_elsewhere_navigates_through_document_paths(music_doc: AppDocument) -> None:
+    app = get_app("music")
+    rt, _, trace = make_runtime(app, music_doc)
+    result = run_script("$rename_playlist_dialog__name_input.set_text('Best of')\n"
+                        "$rename_playlist_dialog__rename_button.tap()", lambda: rt, output=None)
+    assert result.ok, result.error
+    assert [p.name for p in app.state.playlists][0] == "Best of"
+    steps = [r["step"] for r in trace.events("navigation")]
+    assert steps == ["songs_screen__playlists_tab.tap()", "playlists_screen__playlist_list.tap()",
+                     "playlist_screen__more_options_button.tap()",
+                     "playlist_menu__options.match('Rename').tap()"]
+    first = trace.events("action")[0]
+    assert first["navigation"] == steps and first["grounded"].startswith("navigation+")
+    assert first["screen_before"] == "songs_screen"
+
+
+def test_app_in_the_background_is_launched_first(music_doc: AppDocument) -> None:
+    app = get_app("music")
+    rt, sim, trace = make_runtime(app, music_doc, foreground=False)
+    assert sim.current_package != app.package
+    result = run_script("print($settings_screen__theme_value.get_text())", lambda: rt, output=None)
+    assert result.ok, result.error
+    assert result.printed == ("White",)
+    assert [r["step"] for r in trace.events("navigation")][0] == "launch org.tapir.music"
+    assert app.current_screen == "settings"

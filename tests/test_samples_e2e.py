@@ -1,0 +1,166 @@
+"""Every sample script runs on a fresh simulated device through the real adb path.
+
+Each ``samples/<app>/*.tap`` is run the way ``tapir run SCRIPT --device sim:<app>`` runs it: a
+simulator behind a real adb server (one private server for the module), the real
+``AdbDevice``, the grounding core and the sample document. The test asserts that the script
+finished and, from the simulated app's own state, that it did what it says.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tapir.docgen.symbols import build_symbols
+from tapir.dsl.errors import DeviceError
+from tapir.dsl.interpreter import RunResult, run_script
+from tapir.runtime.connect import connect, connection_for
+from tapir.runtime.session import DeviceRuntime
+from tapir.runtime.sim.launch import find_adb, free_port, kill_adb_server, start_adb_server
+
+pytestmark = [pytest.mark.adb, pytest.mark.timeout(180)]
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLES = REPO / "samples"
+SCRIPTS = sorted(p for p in SAMPLES.rglob("*.tap") if "generated" not in p.parts)
+#: Hierarchy dumps per device input, on average over the samples (issue 5's target).
+DUMPS_PER_ACTION_TARGET = 1.5
+
+
+# -- what each sample must leave behind, read from the app's state ---------------------------------
+
+def _music_play_song(app: Any, run: RunResult) -> None:
+    assert app.state.song(app.state.now_playing).title == "Lanterns" and app.state.playing
+
+
+def _music_add_artist(app: Any, run: RunResult) -> None:
+    playlist = next(p for p in app.state.playlists if p.name == "Harbor Lane")
+    by_artist = {s.id for s in app.state.songs if s.artist == "Harbor Lane"}
+    assert set(playlist.songs) == by_artist and len(playlist.songs) == len(by_artist) == 6
+
+
+def _music_dark_theme(app: Any, run: RunResult) -> None:
+    assert (app.state.theme, app.state.sort) == ("Dark", "Artist")
+
+
+def _music_longest_song(app: Any, run: RunResult) -> None:
+    longest = max(app.state.songs, key=lambda s: s.duration)
+    assert app.state.now_playing == longest.id
+    assert run.printed == (f"longest of {len(app.state.songs)} songs: {longest.title} ({longest.duration} s)",)
+
+
+def _music_rename_playlist(app: Any, run: RunResult) -> None:
+    assert [p.name for p in app.state.playlists] == ["Morning run", "Road trip"]
+
+
+def _music_shuffle_playlist(app: Any, run: RunResult) -> None:
+    road = next(p for p in app.state.playlists if p.name == "Road trip")
+    assert app.state.shuffle and app.state.playing and app.state.now_playing == road.songs[0]
+
+
+def _clock_add_alarm(app: Any, run: RunResult) -> None:
+    assert any((a.hour, a.minute, a.enabled) == (7, 30, True) for a in app.state.alarms)
+
+
+def _clock_enable_all(app: Any, run: RunResult) -> None:
+    assert app.state.alarms and all(a.enabled for a in app.state.alarms)
+
+
+def _contacts_add(app: Any, run: RunResult) -> None:
+    grace = [c for c in app.state.contacts if c.name == "Grace Hopper"]
+    assert len(grace) == 1 and grace[0].phone == "+1 555 0199"
+
+
+def _contacts_favourite(app: Any, run: RunResult) -> None:
+    assert next(c for c in app.state.contacts if c.name == "Ben Okafor").favourite
+
+
+def _notes_tick(app: Any, run: RunResult) -> None:
+    items = {i.text: i.checked for i in next(n for n in app.state.notes if n.title == "Shopping list").items}
+    assert items["Bread"] is True and "Butter" in items
+
+
+def _notes_write(app: Any, run: RunResult) -> None:
+    note = next(n for n in app.state.notes if n.title == "Call the plumber")
+    assert note.body == "Kitchen tap drips; ask about Tuesday."
+
+
+STATE_CHECKS: dict[str, Callable[[Any, RunResult], None]] = {
+    "music/play_song.tap": _music_play_song,
+    "music/add_artist_to_playlist.tap": _music_add_artist,
+    "music/dark_theme.tap": _music_dark_theme,
+    "music/longest_song.tap": _music_longest_song,
+    "music/rename_playlist.tap": _music_rename_playlist,
+    "music/shuffle_playlist.tap": _music_shuffle_playlist,
+    "clock/add_alarm.tap": _clock_add_alarm,
+    "clock/enable_all_alarms.tap": _clock_enable_all,
+    "contacts/add_contact.tap": _contacts_add,
+    "contacts/favourite_contact.tap": _contacts_favourite,
+    "notes/tick_shopping_item.tap": _notes_tick,
+    "notes/write_note.tap": _notes_write,
+}
+
+#: (dumps, device inputs) of each sample run, for the average checked at the end.
+_COUNTS: dict[str, tuple[int, int]] = {}
+
+
+@pytest.fixture(scope="module")
+def adb_port() -> Iterator[int]:
+    try:
+        find_adb()
+    except DeviceError as exc:
+        pytest.skip(str(exc))
+    saved = os.environ.get("ADBUTILS_ADB_PATH")
+    os.environ["ADBUTILS_ADB_PATH"] = "/bin/false"  # adbutils must never start a stray server
+    port = free_port()
+    start_adb_server(port)
+    try:
+        yield port
+    finally:
+        kill_adb_server(port)
+        if saved is None:
+            os.environ.pop("ADBUTILS_ADB_PATH", None)
+        else:
+            os.environ["ADBUTILS_ADB_PATH"] = saved
+
+
+def test_there_are_samples_for_the_required_cases() -> None:
+    names = {p.relative_to(SAMPLES).as_posix() for p in SCRIPTS}
+    assert {"music/longest_song.tap", "music/rename_playlist.tap", "music/play_song.tap"} <= names
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=[p.relative_to(SAMPLES).as_posix() for p in SCRIPTS])
+def test_sample_runs_on_its_simulated_app(script: Path, adb_port: int) -> None:
+    name = script.relative_to(SAMPLES).as_posix()
+    source = script.read_text(encoding="utf-8")
+    conn = connection_for(script, source, device=f"sim:{script.parent.name}", doc=None)
+    conn = replace(conn, adb_port=adb_port)
+    made: list[DeviceRuntime] = []
+
+    def factory() -> DeviceRuntime:
+        rt = connect(conn)
+        made.append(rt)
+        return rt
+
+    result = run_script(source, factory, output=None, symbols=build_symbols(conn.document), filename=str(script))
+    assert result.error is None, result.error.render()
+    [rt] = made
+    assert rt.simulator is not None and rt.simulator.state() is None  # stopped and disconnected
+    app = rt.simulator.device.app(conn.document.app.package)
+    check = STATE_CHECKS.get(name)
+    if check is not None:
+        check(app, result)
+    assert rt.stats.device_actions > 0
+    _COUNTS[name] = (rt.stats.dumps, rt.stats.device_actions)
+
+
+def test_dumps_per_action_over_the_samples() -> None:
+    if len(_COUNTS) < len(SCRIPTS):
+        pytest.skip("needs every sample run in this session")
+    dumps = sum(d for d, _ in _COUNTS.values())
+    actions = sum(a for _, a in _COUNTS.values())
+    assert dumps / actions <= DUMPS_PER_ACTION_TARGET, _COUNTS
