@@ -134,7 +134,8 @@ class AstBuilder:
 
     def _sp(self, item: Any) -> Span:
         if isinstance(item, Token):
-            return Span(item.line, item.column, item.end_line, item.end_column)
+            # (Lark types token positions as optional; its lexer always sets them)
+            return Span(item.line or 1, item.column or 1, item.end_line or 1, item.end_column or 1)
         return self._outer(item)
 
     def _range(self, first: Any, last: Any) -> Span:
@@ -150,14 +151,14 @@ class AstBuilder:
         items = [c for c in children if c is not None and not isinstance(c, (list, tuple))]
         return self._range(items[0], items[-1])
 
-    @staticmethod
-    def _in_token(tok: Token, offset: int) -> tuple[int, int]:
+    def _in_token(self, tok: Token, offset: int) -> tuple[int, int]:
         """Script position of the character at ``offset`` in the token's text."""
         text = str(tok)
+        start = self._sp(tok)
         newlines = text.count("\n", 0, offset)
         if newlines == 0:
-            return tok.line, tok.column + offset
-        return tok.line + newlines, offset - text.rfind("\n", 0, offset)
+            return start.line, start.column + offset
+        return start.line + newlines, offset - text.rfind("\n", 0, offset)
 
     def _token_range(self, tok: Token, start: int, end: int) -> Span:
         line, col = self._in_token(tok, start)
@@ -236,10 +237,6 @@ class AstBuilder:
 
     def assert_stmt(self, children: list[Any]) -> Assert:
         return Assert(self._whole(children), children[1], children[3])
-
-    @staticmethod
-    def _body_end(body: tuple[Stmt, ...]) -> Span:
-        return body[-1].span
 
     def if_stmt(self, children: list[Any]) -> If:
         keyword, test, _colon, body, *rest = children
@@ -404,7 +401,7 @@ class AstBuilder:
             return items[0]
         return TupleExpr(self._whole(children), tuple(items))
 
-    def slice(self, children: list[Any]) -> Slice:
+    def slice_item(self, children: list[Any]) -> Slice:
         lower, _colon, upper = children[0], children[1], children[2]
         step = children[4] if len(children) > 4 else None
         return Slice(self._whole(children), lower, upper, step)
@@ -427,7 +424,7 @@ class AstBuilder:
         self._paren[id(inner)] = (inner, outer)
         return inner  # type: ignore[no-any-return]
 
-    def list(self, children: list[Any]) -> ListExpr:
+    def list_display(self, children: list[Any]) -> ListExpr:
         return ListExpr(self._range(children[0], children[2]), tuple(children[1] or ()))
 
     def list_items(self, children: list[Any]) -> list[Any]:
@@ -436,7 +433,7 @@ class AstBuilder:
     def listcomp(self, children: list[Any]) -> ListComp:
         return ListComp(self._range(children[0], children[3]), children[1], tuple(children[2]))
 
-    def dict(self, children: list[Any]) -> DictExpr:
+    def dict_display(self, children: list[Any]) -> DictExpr:
         items = children[1] or ()
         span = self._range(children[0], children[2])
         return DictExpr(span, tuple(k for k, _ in items), tuple(v for _, v in items))
@@ -458,7 +455,7 @@ class AstBuilder:
     def genexp(self, children: list[Any]) -> Any:
         raise self._refused(children, "generator expressions", "use a list comprehension: [x for x in items]")
 
-    def set(self, children: list[Any]) -> Any:
+    def set_display(self, children: list[Any]) -> Any:
         raise self._refused(children, "set literals", "use a list: [a, b]")
 
     def setcomp(self, children: list[Any]) -> Any:

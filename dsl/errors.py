@@ -90,11 +90,14 @@ class TapirError(Exception):
         if self.span is not None and self.source is not None:
             src_lines = self.source.splitlines()
             if 1 <= self.span.line <= len(src_lines):
-                text = src_lines[self.span.line - 1].expandtabs(4)
+                raw = src_lines[self.span.line - 1]
+                text = raw.expandtabs(4)
                 lines.append(f"    {text}")
-                start = max(self.span.column - 1, 0)
+                # Columns count characters of the raw line; the caret must sit under the expanded one.
+                start = len(raw[: max(self.span.column - 1, 0)].expandtabs(4))
                 if self.span.end_line == self.span.line:
-                    width = max(self.span.end_column - self.span.column, 1)
+                    end = len(raw[: max(self.span.end_column - 1, 0)].expandtabs(4))
+                    width = max(end - start, 1)
                 else:
                     width = max(len(text) - start, 1)
                 lines.append("    " + " " * start + "^" * width)

@@ -3,10 +3,13 @@
     from tapir.dsl.parser import parse
     module = parse(source, "x.tap")
 
-Pipeline: Lark's basic lexer -> ``TapirIndenter`` (Python's indentation rules, brackets, refused
-constructs) -> Lark's LALR parser fed token by token (so a failure can be explained with the
-lexer's state at that point) -> ``AstBuilder``. Every failure is a ``TapirSyntaxError`` (or its
-subclass ``UnsupportedConstruct``) carrying the span, the file name and the source.
+Pipeline: Lark's basic lexer -> ``_TokenStream``, the postlexer (Python's indentation rules,
+bracket matching, early refusal of import/class/lambda/...) -> Lark's LALR parser, fed token by
+token so that a failure can be explained with the token stream's state at that point, calling
+``AstBuilder`` on each reduction (no parse tree is built). Every failure is a
+``TapirSyntaxError`` (or its subclass ``UnsupportedConstruct``) carrying the span, the file name
+and the source. The compiled grammar is cached by Lark in the temporary directory, so a new
+process loads it in milliseconds.
 """
 
 from __future__ import annotations
@@ -102,13 +105,14 @@ class _TokenStream:
                 prev_type = t
                 yield from self._indentation(tok)
                 continue
-            if prev_type is None and tok.column > 1:
+            at = token_span(tok)
+            if prev_type is None and at.column > 1:
                 raise TapirSyntaxError(
-                    "unexpected indent", Span(tok.line, 1, tok.line, tok.column),
+                    "unexpected indent", Span(at.line, 1, at.line, at.column),
                     hint="the first line of a script is not indented",
                 )
             self.enclosing = tuple(brackets) if brackets or t in _OPEN else ()
-            if last is None or prev_type == "_NEWLINE" or tok.line > last.end_line:
+            if last is None or prev_type == "_NEWLINE" or at.line > token_span(last).end_line:
                 self.line_first = tok
             if t in _OPEN:
                 if len(brackets) >= MAX_BRACKET_DEPTH:
@@ -119,9 +123,9 @@ class _TokenStream:
                     raise TapirSyntaxError(f"unmatched '{tok}'", token_span(tok))
                 opener = brackets.pop()
                 if _PAIR[str(opener)] != str(tok):
+                    opened = token_span(opener)
                     raise TapirSyntaxError(
-                        f"'{tok}' does not match '{opener}' opened at {opener.line}:{opener.column}",
-                        token_span(tok),
+                        f"'{tok}' does not match '{opener}' opened at {opened.line}:{opened.column}", at
                     )
             elif t == "NAME" or t == "WALRUS" or t == "AT":
                 refused = refused_token(tok)
@@ -137,14 +141,15 @@ class _TokenStream:
             last = tok
         if brackets:
             b = brackets[-1]
-            raise TapirSyntaxError(f"unclosed '{b}' opened at {b.line}:{b.column}", token_span(b))
+            opened = token_span(b)
+            raise TapirSyntaxError(f"unclosed '{b}' opened at {opened.line}:{opened.column}", opened)
         if last is not None and prev_type != "_NEWLINE":
             # the text ended without a newline token (a backslash continuation): end the statement
             yield Token.new_borrow_pos("_NEWLINE", "\n", last)
         while len(self.indents) > 1:
             self.indents.pop()
-            line, col = (last.end_line, last.end_column) if last is not None else (1, 1)
-            yield Token("_DEDENT", "", 0, line, col, line, col, 0)
+            end = token_span(last) if last is not None else Span(1, 1, 1, 1)
+            yield Token("_DEDENT", "", 0, end.end_line, end.end_column, end.end_line, end.end_column, 0)
 
     def _indentation(self, nl: Token) -> Iterator[Token]:
         """_INDENT/_DEDENT for the line after the newline token ``nl``."""
@@ -158,7 +163,8 @@ class _TokenStream:
             elif ch == "\t":
                 col = (col // 8 + 1) * 8
                 alt += 1
-        line, column = nl.end_line, nl.end_column
+        here = token_span(nl)
+        line, column = here.end_line, here.end_column
         indents = self.indents
         top_col, top_alt = indents[-1]
         if col == top_col:
@@ -302,6 +308,8 @@ def _end_position(source: str) -> tuple[int, int]:
 def parse(source: str, filename: str = "<script>") -> Module:
     """Parse a Tapir script. Raises ``TapirSyntaxError`` (or ``UnsupportedConstruct``)."""
     text = source.replace("\r\n", "\n").replace("\r", "\n")
+    if text.startswith("\ufeff"):  # a byte-order mark some editors write; invisible, so not a column
+        text = text[1:]
     _, _, builder = _lark()
     builder.reset()
     try:

@@ -121,7 +121,8 @@ _OPENING = {"LPAR", "LSQB", "LBRACE"}
 
 
 def token_span(tok: Token) -> Span:
-    return Span(tok.line, tok.column, tok.end_line, tok.end_column)
+    """Where a token is (Lark types positions as optional; its lexer always sets them)."""
+    return Span(tok.line or 1, tok.column or 1, tok.end_line or 1, tok.end_column or 1)
 
 
 def describe(tok: Token) -> str:
@@ -220,24 +221,27 @@ def unexpected_token(
     in the `$screen:element` spelling.
     """
     t = tok.type
-    at_line_start = prev is None or prev.type in _BOUNDARIES or tok.line > prev.end_line
+    at = token_span(tok)
+    at_line_start = prev is None or prev.type in _BOUNDARIES or at.line > token_span(prev).end_line
     found = describe(tok)
 
     # A bracket left open runs into the next statement: its line starts no further right than
     # the line with the bracket (or starts with a statement keyword).
     if open_brackets:
         b = open_brackets[-1]
-        first = line_first if line_first is not None and line_first.line == tok.line else tok
+        opened = token_span(b)
+        first = line_first if line_first is not None and token_span(line_first).line == at.line else tok
+        where = token_span(first)
         if t == "$END" or (
-            b.line < first.line
-            and (first.type in _STATEMENT_KEYWORDS or first.column <= _line_indent_column(source, b.line))
+            opened.line < where.line
+            and (first.type in _STATEMENT_KEYWORDS or where.column <= _line_indent_column(source, opened.line))
         ):
-            return TapirSyntaxError(f"unclosed '{b}' opened at {b.line}:{b.column}", token_span(b))
+            return TapirSyntaxError(f"unclosed '{b}' opened at {opened.line}:{opened.column}", opened)
 
     if t == "_INDENT":
         return TapirSyntaxError(
             "unexpected indent",
-            Span(tok.line, 1, tok.line, max(tok.column, 2)),
+            Span(at.line, 1, at.line, max(at.column, 2)),
             hint="only the lines of a block (after a line ending in ':') are indented",
         )
 
@@ -245,7 +249,7 @@ def unexpected_token(
     if "_INDENT" in expected and expected <= {"_INDENT", "$END"}:
         # the stack still holds the block's header: its nearest keyword is the one that opened it
         kw = _nearest(list(stack), set(_BLOCK_NAMES))
-        what = f"{_BLOCK_NAMES[kw.type]} on line {kw.line}" if kw is not None else "':'"
+        what = f"{_BLOCK_NAMES[kw.type]} on line {token_span(kw).line}" if kw is not None else "':'"
         return TapirSyntaxError(f"expected an indented block after {what}", token_span(tok))
 
     if t in ("ELSE", "ELIF"):
@@ -272,7 +276,7 @@ def unexpected_token(
             hint = "to compare two values use '=='"
         elif header.type == "ELSE" and t == "IF":
             hint = "write 'elif'"
-        elif colon_element is not None and colon_element.line == tok.line:
+        elif colon_element is not None and token_span(colon_element).line == at.line:
             name = str(colon_element)[1:].replace(":", "__", 1)
             hint = f"'{colon_element}' was read as the element ${name}; put a space after ':'"
         return TapirSyntaxError(
@@ -303,12 +307,14 @@ def unexpected_token(
         return TapirSyntaxError(f"expected a statement, found {found}", token_span(tok))
 
     hint = None
-    if colon_element is not None and colon_element.line == tok.line:
+    if colon_element is not None and token_span(colon_element).line == at.line:
         name = str(colon_element)[1:].replace(":", "__", 1)
         hint = f"'{colon_element}' was read as the element ${name}; put a space after ':' if that was not meant"
     if t == "EQUAL" and "NAME" in expected:
         hint = "to compare two values use '=='"
-    elif prev is not None and prev.type == "ELEMENT" and (prev.end_line, prev.end_column) == (tok.line, tok.column):
+    elif prev is not None and prev.type == "ELEMENT" and (token_span(prev).end_line, token_span(prev).end_column) == (
+        at.line, at.column
+    ):
         hint = f"the element name ends before '{str(tok)[:1]}': names hold only letters, digits, '_' and '%'"
     return TapirSyntaxError(f"expected {_expected_words(expected)}, found {found}", token_span(tok), hint=hint)
 

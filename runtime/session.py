@@ -185,6 +185,12 @@ def _editable_node(tree: UITree, node: UINode) -> UINode | None:
     return None
 
 
+def action_label(tree: UITree, node: UINode) -> str:
+    """What a person would call the view acted on: its text (as AutoDroid-V2's HTML shows it, cut
+    to 50 characters), else its description, else the first text inside it."""
+    return node.text[:50].strip() or node.content_desc.strip() or node_text(tree, node)[:50].strip()
+
+
 def _describe_query(query: Any) -> str:
     return repr(query) if isinstance(query, str) else str(dict(query) if not isinstance(query, dict) else query)
 
@@ -472,6 +478,10 @@ class DeviceRuntime:
             if node is None:
                 raise ElementNotFound(f"navigation step {step}: ${el.name} is not on the screen", span)
             record["bounds"] = list(_bounds(node.bounds))
+            record["action"] = step.action
+            record["label"] = action_label(obs.tree, node)
+            if step.action == "set_text":
+                record["text_typed"] = step.args[0] if step.args else ""
             after = self._act_on_step(step, el, node, obs, span)
         self.stats.navigation_steps += 1
         record.update({
@@ -837,18 +847,41 @@ class DeviceRuntime:
             raise ActionError(f"{handle} is not visible (bounds {node.bounds})", span)
 
     def _tap_point(self, node: UINode, obs: Observation) -> tuple[int, int]:
-        """The centre of the visible part of the node (inside its list when it is an item)."""
+        """Where to touch the node: the centre of its label when it is a container without text
+        of its own (a row around a title), else its centre; always inside the visible part of
+        the node, the screen and the scroll view around it.
+
+        A label inside the node that no other clickable view owns passes the touch to the node
+        on any phone, and it is where a person (and a recording of one) touches."""
         tree = obs.tree
-        area = node.bounds
-        screen = Bounds(0, 0, tree.width or area.x2, tree.height or area.y2)
-        area = clip(area, screen) if clip(area, screen).area else area
+        screen = Bounds(0, 0, tree.width or node.bounds.x2, tree.height or node.bounds.y2)
+        visible = clip(node.bounds, screen) if clip(node.bounds, screen).area else node.bounds
         for a in tree.ancestors(node.id):
             if a.scrollable and a.bounds.area:
-                inner = clip(area, a.bounds)
+                inner = clip(visible, a.bounds)
                 if inner.area:
-                    area = inner
+                    visible = inner
                 break
-        return area.center
+        if not node.text and not node.content_desc:
+            label = self._label_node(tree, node)
+            if label is not None:
+                spot = clip(label.bounds, visible)
+                if spot.area:
+                    return spot.center
+        return visible.center
+
+    @staticmethod
+    def _label_node(tree: UITree, node: UINode) -> UINode | None:
+        """The first text inside ``node`` whose touches ``node`` itself would receive."""
+        for d in tree.descendants(node.id):
+            if not (d.visible and d.text and d.bounds.area):
+                continue
+            owner: UINode | None = d
+            while owner is not None and owner.id != node.id and not (owner.clickable or owner.checkable):
+                owner = tree.parent(owner.id)
+            if owner is not None and owner.id == node.id:
+                return d
+        return None
 
     def _swipe(self, bounds: Bounds, direction: str, c: _Call | None) -> None:
         fraction = self.config.page_fraction if direction.startswith("page_") else self.config.swipe_fraction
@@ -1005,6 +1038,7 @@ class DeviceRuntime:
                 record["detail"] = t.detail
             record["bounds"] = list(_bounds(t.node.bounds))
             record["text"] = node_text(t.obs.tree, t.node) or None
+            record["label"] = action_label(t.obs.tree, t.node)
         if c.point is not None:
             record["point"] = list(c.point)
         if c.navigation is not None and c.navigation.steps:

@@ -10,8 +10,9 @@ import pytest
 from cpython_oracle import python_form, substitute_elements, tapir_form
 from tapir.cli import main
 from tapir.dsl import ast as T
+from tapir.dsl.ast_builder import AstBuilder
 from tapir.dsl.errors import Span, TapirSyntaxError, UnsupportedConstruct
-from tapir.dsl.parser import parse
+from tapir.dsl.parser import _lark, parse
 
 
 def body(source: str) -> str:
@@ -225,6 +226,19 @@ def test_every_span_agrees_with_cpython() -> None:
     )
     module = parse(source)
     assert tapir_form(module) == python_form(substitute_elements(source, module))
+
+
+def test_every_grammar_rule_has_an_ast_callback() -> None:
+    # a rule without a callback would silently hand Lark trees to the AST builder
+    lark = _lark()[0]
+    names = set()
+    for rule in lark.rules:
+        name = str(rule.alias or rule.origin.name)
+        inlined = rule.options.expand1 and len(rule.expansion) == 1 and rule.alias is None
+        if not name.startswith("_") and not inlined:
+            names.add(name)
+    assert {"call", "name", "element", "strings", "if_stmt", "file_input", "fexpr"} <= names
+    assert sorted(n for n in names if not callable(getattr(AstBuilder, n, None))) == []
 
 
 def test_parsing_is_thread_safe() -> None:

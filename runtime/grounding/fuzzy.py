@@ -15,6 +15,10 @@ from rapidfuzz import fuzz
 from rapidfuzz.utils import default_process
 from tapir.runtime.hierarchy import UINode
 
+#: Labels are compared on their first characters only: upstream writes a container's whole text
+#: into its XPath, and ``ScreenView.strings`` caps a container's text at the same length.
+LABEL_CAP = 160
+
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SPLIT = re.compile(r"[_\W]+")
 _SPACE = re.compile(r"\s+")

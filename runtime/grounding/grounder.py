@@ -36,6 +36,7 @@ renders it once.
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import replace
@@ -57,6 +58,7 @@ from tapir.runtime.grounding.targets import eligible, target, target_key
 from tapir.runtime.hierarchy import UINode, UITree
 
 _VIEW_CACHE = 8
+_LETTERS = re.compile(r"[^\W\d_]")
 # Weights of label and resource-id evidence in the fuzzy score. A list item's child shows data
 # (a song title) that differs from item to item, so its resource id carries the evidence.
 _WEIGHTS = (0.65, 0.35)
@@ -292,14 +294,16 @@ class Grounder:
 
     def _label_conflict(self, view: ScreenView, hit: UINode, node: UINode, known: Labels) -> str | None:
         """The label a view shows when it is unlike every known label of the element, else None."""
-        if not known.words:
+        # values (a time, a percentage, a count) change by nature; only worded labels can conflict
+        worded = [k for k in known.words if len(_LETTERS.findall(k)) >= 2]
+        if not worded:
             return None
         strings = list(view.strings(hit))
         for d in (node, *view.tree.descendants(node.id)[:30]):
             strings.extend(s for s in view.strings(d) if s not in strings)
         if not strings:
             return None  # an icon: nothing to contradict
-        best = max(label_similarity(k, s) for k in known.words for s in strings)
+        best = max(label_similarity(k, s) for k in worded for s in strings)
         return strings[0] if best < self.config.verify_threshold else None
 
     def _candidates(self, view: ScreenView, within: int | None, claimed: frozenset[int]) -> list[UINode]:

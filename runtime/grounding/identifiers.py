@@ -21,10 +21,12 @@ from dataclasses import dataclass
 from lxml import etree
 from tapir.docgen.model import Dialect, Identifier
 from tapir.dsl.errors import DocumentError
+from tapir.runtime.grounding.fuzzy import LABEL_CAP
 from tapir.runtime.grounding.screen_view import ScreenView
 from tapir.runtime.hierarchy import UINode
 
 _COMPILED: dict[str, etree.XPath | DocumentError] = {}
+
 
 # ``@attr = 'v'`` / ``text() = "v"`` / ``contains(@attr, 'v')``. Upstream documents also carry
 # ``and alt="<text>"`` (a child test, an upstream bug: the value is the element's text).
@@ -145,7 +147,7 @@ def labels(identifiers: Iterable[Identifier]) -> Labels:
     for ident in identifiers:
         for m in _LITERAL.finditer(ident.xpath):
             attr, value = m.group(1), m.group(2) if m.group(2) is not None else m.group(3)
-            value = value.strip()
+            value = value.strip()[:LABEL_CAP]
             if not value:
                 continue
             if attr in _TEXT_ATTRS:

@@ -18,9 +18,8 @@ from collections.abc import Mapping
 from functools import cached_property
 
 from lxml import etree
+from tapir.runtime.grounding.fuzzy import LABEL_CAP
 from tapir.runtime.hierarchy import HtmlView, UINode, UITree, html_view
-
-_SUBTREE_TEXT_CAP = 160
 
 
 def _flag(value: bool) -> str:
@@ -142,7 +141,7 @@ class ScreenView:
         for node in reversed(self.tree.nodes):
             own = node.text[:50].strip() if node.visible else ""
             text = own + "".join(out.get(c, "") for c in node.children)
-            out[node.id] = text[:_SUBTREE_TEXT_CAP]
+            out[node.id] = text[:LABEL_CAP]
         return out
 
     def subtree_text(self, node_id: int) -> str:
