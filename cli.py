@@ -373,7 +373,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     from tapir.dsl.budget import Budgets
     from tapir.dsl.interpreter import run_script
-    from tapir.runtime.connect import connection_for, doc_comment
+    from tapir.runtime.connect import connection_for, doc_comment, find_document
 
     path = Path(args.script)
     if not path.is_file():
@@ -387,14 +387,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if value is not None and value <= 0:
             raise UsageError(f"{flag} must be positive")
     symbols, connection = None, None
-    if args.doc or args.device or doc_comment(source):
-        # the document: --doc, else the script's `# doc: app.yaml` first line (needed with a device)
-        connection = connection_for(path, source, device=args.device, doc=args.doc, trace=args.trace)
+    if args.trace and not args.device:
+        raise UsageError("--trace needs a device run (--device)")
+    # the document: --doc, else the script's `# doc: app.yaml` first line (required with a device)
+    if args.device:
         from tapir.docgen.symbols import build_symbols
 
+        connection = connection_for(path, source, device=args.device, doc=args.doc, trace=args.trace)
         symbols = build_symbols(connection.document)
-    elif args.trace:
-        raise UsageError("--trace needs a device run (--device)")
+    elif args.doc or doc_comment(source):
+        from tapir.docgen.symbols import load_symbols  # a document or a compiled symbol table
+
+        symbols = load_symbols(find_document(path, source, args.doc))
     budgets = Budgets().replace(max_actions=args.max_actions, max_steps=args.max_steps, timeout_s=args.timeout)
     result = run_script(source, _run_runtime_factory(args, connection), budgets,
                         output=lambda line: print(line, flush=True),

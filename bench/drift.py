@@ -286,8 +286,9 @@ def _views(tree: UITree) -> Views:
             "temp_id": n.id, "parent": n.parent if n.parent is not None else -1, "children": list(n.children),
             "class": n.class_name, "resource_id": n.resource_id, "text": n.text, "content_description": n.content_desc,
             "bounds": [[n.bounds.x1, n.bounds.y1], [n.bounds.x2, n.bounds.y2]], "package": n.package,
-            "clickable": n.clickable, "long_clickable": n.long_clickable, "checkable": n.checkable, "checked": n.checked,
-            "selected": n.selected, "scrollable": n.scrollable, "editable": n.editable, "focusable": n.focusable,
+            "clickable": n.clickable, "long_clickable": n.long_clickable, "checkable": n.checkable,
+            "checked": n.checked, "selected": n.selected, "scrollable": n.scrollable, "editable": n.editable,
+            "focusable": n.focusable,
             "focused": n.focused, "enabled": n.enabled, "visible": n.visible, "is_password": n.password,
         }
     return out

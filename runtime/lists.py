@@ -185,12 +185,11 @@ class ListState:
     def reconcile(self, view: ListView, generation: int) -> bool:
         """The list seen again after other actions: align it with what was known. False when
         nothing overlaps (different content: the caller starts afresh)."""
-        if view.sigs:
-            offset = align(self.sigs, list(view.sigs), self.window[0])
-            if offset >= len(self.sigs):
-                return False
-        else:
-            offset = 0
+        if not view.sigs or not view.area.scrollable:
+            return False  # the whole list is in view: nothing older is needed
+        offset = align(self.sigs, list(view.sigs), self.window[0])
+        if offset >= len(self.sigs):
+            return False
         self.generation = generation
         self.matches.clear()
         self.place(view, offset, generation)

@@ -242,7 +242,11 @@ class Navigator:
             if target is None or target.name in chained or target.screen == obs.screen:
                 continue
             chained.add(target.name)
-            reached = self._reach(target, lambda o, s=first: self.host.step_available(s, o), span, nav, depth + 1)
+
+            def can_start(o: Observation, step: Step = first) -> bool:
+                return self.host.step_available(step, o)
+
+            reached = self._reach(target, can_start, span, nav, depth + 1)
             if self.host.step_available(first, reached):
                 return reached, True
             obs = reached

@@ -65,21 +65,10 @@ from tapir.runtime.trace import NullTrace, TraceSink
 # What the session needs from the grounding core (tapir.runtime.grounding.Grounder)
 
 
-class GroundingLike(Protocol):
-    node: UINode
-    method: str
-    identifier_index: int | None
-    score: float
-    runner_up_score: float | None
-    detail: str | None
-
-
-class ScreenMatchLike(Protocol):
-    name: str | None
-    score: float
-
-
 class GrounderLike(Protocol):
+    """Its answers are duck-typed: a screen match has ``.name`` and ``.score``; a grounding has
+    ``.node``, ``.method``, ``.identifier_index``, ``.score``, ``.runner_up_score``, ``.detail``."""
+
     def identify_screen(self, tree: UITree) -> Any: ...
 
     def ground(self, element_name: str, tree: UITree, *, within: Any = None) -> Any: ...
@@ -835,7 +824,9 @@ class DeviceRuntime:
         else:
             self._input(lambda: self.device.tap(x, y), c)
         leads = t.element.leads_to
-        self._settle(Expectation(change=True, screen=leads), c)
+        after = self._settle(Expectation(change=True, screen=leads), c).observation
+        # AutoCheck's "did it do anything": a tap that changed nothing is worth seeing in the trace
+        c.extra["changed"] = after.digest != t.obs.digest
 
     def _check_tappable(self, t: Target, handle: ElementHandle, span: Span) -> None:
         node, tree = t.node, t.obs.tree

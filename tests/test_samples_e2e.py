@@ -164,3 +164,50 @@ def test_dumps_per_action_over_the_samples() -> None:
     dumps = sum(d for d, _ in _COUNTS.values())
     actions = sum(a for _, a in _COUNTS.values())
     assert dumps / actions <= DUMPS_PER_ACTION_TARGET, _COUNTS
+
+
+# -- the command line: `tapir run --device SERIAL` and `tapir test` --------------------------------
+
+
+def test_tapir_run_on_an_adb_serial(adb_port: int, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A device given by serial takes the real-device path (resolve_serial, AdbDevice); here the
+    device is a simulator attached to the test's adb server."""
+    from tapir.cli import main
+    from tapir.runtime.sim.apps import get_app
+    from tapir.runtime.sim.launch import start_sim
+
+    app = get_app("music")
+    with start_sim([app], adb_port=adb_port, foreground="org.tapir.music") as sim:
+        monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(adb_port))
+        code = main(["run", str(SAMPLES / "music" / "play_song.tap"), "--device", sim.serial])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        assert "now playing: Lanterns by Harbor Lane" in out
+        assert app.state.song(app.state.now_playing).title == "Lanterns"
+
+
+def test_tapir_test_reports_each_script_and_fails_when_one_does(tmp_path: Path, adb_port: int,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from xml.etree import ElementTree
+
+    from tapir.cli import main
+
+    doc = SAMPLES / "music" / "music.yaml"
+    (tmp_path / "good.tap").write_text(f"# doc: {doc}\n$songs_screen__song_list.match('Prism').tap()\n"
+                                       "assert $songs_screen__now_playing_title.get_text() == 'Prism'\n")
+    (tmp_path / "bad.tap").write_text(f"# doc: {doc}\nn = len($songs_screen__song_list)\n"
+                                      "assert n == 3, f'{n} songs'\n")
+    junit = tmp_path / "report.xml"
+    code = main(["test", str(tmp_path), "--device", "sim:music", "--junit", str(junit)])
+    out = capsys.readouterr().out
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0].startswith(f"FAIL {tmp_path / 'bad.tap'}")
+    assert f"{tmp_path / 'bad.tap'}:3:1: AssertionFailed: assertion failed: 44 songs" in out
+    assert any(line.startswith(f"PASS {tmp_path / 'good.tap'}") for line in lines)
+    assert lines[-1] == "1 passed, 1 failed"
+    suite = ElementTree.parse(junit).getroot()
+    assert (suite.get("tests"), suite.get("failures")) == ("2", "1")
+    failed = [c for c in suite.iter("testcase") if c.find("failure") is not None]
+    assert [c.get("name") for c in failed] == [str(tmp_path / "bad.tap")]

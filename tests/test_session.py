@@ -300,3 +300,14 @@ def test_new_rows_above_the_first_known_one() -> None:
     assert new_above(["c", "d", "e"], ["a", "b", "c", "d"]) == 2
     assert new_above(["c", "d"], ["x", "y"]) == 2
     assert new_above(["c", "d"], ["c", "d"]) == 0
+
+
+def test_a_list_that_shrank_is_counted_again(doc: AppDocument) -> None:
+    app = music()
+    rt, _, _ = make_runtime(app, doc)
+    result = run(rt, "$songs_screen__playlists_tab.tap()\nbefore = len($playlists_screen__playlist_list)")
+    assert result.ok and result.variables["before"] == "2"
+    app.state.playlists.pop()  # the app changes behind the script's back...
+    result = run(rt, "back()\n$songs_screen__playlists_tab.tap()\nafter = len($playlists_screen__playlist_list)")
+    assert result.ok, result.error
+    assert result.variables["after"] == "1"  # ...and the next look at the list sees it

@@ -88,6 +88,7 @@ class Grounder:
         self._xpaths_by_screen: dict[str, frozenset[str]] = {
             s.name: frozenset(i.xpath for e in s.elements for i in e.identifiers) for s in document.screens
         }
+        self._single_screen = len(document.screens) <= 1
         #: why the last ``ground``/``match_item``/``child`` call answered what it did
         self.last_detail = ""
         #: things worth saying once per run (malformed XPaths, embedding stage off)
@@ -153,12 +154,14 @@ class Grounder:
 
     def _other_screen_owns(self, element: Element, tree: UITree) -> str | None:
         """The confidently showing screen that defines this element's identifiers, if not its own."""
+        own = {i.xpath for i in element.identifiers}
+        if not any(own & xp for name, xp in self._xpaths_by_screen.items() if name != element.screen):
+            return None  # no other screen could be mistaken for this one
         match = self.identify_screen(tree)
         if match.name is None or match.name == element.screen or not match.confident:
             return None
         if match.score - match.score_of(element.screen) < self.config.screen_margin:
             return None
-        own = {i.xpath for i in element.identifiers}
         if own & self._xpaths_by_screen.get(match.name, frozenset()):
             return match.name
         return None
@@ -203,6 +206,8 @@ class Grounder:
 
     def _screen_plausible(self, element: Element, tree: UITree) -> bool:
         """False when another screen clearly is showing: similar-looking views there are not this element."""
+        if self._single_screen:
+            return True
         match = self.identify_screen(tree)
         if match.name is None or match.name == element.screen:
             return True

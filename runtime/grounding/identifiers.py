@@ -39,6 +39,9 @@ _RID_ATTRS = frozenset({"@resource-id", "@resource_id"})
 # A resource id the XPath requires in every hit: only sound for pure conjunctions.
 _REQUIRED_RID = re.compile(r"""@resource[-_]id\s*=\s*(?:"([^"]+)"|'([^']+)')""")
 _DISJUNCTIVE = re.compile(r"\bor\b|\bnot\s*\(|\|")
+# The commonest identifiers: a resource id and nothing else, answered from an index.
+_HTML_RID_ONLY = re.compile(r"""^//\*\[@resource_id=(["'])([^"']+)\1\]$""")
+_UIA_RID_ONLY = re.compile(r"""^//(?:\*|node)\[@resource-id=(["'])([^"']+)\1\]$""")
 
 
 def compile_xpath(expr: str) -> etree.XPath:
@@ -53,6 +56,14 @@ def compile_xpath(expr: str) -> etree.XPath:
     if isinstance(found, DocumentError):
         raise found
     return found
+
+
+def _by_resource_id(view: ScreenView, rid: str, dialect: Dialect) -> list[UINode]:
+    """What ``//*[@resource_id='x']`` selects, from an index instead of lxml (the commonest form)."""
+    if dialect == Dialect.HTML:
+        shown = view.html.elements
+        return [n for n in view.by_resource_id(rid, short=True) if n.id in shown]
+    return [n for n in view.by_resource_id(rid, short=False) if n.visible]
 
 
 def required_resource_id(expr: str) -> str | None:
@@ -73,6 +84,10 @@ def evaluate(identifier: Identifier, view: ScreenView, *, within: int | None = N
     if rid is not None and rid not in view.resource_names:
         compile_xpath(identifier.xpath)  # still report a malformed XPath
         return []
+    if within is None:
+        m = (_HTML_RID_ONLY if identifier.dialect == Dialect.HTML else _UIA_RID_ONLY).match(identifier.xpath)
+        if m is not None:
+            return _by_resource_id(view, m.group(2), identifier.dialect)
     xpath = compile_xpath(identifier.xpath)
     if identifier.dialect == Dialect.HTML:
         html = view.html

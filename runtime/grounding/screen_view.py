@@ -100,6 +100,20 @@ class ScreenView:
         return frozenset(out)
 
     @cached_property
+    def _rid_index(self) -> tuple[dict[str, list[UINode]], dict[str, list[UINode]]]:
+        full: dict[str, list[UINode]] = {}
+        short: dict[str, list[UINode]] = {}
+        for node in self.tree.nodes:
+            if node.resource_id:
+                full.setdefault(node.resource_id, []).append(node)
+                short.setdefault(node.resource_name, []).append(node)
+        return full, short
+
+    def by_resource_id(self, rid: str, *, short: bool) -> list[UINode]:
+        """Nodes with this resource id (``short``: the part after ``/``), in document order."""
+        return self._rid_index[1 if short else 0].get(rid, [])
+
+    @cached_property
     def _clickable_owner(self) -> dict[int, int | None]:
         """Nearest clickable node, the node itself included (pre-order: parents come first)."""
         owner: dict[int, int | None] = {}
