@@ -1015,10 +1015,19 @@ class Compiler:
             return lambda fr: left(fr) is right(fr)
         if op == "is not":
             return lambda fr: left(fr) is not right(fr)
+        # Python evaluates the left operand first, so an error or output there comes first too.
         if op == "in":
-            return lambda fr: contains(right(fr), left(fr), m, span)
+            def is_in(fr: Frame) -> bool:
+                a = left(fr)
+                return contains(right(fr), a, m, span)
+
+            return is_in
         if op == "not in":
-            return lambda fr: not contains(right(fr), left(fr), m, span)
+            def not_in(fr: Frame) -> bool:
+                a = left(fr)
+                return not contains(right(fr), a, m, span)
+
+            return not_in
 
         def other(fr: Frame) -> bool:
             a = left(fr)

@@ -632,3 +632,9 @@ def test_budgets_are_validated_and_the_deepest_allowed_recursion_is_safe() -> No
                 "def f(n):\n    return sorted([1], key=f)\nf(0)"):
         err = fails(src, BudgetExceeded, budgets=Budgets(max_depth=MAX_DEPTH_CEILING, max_steps=10**9))
         assert err.budget == "depth"  # type: ignore[attr-defined]
+
+
+def test_membership_evaluates_its_left_operand_first() -> None:
+    """Found by the CPython-equivalence property: `in` must not run the container side first."""
+    r = run_script("x = (0 + 'a') in print('side effect')\n", output=None)
+    assert not r.ok and list(r.printed) == []
