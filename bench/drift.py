@@ -418,21 +418,21 @@ def apply_drift(tree: UITree, choice: int, kind: str, rng: random.Random) -> UIT
         kids = views[row.parent]["children"]
         kids.insert(kids.index(row.id), new)
     elif kind == "reordered_list":
-        node: UINode | None = _row(tree, view, choice)
-        while node is not None and node.parent is not None:
-            parent = tree.node(node.parent)
-            shape = (node.class_name, node.resource_id)
+        item: UINode | None = _row(tree, view, choice)
+        while item is not None and item.parent is not None:
+            parent = tree.node(item.parent)
+            shape = (item.class_name, item.resource_id)
             if sum((tree.node(c).class_name, tree.node(c).resource_id) == shape for c in parent.children) >= 2:
                 kids = views[parent.id]["children"]
-                before = kids.index(node.id)
+                before = kids.index(item.id)
                 for _ in range(8):
                     rng.shuffle(kids)
-                    if kids.index(node.id) != before:
+                    if kids.index(item.id) != before:
                         break
-                if kids.index(node.id) == before:
+                if kids.index(item.id) == before:
                     return None
                 break
-            node = parent
+            item = parent
         else:
             return None
     else:

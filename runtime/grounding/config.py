@@ -25,8 +25,8 @@ class GroundingConfig:
     #: ``match(text)`` on list items: fuzzy, then embedding (the query is put in the list's context).
     match_fuzzy_threshold: float = 0.85
     match_fuzzy_margin: float = 0.08
-    match_embedding_threshold: float = 0.5
-    match_embedding_margin: float = 0.03
+    match_embedding_threshold: float = 0.6
+    match_embedding_margin: float = 0.05
     #: Screen identification: the least score that names a screen, and the lead over the
     #: runner-up below which the answer is a tie (lower confidence).
     screen_threshold: float = 0.5

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -46,10 +46,11 @@ from rapidfuzz import fuzz, process
 from tapir.docgen.model import AppDocument, Element
 from tapir.dsl.api import Kind
 from tapir.dsl.errors import ActionError, DocumentError, ElementNotFound, UnknownElement
+from tapir.runtime.grounding.claims import ClaimIndex, other_elements
 from tapir.runtime.grounding.config import GroundingConfig
 from tapir.runtime.grounding.embedding import Embedder, default_embedder, embedding_status
 from tapir.runtime.grounding.fuzzy import label_similarity, rid_similarity, topic, words
-from tapir.runtime.grounding.identifiers import Labels, evaluate, labels
+from tapir.runtime.grounding.identifiers import Labels, evaluate, labels, positional
 from tapir.runtime.grounding.items import item_nodes, match_attributes, match_text
 from tapir.runtime.grounding.result import Grounding, ScreenMatch
 from tapir.runtime.grounding.screen_view import ScreenView
@@ -85,10 +86,16 @@ class Grounder:
         self._screens = ScreenIdentifier(document, config)
         self._views: OrderedDict[int, ScreenView] = OrderedDict()
         self._labels: dict[str, Labels] = {}
-        self._xpaths_by_screen: dict[str, frozenset[str]] = {
-            s.name: frozenset(i.xpath for e in s.elements for i in e.identifiers) for s in document.screens
-        }
+        # per screen: XPath -> the elements using it (to spot look-alikes on other screens)
+        self._xpaths_by_screen: dict[str, dict[str, list[Element]]] = {}
+        for s in document.screens:
+            table: dict[str, list[Element]] = {}
+            for e in s.elements:
+                for i in e.identifiers:
+                    table.setdefault(i.xpath, []).append(e)
+            self._xpaths_by_screen[s.name] = table
         self._single_screen = len(document.screens) <= 1
+        self._claim_index = ClaimIndex(document, self.labels_of)
         #: why the last ``ground``/``match_item``/``child`` call answered what it did
         self.last_detail = ""
         #: things worth saying once per run (malformed XPaths, embedding stage off)
@@ -142,27 +149,42 @@ class Grounder:
     # -- screens --------------------------------------------------------------------------------
 
     def identify_screen(self, tree: UITree) -> ScreenMatch:
+        """Which document screen ``tree`` shows (cached for the tree)."""
         view = self.view(tree)
-        found: ScreenMatch | None = getattr(view, "_screen_match", None)
+        found: ScreenMatch | None = view.memo.get("screen")
         if found is None:
-            found = self._screens.identify(view)
-            view._screen_match = found  # type: ignore[attr-defined]
-            for xpath, message in self._screens.broken.items():
+            found = view.memo["screen"] = self._screens.identify(view)
+            for message in self._screens.broken.values():
                 self._note(f"screen signature XPath skipped: {message}")
-                del xpath
         return found
 
     def _other_screen_owns(self, element: Element, tree: UITree) -> str | None:
-        """The confidently showing screen that defines this element's identifiers, if not its own."""
+        """The confidently showing screen that has a different element with this element's
+        identifiers, if not the element's own screen.
+
+        An element of the same local name, with the same identifiers, leading to the same known
+        screen is the same widget seen on another screen (the settings button of every tab of a
+        main screen), not a look-alike; "more options" buttons that open different menus are
+        look-alikes.
+        """
         own = {i.xpath for i in element.identifiers}
-        if not any(own & xp for name, xp in self._xpaths_by_screen.items() if name != element.screen):
+
+        def same_widget(other: Element) -> bool:
+            return (other.local_name == element.local_name and element.leads_to is not None
+                    and other.leads_to == element.leads_to)
+
+        def lookalike(screen: str) -> bool:
+            table = self._xpaths_by_screen.get(screen, {})
+            return any(not same_widget(o) for x in own for o in table.get(x, ()))
+
+        if not any(lookalike(name) for name in self._xpaths_by_screen if name != element.screen):
             return None  # no other screen could be mistaken for this one
         match = self.identify_screen(tree)
         if match.name is None or match.name == element.screen or not match.confident:
             return None
         if match.score - match.score_of(element.screen) < self.config.screen_margin:
             return None
-        if own & self._xpaths_by_screen.get(match.name, frozenset()):
+        if lookalike(match.name):
             return match.name
         return None
 
@@ -189,7 +211,7 @@ class Grounder:
             notes.append(f"no similarity search: {match.name} is showing, not {element.screen}")
             found = doubtful
         elif found is None:
-            claimed = frozenset(self._claims(element, view).values()) if within is None else frozenset()
+            claimed = self._claim_check(element, view) if within is None else None
             if self.config.use_fuzzy:
                 found = self._by_fuzzy(element, view, within_id, child, claimed, notes)
             if doubtful is not None:
@@ -204,6 +226,15 @@ class Grounder:
             f"{element.name} not found: " + "; ".join(notes) if notes else f"{element.name} not found")
         return found
 
+    def _claim_check(self, element: Element, view: ScreenView) -> Callable[[UINode], str | None]:
+        owners: dict[int, str | None] = {}
+
+        def owner(node: UINode) -> str | None:
+            if node.id not in owners:
+                owners[node.id] = self._owner_of(element, view, node)
+            return owners[node.id]
+        return owner
+
     def _screen_plausible(self, element: Element, tree: UITree) -> bool:
         """False when another screen clearly is showing: similar-looking views there are not this element."""
         if self._single_screen:
@@ -213,35 +244,38 @@ class Grounder:
             return True
         return match.score_of(match.name) - match.score_of(element.screen) < self.config.screen_margin
 
-    def _claims(self, element: Element, view: ScreenView, *, first_only: bool = False) -> dict[str, int]:
-        """Views that other elements of the element's screen find by their identifiers, by element.
+    def _unique_hit(self, element: Element, view: ScreenView) -> tuple[int, int] | None:
+        """(identifier index, view id) of the element's identifier stage on ``view``, cached."""
+        cache: dict[str, tuple[int, int] | None] = view.memo.setdefault("unique_hits", {})
+        if element.name not in cache:
+            hit = self._first_unique(element, view, None, [], 0, positions=False)
+            cache[element.name] = (hit[0], hit[1].id) if hit is not None else None
+        return cache[element.name]
 
-        Fuzzy and embedding candidates exclude them: when "Max reminder duration" of the timer
-        section is scrolled away, the alarm section's label of the same text belongs to the
-        alarm element and must not be taken for it. ``first_only`` keeps the views found by an
+    def _owner_of(self, element: Element, view: ScreenView, node: UINode, *, first_only: bool = False) -> str | None:
+        """Another element of the screen whose identifiers find ``node``, if any (bare positions
+        do not count: after a drift they point anywhere).
+
+        Fuzzy and embedding candidates exclude such views: when "Max reminder duration" of the
+        timer section is scrolled away, the alarm section's label of the same text belongs to
+        the alarm element and must not be taken for the timer's. ``first_only`` counts only an
         element's first (most precise) identifier: proof enough to refuse another element's
-        fallback XPath that lands there.
+        fallback XPath that lands there. Only the suspects are evaluated (``ClaimIndex``).
         """
-        cache: dict[str, dict[str, tuple[int, int]]] = view.__dict__.setdefault("_claims", {})
-        screen = element.screen
-        if screen not in cache:
-            owners: dict[str, tuple[int, int]] = {}
-            doc_screen = self.document.screen(screen)
-            for other in doc_screen.elements if doc_screen is not None else ():
-                if other.item_of is not None or other.kind in (Kind.LIST, Kind.SCROLLER):
-                    continue
-                hit = self._first_unique(other, view, None, [], 0)
-                if hit is not None:
-                    owners[other.name] = (hit[0], hit[1].id)
-            cache[screen] = owners
-        return {name: nid for name, (index, nid) in cache[screen].items()
-                if name != element.name and (index == 0 or not first_only)}
+        for other in other_elements(self.document, self._claim_index.suspects(element.screen, node), element.name):
+            hit = self._unique_hit(other, view)
+            if hit is not None and hit[1] == node.id and (hit[0] == 0 or not first_only):
+                return other.name
+        return None
 
     def _first_unique(self, element: Element, view: ScreenView, within: int | None, skipped: list[str],
-                      start: int) -> tuple[int, UINode] | None:
-        """The first identifier from ``start`` on whose hits act on one target, and its first hit."""
+                      start: int, *, positions: bool = True) -> tuple[int, UINode] | None:
+        """The first identifier from ``start`` on whose hits act on one target, and its first hit
+        (``positions=False``: bare-position XPaths do not count)."""
         for index in range(start, len(element.identifiers)):
             identifier = element.identifiers[index]
+            if not positions and positional(identifier.xpath):
+                continue
             try:
                 hits = evaluate(identifier, view, within=within)
             except DocumentError as exc:
@@ -279,15 +313,14 @@ class Grounder:
             node = target(view, hit, element.kind, strict=False) or hit
             doubt = ""
             if index > 0 and not child and within is None:
-                owner = next((name for name, nid in self._claims(element, view, first_only=True).items()
-                              if nid == hit.id), None)
+                owner = self._owner_of(element, view, hit, first_only=True)
                 if owner is not None:
                     skipped.append(f"#{index} finds the view of {owner}")
                     start = index + 1
                     continue
                 shown = self._label_conflict(view, hit, node, known)
                 if shown is not None:
-                    if _positional(identifier.xpath):
+                    if positional(identifier.xpath):
                         skipped.append(f"#{index} (a position) finds a view showing {shown!r}")
                         start = index + 1
                         continue
@@ -311,22 +344,22 @@ class Grounder:
         best = max(label_similarity(k, s) for k in worded for s in strings)
         return strings[0] if best < self.config.verify_threshold else None
 
-    def _candidates(self, view: ScreenView, within: int | None, claimed: frozenset[int]) -> list[UINode]:
+    def _candidates(self, view: ScreenView, within: int | None) -> list[UINode]:
         tree = view.tree
         nodes = tree.nodes if within is None else (tree.node(within), *tree.descendants(within))
-        return [n for n in nodes if n.visible and n.id not in claimed and (
+        return [n for n in nodes if n.visible and (
             n.text or n.content_desc or n.resource_id
             or (n.children and (n.clickable or n.long_clickable) and view.subtree_text(n.id)))]
 
     def _by_fuzzy(self, element: Element, view: ScreenView, within: int | None, child: bool,
-                  claimed: frozenset[int], notes: list[str]) -> Grounding | None:
+                  claimed: Callable[[UINode], str | None] | None, notes: list[str]) -> Grounding | None:
         known = self.labels_of(element)
         if not known:
             notes.append("fuzzy: the identifiers name no text, description or resource id")
             return None
         wl, wr = _CHILD_WEIGHTS if child else _WEIGHTS
         scored: list[tuple[float, UINode]] = []
-        for node in self._candidates(view, within, claimed):
+        for node in self._candidates(view, within):
             total = weight = 0.0
             factor = 1.0
             if known.words:
@@ -343,10 +376,10 @@ class Grounder:
             if weight:
                 scored.append((total / weight * factor, node))
         return self._decide(element, view, scored, "fuzzy", self.config.fuzzy_threshold,
-                            self.config.fuzzy_margin, notes)
+                            self.config.fuzzy_margin, claimed, notes)
 
     def _by_embedding(self, element: Element, view: ScreenView, within: int | None,
-                      claimed: frozenset[int], notes: list[str]) -> Grounding | None:
+                      claimed: Callable[[UINode], str | None] | None, notes: list[str]) -> Grounding | None:
         embedder = self.embedder
         if embedder is None:
             notes.append("embedding: off")
@@ -357,7 +390,7 @@ class Grounder:
         if name and name not in queries:
             queries.append(name)
         pool: list[tuple[str, UINode]] = []
-        for node in self._candidates(view, within, claimed):
+        for node in self._candidates(view, within):
             if not eligible(view, node, element.kind):
                 continue
             for s in view.strings(node):
@@ -376,35 +409,51 @@ class Grounder:
             if node.id not in per_node or score > per_node[node.id][0]:
                 per_node[node.id] = (score, node)
         return self._decide(element, view, list(per_node.values()), "embedding",
-                            self.config.embedding_threshold, self.config.embedding_margin, notes)
+                            self.config.embedding_threshold, self.config.embedding_margin, claimed, notes)
 
     def _decide(self, element: Element, view: ScreenView, scored: list[tuple[float, UINode]], method: str,
-                threshold: float, margin: float, notes: list[str]) -> Grounding | None:
-        """Best candidate per distinct target; accept the best if above threshold and margin."""
-        by_target: dict[int, tuple[float, UINode]] = {}
-        for score, node in scored:
+                threshold: float, margin: float, claimed: Callable[[UINode], str | None] | None,
+                notes: list[str]) -> Grounding | None:
+        """The best candidate, if above the threshold and ahead of the best one with another target
+        by the margin. Views of the wrong kind and views other elements find are passed over."""
+        best: tuple[float, UINode, int] | None = None
+        runner: tuple[float, UINode] | None = None
+        passed: list[str] = []
+        for score, node in sorted(scored, key=lambda p: -p[0]):
             if not eligible(view, node, element.kind):
                 continue
             key = target_key(view, node, element.kind)
-            if key not in by_target or score > by_target[key][0]:
-                by_target[key] = (score, node)
-        if not by_target:
-            notes.append(f"{method}: no candidate of kind {element.kind.value}")
+            if best is not None and key == best[2]:
+                continue
+            if best is None and score < threshold:
+                break  # nothing left can pass
+            owner = claimed(node) if claimed is not None else None
+            if owner is not None:
+                if len(passed) < 3:
+                    passed.append(f"{_describe(node)} is {owner}")
+                continue
+            if best is None:
+                best = (score, node, key)
+                continue
+            runner = (score, node)
+            break
+        skipped = f" (passed over: {'; '.join(passed)})" if passed else ""
+        if best is None:
+            top = max((p for p in scored if eligible(view, p[1], element.kind)), key=lambda p: p[0], default=None)
+            if top is None:
+                notes.append(f"{method}: no candidate of kind {element.kind.value}")
+            else:
+                notes.append(f"{method}: best {top[0]:.2f} < {threshold:.2f} ({_describe(top[1])}){skipped}")
             return None
-        ranked = sorted(by_target.values(), key=lambda p: -p[0])
-        best, node = ranked[0]
-        runner = ranked[1][0] if len(ranked) > 1 else None
-        if best < threshold:
-            notes.append(f"{method}: best {best:.2f} < {threshold:.2f} ({_describe(node)})")
-            return None
-        if runner is not None and best - runner < margin:
-            notes.append(f"{method}: {_describe(node)} {best:.2f} and {_describe(ranked[1][1])} "
-                         f"{runner:.2f} are too close")
+        score, node, _ = best
+        if runner is not None and score - runner[0] < margin:
+            notes.append(f"{method}: {_describe(node)} {score:.2f} and {_describe(runner[1])} "
+                         f"{runner[0]:.2f} are too close{skipped}")
             return None
         acted = target(view, node, element.kind, strict=True) or node
-        return Grounding(acted, method, None, round(best, 4), None if runner is None else round(runner, 4),
-                         f"{method} {best:.2f} on {_describe(node)}"
-                         + (f", runner-up {runner:.2f}" if runner is not None else ""))
+        return Grounding(acted, method, None, round(score, 4), None if runner is None else round(runner[0], 4),
+                         f"{method} {score:.2f} on {_describe(node)}"
+                         + (f", runner-up {runner[0]:.2f}" if runner is not None else "") + skipped)
 
     # -- lists ----------------------------------------------------------------------------------
 
@@ -442,11 +491,6 @@ class Grounder:
         self._list(list_element_name)
         child = self.element(child_element_name)
         return self._ground(child, self.view(tree), item, child=True)
-
-
-def _positional(xpath: str) -> bool:
-    """A bare path (``//FrameLayout/LinearLayout/button[3]``): no attribute or text test at all."""
-    return "@" not in xpath and "text()" not in xpath and "contains(" not in xpath
 
 
 def _describe(node: UINode) -> str:

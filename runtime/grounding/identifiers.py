@@ -22,7 +22,7 @@ from lxml import etree
 from tapir.docgen.model import Dialect, Identifier
 from tapir.dsl.errors import DocumentError
 from tapir.runtime.grounding.fuzzy import LABEL_CAP
-from tapir.runtime.grounding.screen_view import ScreenView
+from tapir.runtime.grounding.screen_view import UIA_INDEXED, ScreenView, uiautomator_attributes
 from tapir.runtime.hierarchy import UINode
 
 _COMPILED: dict[str, etree.XPath | DocumentError] = {}
@@ -39,9 +39,11 @@ _RID_ATTRS = frozenset({"@resource-id", "@resource_id"})
 # A resource id the XPath requires in every hit: only sound for pure conjunctions.
 _REQUIRED_RID = re.compile(r"""@resource[-_]id\s*=\s*(?:"([^"]+)"|'([^']+)')""")
 _DISJUNCTIVE = re.compile(r"\bor\b|\bnot\s*\(|\|")
-# The commonest identifiers: a resource id and nothing else, answered from an index.
-_HTML_RID_ONLY = re.compile(r"""^//\*\[@resource_id=(["'])([^"']+)\1\]$""")
-_UIA_RID_ONLY = re.compile(r"""^//(?:\*|node)\[@resource-id=(["'])([^"']+)\1\]$""")
+# ``//TAG[term and term ...]`` with terms ``@attr='v'`` or ``text()='v'``: see ``simple_xpath``.
+_HEAD = re.compile(r"^//(\*|[A-Za-z_][\w.\-]*)\[")
+_TERM = re.compile(r"""\s*(?:@([A-Za-z_][\w.\-]*)|text\(\))\s*=\s*(?:"([^"]*)"|'([^']*)')\s*""")
+_AND = re.compile(r"and\s+")
+_SIMPLE: dict[str, tuple[str, tuple[tuple[str, str], ...]] | None] = {}
 
 
 def compile_xpath(expr: str) -> etree.XPath:
@@ -58,12 +60,85 @@ def compile_xpath(expr: str) -> etree.XPath:
     return found
 
 
-def _by_resource_id(view: ScreenView, rid: str, dialect: Dialect) -> list[UINode]:
-    """What ``//*[@resource_id='x']`` selects, from an index instead of lxml (the commonest form)."""
+def simple_xpath(expr: str) -> tuple[str, tuple[tuple[str, str], ...]] | None:
+    """``//TAG[@a='x' and text()='y' ...]`` as (tag, terms); None for anything else.
+
+    Nearly every identifier in upstream documents has this form; it is answered from an index of
+    the screen's attribute values (``ScreenView.html_terms``) instead of by lxml, with the same
+    result: an element is selected when it has every attribute value, and a text node child
+    equal to every ``text()`` value.
+    """
+    if expr in _SIMPLE:
+        return _SIMPLE[expr]
+    found: tuple[str, tuple[tuple[str, str], ...]] | None = None
+    m = _HEAD.match(expr)
+    if m is not None and expr.endswith("]"):
+        end = len(expr) - 1
+        pos = m.end()
+        terms: list[tuple[str, str]] = []
+        while True:
+            t = _TERM.match(expr, pos)
+            if t is None:
+                break
+            value = t.group(2) if t.group(2) is not None else t.group(3)
+            terms.append(("@" + t.group(1) if t.group(1) else "text()", value))
+            pos = t.end()
+            if pos == end:
+                found = (m.group(1), tuple(terms))
+                break
+            a = _AND.match(expr, pos)
+            if a is None:
+                break
+            pos = a.end()
+    _SIMPLE[expr] = found
+    return found
+
+
+def _by_terms(view: ScreenView, dialect: Dialect, tag: str,
+              terms: tuple[tuple[str, str], ...]) -> list[UINode] | None:
+    """The hits of a simple XPath from the index; None when the index cannot answer it."""
+    rest: list[tuple[str, str]] = []
     if dialect == Dialect.HTML:
-        shown = view.html.elements
-        return [n for n in view.by_resource_id(rid, short=True) if n.id in shown]
-    return [n for n in view.by_resource_id(rid, short=False) if n.visible]
+        index, tags = view.html_terms
+    else:
+        tags = None
+        if tag not in ("*", "node"):
+            return []
+        if any(name == "text()" for name, _ in terms):
+            return []  # uiautomator elements hold no text
+        rest = [t for t in terms if t[0] not in UIA_INDEXED]
+        terms = tuple(t for t in terms if t[0] in UIA_INDEXED)
+        if not terms:
+            return None
+        index = view.uiautomator_terms
+    lists = [index.get(term, ()) for term in terms]
+    if not all(lists):
+        return []
+    lists.sort(key=len)
+    others = [set(x) for x in lists[1:]]
+    out: list[UINode] = []
+    seen: set[int] = set()
+    tree = view.tree
+    for nid in lists[0]:
+        if nid in seen or not all(nid in o for o in others):
+            continue
+        if tags is not None and tag != "*" and tags.get(nid) != tag:
+            continue
+        seen.add(nid)
+        node = tree.get(nid)
+        if node is None or not node.visible:
+            continue
+        if rest:
+            attrs = uiautomator_attributes(node)
+            if any(attrs.get(name[1:]) != value for name, value in rest):
+                continue
+        out.append(node)
+    return out
+
+
+def positional(xpath: str) -> bool:
+    """A bare path (``//FrameLayout/LinearLayout/button[3]``): no attribute or text test at all."""
+    return "@" not in xpath and "text()" not in xpath and "contains(" not in xpath
 
 
 def required_resource_id(expr: str) -> str | None:
@@ -74,20 +149,24 @@ def required_resource_id(expr: str) -> str | None:
     return (m.group(1) or m.group(2)) if m else None
 
 
-def evaluate(identifier: Identifier, view: ScreenView, *, within: int | None = None) -> list[UINode]:
+def evaluate(identifier: Identifier, view: ScreenView, *, within: int | None = None,
+             indexed: bool = True) -> list[UINode]:
     """The visible nodes ``identifier`` selects on ``view``, in document order, without repeats.
 
     ``within`` restricts the search to that node's subtree, evaluated as a document of its own.
-    Attribute and text results select the element that holds them.
+    Attribute and text results select the element that holds them. ``indexed=False`` always
+    runs lxml (the tests compare both ways).
     """
     rid = required_resource_id(identifier.xpath)
     if rid is not None and rid not in view.resource_names:
         compile_xpath(identifier.xpath)  # still report a malformed XPath
         return []
-    if within is None:
-        m = (_HTML_RID_ONLY if identifier.dialect == Dialect.HTML else _UIA_RID_ONLY).match(identifier.xpath)
-        if m is not None:
-            return _by_resource_id(view, m.group(2), identifier.dialect)
+    if within is None and indexed:
+        simple = simple_xpath(identifier.xpath)
+        if simple is not None:
+            found = _by_terms(view, identifier.dialect, *simple)
+            if found is not None:
+                return found
     xpath = compile_xpath(identifier.xpath)
     if identifier.dialect == Dialect.HTML:
         html = view.html

@@ -118,7 +118,7 @@ def match_attributes(tree: UITree, items: list[UINode], query: Mapping[str, Any]
     matching = []
     for node in items:
         attrs = node_attributes(tree, node, item=True)
-        if all(_equal(attrs[k], v) for k, v in query.items()):
+        if all(_equal(attrs[k], v, short_id=k == "resource_id") for k, v in query.items()):
             matching.append(node)
     if not matching:
         return None
@@ -126,9 +126,11 @@ def match_attributes(tree: UITree, items: list[UINode], query: Mapping[str, Any]
     return Grounding(matching[0], "attributes", None, 1.0, None, f"attributes {dict(query)} hold{more}")
 
 
-def _equal(actual: Any, wanted: Any) -> bool:
+def _equal(actual: Any, wanted: Any, *, short_id: bool = False) -> bool:
     if isinstance(actual, bool):
         return actual is bool(wanted) if isinstance(wanted, bool | int) else False
+    if short_id and "/" not in str(wanted):
+        actual = str(actual).rsplit("/", 1)[-1]  # {'resource_id': 'title'} names org.x:id/title
     return fold(str(actual)) == fold(str(wanted))
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from functools import cached_property
+from typing import Any
 
 from lxml import etree
 from tapir.runtime.grounding.fuzzy import LABEL_CAP
@@ -24,6 +25,35 @@ from tapir.runtime.hierarchy import HtmlView, UINode, UITree, html_view
 
 def _flag(value: bool) -> str:
     return "true" if value else "false"
+
+
+def uiautomator_attributes(node: UINode) -> dict[str, str]:
+    """The attributes ``uiautomator dump`` writes for a node, in its order."""
+    return {
+        "index": str(node.path[-1] if node.path else 0),
+        "text": node.text,
+        "resource-id": node.resource_id,
+        "class": node.class_name,
+        "package": node.package,
+        "content-desc": node.content_desc,
+        "checkable": _flag(node.checkable),
+        "checked": _flag(node.checked),
+        "clickable": _flag(node.clickable),
+        "enabled": _flag(node.enabled),
+        "focusable": _flag(node.focusable),
+        "focused": _flag(node.focused),
+        "scrollable": _flag(node.scrollable),
+        "long-clickable": _flag(node.long_clickable),
+        "password": _flag(node.password),
+        "selected": _flag(node.selected),
+        "bounds": str(node.bounds),
+    }
+
+
+#: (``@attribute`` or ``text()``, value) -> ids of the elements that have it, in document order.
+TermIndex = dict[tuple[str, str], list[int]]
+#: The uiautomator attributes ``ScreenView.uiautomator_terms`` indexes.
+UIA_INDEXED = frozenset({"@resource-id", "@text", "@content-desc", "@class"})
 
 
 class UiautomatorView:
@@ -37,25 +67,7 @@ class UiautomatorView:
         sub = etree.SubElement
         for node in tree.nodes:
             parent = self._element[node.parent] if node.parent is not None else self.root
-            el = sub(parent, "node", {
-                "index": str(node.path[-1] if node.path else 0),
-                "text": node.text,
-                "resource-id": node.resource_id,
-                "class": node.class_name,
-                "package": node.package,
-                "content-desc": node.content_desc,
-                "checkable": _flag(node.checkable),
-                "checked": _flag(node.checked),
-                "clickable": _flag(node.clickable),
-                "enabled": _flag(node.enabled),
-                "focusable": _flag(node.focusable),
-                "focused": _flag(node.focused),
-                "scrollable": _flag(node.scrollable),
-                "long-clickable": _flag(node.long_clickable),
-                "password": _flag(node.password),
-                "selected": _flag(node.selected),
-                "bounds": str(node.bounds),
-            })
+            el = sub(parent, "node", uiautomator_attributes(node))
             self._element[node.id] = el
             self._node_of[el] = node.id
 
@@ -80,6 +92,8 @@ class ScreenView:
 
     def __init__(self, tree: UITree) -> None:
         self.tree = tree
+        #: results the grounder derives from this screen (its screen match, identifier hits)
+        self.memo: dict[str, Any] = {}
 
     @cached_property
     def html(self) -> HtmlView:
@@ -90,6 +104,36 @@ class ScreenView:
         return UiautomatorView(self.tree)
 
     @cached_property
+    def html_terms(self) -> tuple[TermIndex, dict[int, str]]:
+        """Every attribute value and text node of the HTML form, indexed; and each element's tag."""
+        index: TermIndex = {}
+        tags: dict[int, str] = {}
+        for el in self.html.root.iter():
+            raw = el.get("id")
+            if not isinstance(el.tag, str) or raw is None:
+                continue
+            nid = int(raw)
+            tags[nid] = el.tag
+            for key, value in el.attrib.items():
+                index.setdefault(("@" + key, value), []).append(nid)
+            texts = [el.text] + [c.tail for c in el]
+            for text in texts:
+                if text is not None:
+                    index.setdefault(("text()", text), []).append(nid)
+        return index, tags
+
+    @cached_property
+    def uiautomator_terms(self) -> TermIndex:
+        """The identifying attribute values of the uiautomator form (``UIA_INDEXED``), indexed;
+        the others (flags, bounds) are checked node by node. Its elements hold no text."""
+        index: TermIndex = {}
+        for node in self.tree.nodes:
+            for key, value in (("@resource-id", node.resource_id), ("@text", node.text),
+                               ("@content-desc", node.content_desc), ("@class", node.class_name)):
+                index.setdefault((key, value), []).append(node.id)
+        return index
+
+    @cached_property
     def resource_names(self) -> frozenset[str]:
         """Resource ids on screen, both full (``pkg:id/x``) and short (``x``)."""
         out: set[str] = set()
@@ -98,20 +142,6 @@ class ScreenView:
                 out.add(node.resource_id)
                 out.add(node.resource_name)
         return frozenset(out)
-
-    @cached_property
-    def _rid_index(self) -> tuple[dict[str, list[UINode]], dict[str, list[UINode]]]:
-        full: dict[str, list[UINode]] = {}
-        short: dict[str, list[UINode]] = {}
-        for node in self.tree.nodes:
-            if node.resource_id:
-                full.setdefault(node.resource_id, []).append(node)
-                short.setdefault(node.resource_name, []).append(node)
-        return full, short
-
-    def by_resource_id(self, rid: str, *, short: bool) -> list[UINode]:
-        """Nodes with this resource id (``short``: the part after ``/``), in document order."""
-        return self._rid_index[1 if short else 0].get(rid, [])
 
     @cached_property
     def _clickable_owner(self) -> dict[int, int | None]:
@@ -179,17 +209,3 @@ class ScreenView:
 
     def scrollable_owner(self, node_id: int) -> int | None:
         return self._scrollable_owner.get(node_id)
-
-    def is_within(self, node_id: int, ancestor_id: int) -> bool:
-        """True when ``node_id`` is ``ancestor_id`` or below it."""
-        a = self.tree.node(ancestor_id).path
-        n = self.tree.node(node_id).path
-        if len(n) < len(a) or n[: len(a)] != a:
-            return False
-        # paths are positions among siblings, so equal prefixes can still be different roots
-        node: UINode | None = self.tree.node(node_id)
-        while node is not None:
-            if node.id == ancestor_id:
-                return True
-            node = None if node.parent is None else self.tree.node(node.parent)
-        return False

@@ -8,12 +8,14 @@ Every screen gets an evidence score in [0, 1]:
   match, the similarity of its AutoDroid-V2 ``skeleton`` to the tree's (Dice coefficient of the
   sets of root-to-node tag/resource-id paths; upstream only tries an exact string match, then a
   top-down common structure), and 1.0 for a matching activity;
-* **elements**: the fraction of the screen's own elements (list-item children excluded) that at
-  least one of their identifiers finds. A screen without signature parts is scored on this alone;
-  otherwise it weighs 0.3 against the signature's 0.7 and separates screens with equal signatures.
+* **elements**: the fraction of the screen's own elements (list-item children excluded; at most
+  12, spread over the screen) that at least one of their attribute/text identifiers finds. A
+  screen without signature parts is scored on this alone; otherwise it weighs 0.3 against the
+  signature's 0.7 and separates screens with equal signatures.
 
-Element evidence costs one XPath per element, so it is computed only for screens that can still
-win on it. XPaths that require a resource id absent from the screen are answered without lxml.
+Element evidence is computed only for screens that can still win on it, and the XPaths it uses
+are answered from an index of the screen's attribute values (``identifiers.simple_xpath``), so
+identifying a screen costs about one HTML rendering of it.
 """
 
 from __future__ import annotations
@@ -25,11 +27,13 @@ from lxml import etree
 from tapir.docgen.model import AppDocument, Element, Identifier, Screen
 from tapir.dsl.errors import DocumentError
 from tapir.runtime.grounding.config import GroundingConfig
-from tapir.runtime.grounding.identifiers import evaluate
+from tapir.runtime.grounding.identifiers import evaluate, simple_xpath
 from tapir.runtime.grounding.result import ScreenMatch
 from tapir.runtime.grounding.screen_view import ScreenView
 
 SIGNATURE_WEIGHT = 0.7
+#: Elements per screen whose identifiers are tried for element evidence.
+EVIDENCE_SAMPLE = 12
 
 Path = tuple[tuple[str, str], ...]
 
@@ -80,7 +84,26 @@ def activity_matches(signature: str, activity: str) -> bool:
 class _ScreenFacts:
     screen: Screen
     skeleton: frozenset[Path]
-    elements: tuple[Element, ...]
+    #: (element, the identifiers that count as evidence), a sample spread over the screen
+    elements: tuple[tuple[Element, tuple[Identifier, ...]], ...]
+
+
+def _evidence_sample(elements: Sequence[Element]) -> tuple[tuple[Element, tuple[Identifier, ...]], ...]:
+    """At most ``EVIDENCE_SAMPLE`` of a screen's own elements, evenly spread, with the identifiers
+    that test attributes or texts. Bare positions are left out: nearly any screen of the app
+    has a view at ``//FrameLayout/LinearLayout/...``, so their hits say little about the screen,
+    and they are the slow XPaths (the attribute tests are answered from an index)."""
+    usable = []
+    for e in elements:
+        if e.item_of is not None:
+            continue
+        tests = tuple(i for i in e.identifiers if simple_xpath(i.xpath) is not None)
+        if tests:
+            usable.append((e, tests))
+    if len(usable) <= EVIDENCE_SAMPLE:
+        return tuple(usable)
+    step = len(usable) / EVIDENCE_SAMPLE
+    return tuple(usable[int(i * step)] for i in range(EVIDENCE_SAMPLE))
 
 
 class ScreenIdentifier:
@@ -93,7 +116,7 @@ class ScreenIdentifier:
             _ScreenFacts(
                 s,
                 parse_skeleton(s.signature.skeleton) if s.signature.skeleton else frozenset(),
-                tuple(e for e in s.elements if e.item_of is None and e.identifiers),
+                _evidence_sample(s.elements),
             )
             for s in document.screens
         )
@@ -145,7 +168,7 @@ class ScreenIdentifier:
                 scores[name] = SIGNATURE_WEIGHT * sig_score
                 continue
             if facts.elements:
-                found = sum(self._any_hit(e.identifiers, view) for e in facts.elements)
+                found = sum(self._any_hit(tests, view) for _, tests in facts.elements)
                 element_score = found / len(facts.elements)
             else:
                 element_score = 0.0 if sig_score is None else sig_score

@@ -40,7 +40,7 @@ def target(view: ScreenView, node: UINode, kind: Kind, *, strict: bool) -> UINod
             return tree.node(owner)
         return None if strict else node
     if kind == Kind.LIST:
-        if node.scrollable or len(node.children) >= 2 or (node.children and not strict):
+        if node.scrollable or node.children:
             return node
         owner = view.scrollable_owner(node.id)
         if owner is not None:
@@ -73,7 +73,7 @@ def eligible(view: ScreenView, node: UINode, kind: Kind) -> bool:
     if kind == Kind.SCROLLER:
         return view.scrollable_owner(node.id) is not None
     if kind == Kind.LIST:
-        return node.scrollable or len(node.children) >= 2 or view.scrollable_owner(node.id) is not None
+        return node.scrollable or bool(node.children) or view.scrollable_owner(node.id) is not None
     return True
 
 
