@@ -317,6 +317,8 @@ def _cmd_sim(args: argparse.Namespace) -> int:
           f"Press Ctrl-C to stop.", flush=True)
     stop = threading.Event()
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    # A shell starting us in the background ignores SIGINT for us; `kill -INT` should still stop us.
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         while not stop.wait(0.5):  # a timed wait, so Ctrl-C is delivered promptly
             pass
@@ -324,6 +326,7 @@ def _cmd_sim(args: argparse.Namespace) -> int:
         pass
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
         sim.stop()
     print(f"\nstopped; {sim.serial} is disconnected", flush=True)
     return 0
