@@ -155,6 +155,10 @@ def connection_for(
     trace: str | None = None,
 ) -> Connection:
     """A ``Connection`` from ``tapir run``'s arguments (the document is loaded here)."""
+    if device is not None:
+        from tapir.runtime.sim.launch import check_sim_spec
+
+        check_sim_spec(device)
     document = load_run_document(find_document(script_path, source, doc))
     return Connection(device=device, document=document, trace_path=trace, source=source,
                       script=str(script_path) if script_path else None)

@@ -211,3 +211,14 @@ def test_tapir_test_reports_each_script_and_fails_when_one_does(tmp_path: Path, 
     assert (suite.get("tests"), suite.get("failures")) == ("2", "1")
     failed = [c for c in suite.iter("testcase") if c.find("failure") is not None]
     assert [c.get("name") for c in failed] == [str(tmp_path / "bad.tap")]
+
+
+def test_an_unknown_simulated_app_is_a_usage_error_before_the_script_starts(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from tapir.cli import main
+
+    code = main(["run", str(SAMPLES / "music" / "play_song.tap"), "--device", "sim:musik"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "unknown simulated app 'musik'" in err and "music" in err
+    assert "^" not in err  # not reported against a line of the script

@@ -231,6 +231,25 @@ def is_sim_spec(spec: str) -> bool:
     return spec == SIM_PREFIX or spec.startswith(SIM_PREFIX + ":")
 
 
+def check_sim_spec(spec: str) -> None:
+    """Raise ``UsageError`` now for a ``sim:...`` value that names no known app or recording.
+
+    Runs are lazy (the simulator starts on the script's first UI call), so a typo in ``--device``
+    must be caught before the script starts, not reported against its first line.
+    """
+    if not is_sim_spec(spec):
+        return
+    names = spec[len(SIM_PREFIX) + 1:] if ":" in spec else ""
+    known = known_app_names()
+    for name in (n.strip() for n in names.split(",") if n.strip()):
+        if name in known or name.startswith("replay:"):
+            continue
+        if os.sep in name or name.startswith(".") or Path(name).is_dir():
+            continue
+        listed = ", ".join(known) if known else "none are installed"
+        raise UsageError(f"unknown simulated app {name!r}; known apps: {listed} (or replay:DIR for a recording)")
+
+
 def apps_for_spec(spec: str) -> list[SimApp]:
     """The apps a ``sim`` / ``sim:NAME[,NAME]`` / ``sim:replay:DIR`` device value installs."""
     if not is_sim_spec(spec):
