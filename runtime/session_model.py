@@ -1,0 +1,150 @@
+"""The session's data: its configuration and counters, what one call resolved to and gathered
+for its trace line, and the small helpers the ``DeviceRuntime`` parts share."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from tapir.docgen.model import Element
+from tapir.runtime.grounding.config import GroundingConfig
+from tapir.runtime.grounding.items import node_text
+from tapir.runtime.hierarchy.model import Bounds, UINode, UITree
+from tapir.runtime.navigation import Navigation, NavigationConfig
+from tapir.runtime.settle import Observation, SettleConfig
+
+# ---------------------------------------------------------------------------------------------
+# What the session needs from the grounding core (tapir.runtime.grounding.Grounder)
+
+
+class GrounderLike(Protocol):
+    """Its answers are duck-typed: a screen match has ``.name`` and ``.score``; a grounding has
+    ``.node``, ``.method``, ``.identifier_index``, ``.score``, ``.runner_up_score``, ``.detail``."""
+
+    def identify_screen(self, tree: UITree) -> Any: ...
+
+    def ground(self, element_name: str, tree: UITree, *, within: Any = None) -> Any: ...
+
+    def items(self, list_element_name: str, tree: UITree) -> list[UINode]: ...
+
+    def match_item(self, list_element_name: str, items: list[UINode], tree: UITree, query: Any) -> Any: ...
+
+    def child(self, list_element_name: str, child_element_name: str, item: UINode, tree: UITree) -> Any: ...
+
+
+# ---------------------------------------------------------------------------------------------
+# Configuration and statistics
+
+#: ``match_text`` limited to its exact stages (equal, then equal after case and space folding).
+EXACT_ONLY = GroundingConfig(use_fuzzy=False, use_embedding=False)
+
+
+@dataclass(frozen=True)
+class SessionConfig:
+    settle: SettleConfig = field(default_factory=SettleConfig)
+    navigation: NavigationConfig = field(default_factory=NavigationConfig)
+    #: Swipes allowed to reach one list item, count a list or find a match.
+    max_scrolls: int = 40
+    #: A list swipe moves this fraction of the list's height (leaving overlap to align items).
+    swipe_fraction: float = 0.55
+    #: ``page_*`` directions move this much.
+    page_fraction: float = 0.8
+    swipe_ms: int = 500
+    long_tap_ms: int = 800
+    #: Swipes to look for an element on its own screen before ``ElementNotFound``.
+    find_scrolls: int = 3
+
+
+@dataclass
+class SessionStats:
+    """Counters of one session (the trace's last line; ``bench/dumps_per_action.py`` reads them)."""
+
+    dumps: int = 0
+    #: Inputs sent to the device: taps, long taps, swipes, keys, typed texts, app starts.
+    device_actions: int = 0
+    #: UI actions of the script (what the interpreter's action budget counts).
+    script_actions: int = 0
+    reads: int = 0
+    navigation_steps: int = 0
+    list_scrolls: int = 0
+    settle_extra_dumps: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["dumps_per_device_action"] = round(self.dumps / self.device_actions, 3) if self.device_actions else None
+        return d
+
+
+# ---------------------------------------------------------------------------------------------
+# Resolution results
+
+
+@dataclass(frozen=True)
+class Target:
+    """A handle resolved on the current (or a remembered) dump."""
+
+    element: Element
+    node: UINode
+    obs: Observation
+    how: str
+    score: float | None = None
+    runner_up: float | None = None
+    detail: str | None = None
+    #: The list and absolute item index when the node is an item or inside one.
+    list_name: str | None = None
+    item_index: int | None = None
+    #: True for the item itself (not a child element inside it).
+    is_item: bool = False
+
+
+@dataclass
+class Call:
+    """Facts gathered while one script call runs, for its trace line."""
+
+    name: str
+    started: float
+    dumps0: int
+    actions0: int
+    target: Target | None = None
+    navigation: Navigation | None = None
+    screen_before: str | None = None
+    observed: bool = False
+    point: tuple[int, int] | None = None
+    settle_reason: str | None = None
+    ground_s: float = 0.0
+    act_s: float = 0.0
+    settle_s: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def editable_node(tree: UITree, node: UINode) -> UINode | None:
+    if node.editable:
+        return node
+    for n in tree.descendants(node.id):
+        if n.editable:
+            return n
+    return None
+
+
+def action_label(tree: UITree, node: UINode) -> str:
+    """What a person would call the view acted on: its text (as AutoDroid-V2's HTML shows it, cut
+    to 50 characters), else its description, else the first text inside it."""
+    return node.text[:50].strip() or node.content_desc.strip() or node_text(tree, node)[:50].strip()
+
+
+def describe_query(query: Any) -> str:
+    return repr(query) if isinstance(query, str) else str(dict(query) if not isinstance(query, dict) else query)
+
+
+def how_grounded(g: Any) -> str:
+    """How a grounding was found, as the trace names it."""
+    method = getattr(g, "method", "identifier")
+    if method == "identifier":
+        k = getattr(g, "identifier_index", None)
+        return f"identifier {k}" if k is not None else "identifier"
+    return str(method)
+
+
+def bounds_tuple(b: Bounds) -> tuple[int, int, int, int]:
+    """``(x1, y1, x2, y2)`` for the trace."""
+    return (b.x1, b.y1, b.x2, b.y2)
