@@ -407,7 +407,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
                         output=lambda line: print(line, flush=True),
                         symbols=symbols, filename=args.script, debug=args.debug)
     if args.stats:
-        print(f"{args.script}: {'ok' if result.ok else 'failed'}: {result.steps:,} steps, {result.actions} UI action{'' if result.actions == 1 else 's'},"
+        actions = f"{result.actions} UI action{'' if result.actions == 1 else 's'}"
+        print(f"{args.script}: {'ok' if result.ok else 'failed'}: {result.steps:,} steps, {actions},"
               f" {result.duration_s:.3f} s", file=sys.stderr)
     if result.error is not None:
         if args.debug and result.error.__cause__ is not None:
