@@ -54,6 +54,27 @@ Subparsers = argparse._SubParsersAction  # type: ignore[type-arg]
 # -- tapir check (scripts) ----------------------------------------------------------------------
 
 
+def _read_script(name: str) -> str:
+    """The text of a script file, or a UsageError saying in words why it cannot be read."""
+    from pathlib import Path
+
+    path = Path(name)
+    if path.is_dir():
+        raise UsageError(f"{name} is a directory, not a script file")
+    if not path.is_file():
+        raise UsageError(f"no such file: {name}")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read {name}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise UsageError(f"{name} is not UTF-8 text: byte 0x{data[exc.start]:02x} on line {line}"
+                         " (save the script as UTF-8)") from None
+
+
 def _register_check(sub: Subparsers) -> None:
     p = sub.add_parser(
         "check",
@@ -79,18 +100,12 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from tapir.dsl.errors import DocumentError, TapirSyntaxError
     from tapir.dsl.parser import parse
 
-    for name in args.scripts:
-        if not Path(name).is_file():
-            raise UsageError(f"no such file: {name}")
+    sources = {name: _read_script(name) for name in args.scripts}
     if args.doc and not Path(args.doc).is_file():
         raise UsageError(f"no such file: {args.doc}")
     status = 0
     found: list[dict[str, object]] = []
-    for name in args.scripts:
-        try:
-            source = Path(name).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"cannot read {name}: {exc}") from None
+    for name, source in sources.items():
         try:
             module = parse(source, name)
         except TapirSyntaxError as exc:
@@ -176,7 +191,10 @@ def _cmd_doc_import(args: argparse.Namespace) -> int:
             _print_problems(exc.problems, exc.filename or args.upstream)
             return 1
         raise
-    Path(args.output).write_text(text, encoding="utf-8")
+    try:
+        Path(args.output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
     if args.json:
         data = asdict(report)
         data["problems"] = [asdict(p) for p in report.problems]
@@ -239,7 +257,10 @@ def _cmd_compile(args: argparse.Namespace) -> int:
             _print_problems(exc.problems, args.document)
             return 1
         raise
-    written = write_outputs(compiled, out_dir)
+    try:
+        written = write_outputs(compiled, out_dir)
+    except OSError as exc:
+        raise UsageError(f"cannot write into {out_dir}: {exc.strerror or exc}") from exc
     if args.json:
         print(json.dumps({
             "document": args.document,
@@ -371,27 +392,37 @@ def _run_runtime_factory(args: argparse.Namespace, connection: Any) -> RuntimeFa
     return connection.factory()  # type: ignore[no-any-return]
 
 
+def _check_device_flag(device: str | None) -> None:
+    # an empty value (e.g. an unset shell variable) must not silently mean "no device" or "sim"
+    if device is not None and not device.strip():
+        raise UsageError("--device is empty: give an adb serial, sim or sim:APP")
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from tapir.dsl.budget import Budgets
+    from tapir.dsl.checker import doc_comment
     from tapir.dsl.interpreter import run_script
-    from tapir.runtime.connect import connection_for, doc_comment, find_document
+    from tapir.runtime.connect import connection_for, find_document
 
     path = Path(args.script)
-    if not path.is_file():
-        raise UsageError(f"no such file: {args.script}")
-    try:
-        source = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {args.script}: {exc}") from None
+    source = _read_script(args.script)
     for flag, value in (("--max-actions", args.max_actions), ("--max-steps", args.max_steps),
                         ("--timeout", args.timeout)):
         if value is not None and value <= 0:
             raise UsageError(f"{flag} must be positive")
     symbols, connection = None, None
+    _check_device_flag(args.device)
     if args.trace and not args.device:
         raise UsageError("--trace needs a device run (--device)")
+    if args.trace:
+        # Checked now: the trace is opened on the first UI call, after the device has started.
+        trace = Path(args.trace)
+        if trace.is_dir():
+            raise UsageError(f"--trace: {trace} is a directory")
+        if not trace.resolve().parent.is_dir():
+            raise UsageError(f"--trace: the folder of {trace} does not exist")
     # the document: --doc, else the script's `# doc: app.yaml` first line (required with a device)
     if args.device:
         from tapir.docgen.symbols import build_symbols
@@ -450,13 +481,17 @@ def _cmd_test(args: argparse.Namespace) -> int:
     from tapir.dsl.budget import Budgets
     from tapir.runtime.testrun import TestResult, collect, junit_xml, run_tests
 
+    _check_device_flag(args.device)
     scripts = collect(args.paths)
     for flag, value in (("--max-actions", args.max_actions), ("--timeout", args.timeout)):
         if value is not None and value <= 0:
             raise UsageError(f"{flag} must be positive")
     trace_dir = Path(args.trace_dir) if args.trace_dir else None
     if trace_dir is not None:
-        trace_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            trace_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"--trace-dir: cannot make the folder {trace_dir}: {exc.strerror or exc}") from None
 
     def report(r: TestResult) -> None:
         print(f"{'PASS' if r.ok else 'FAIL'} {r.script} ({r.seconds:.2f} s)", flush=True)
@@ -502,7 +537,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             import traceback
 
             traceback.print_exc()
-        print(exc.render(), file=sys.stderr)
+        # An error that belongs to no file (a device, a port) still says who is speaking.
+        print(exc.render() if exc.location() else f"tapir: {exc.render()}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

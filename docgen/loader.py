@@ -320,11 +320,11 @@ class _Builder:
                 steps.append(Step(step.target, step.action, step.args, _line(snode), step.match))
             paths.append(tuple(steps))
         item_kind = self.kind(f.get("item_kind"), f"{what}: item_kind", Kind.OTHER) if "item_kind" in f else Kind.OTHER
-        if kind is None:
-            return None
+        # A missing or unknown kind is already reported; keep the element (as `other`) so the paths
+        # that name it are not reported again as naming an unknown element.
         return Element(
             name=name,
-            kind=kind,
+            kind=kind or Kind.OTHER,
             description=description,
             identifiers=identifiers,
             options=options,

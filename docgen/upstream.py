@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -136,11 +136,35 @@ def import_file(
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise DocumentError(f"cannot read: {exc.strerror or exc}", filename=str(path)) from exc
+    except UnicodeDecodeError as exc:
+        raise DocumentError(f"not UTF-8 text: {exc}", filename=str(path)) from exc
     except json.JSONDecodeError as exc:
         raise DocumentError("not JSON", [Problem(exc.msg, exc.lineno, exc.colno, code="syntax")],
                             filename=str(path)) from exc
     name = app_name or default_app_name(path)
     return import_data(data, source=str(path), package=package, app_name=name)
+
+
+# The value types the converter relies on, per field (None is allowed everywhere: upstream leaves
+# fields empty). Checked up front so a malformed file is reported, not crashed on.
+_SCREEN_FIELDS: dict[str, type] = {"skeleton": str}
+_ELEMENT_FIELDS: dict[str, type] = {"type": str, "description": str, "effect": str, "xpath": list,
+                                    "options": list, "paths": list}
+
+
+def _wrong_shape(data: dict[str, Any]) -> str | None:
+    """What in ``data`` does not have upstream's shape (screen and element names), or None."""
+    for sname, screen in data.items():
+        for key, want in _SCREEN_FIELDS.items():
+            if screen.get(key) is not None and not isinstance(screen[key], want):
+                return f"screen {sname!r}: {key!r} must be a {want.__name__}"
+        for ename, element in screen["elements"].items():
+            if not isinstance(element, dict):
+                return f"element {ename!r} must be an object"
+            for key, want in _ELEMENT_FIELDS.items():
+                if element.get(key) is not None and not isinstance(element[key], want):
+                    return f"element {ename!r}: {key!r} must be a {want.__name__}"
+    return None
 
 
 def import_data(
@@ -151,6 +175,9 @@ def import_data(
     ):
         raise DocumentError("not an AutoDroid-V2 document (expected {screen: {skeleton, elements}})",
                             filename=source)
+    wrong = _wrong_shape(data)
+    if wrong is not None:
+        raise DocumentError(f"not an AutoDroid-V2 document: {wrong}", filename=source)
     conv = _Converter(data)
     doc = conv.convert(package or f"unknown.{_ident(app_name)}", app_name)
     header = (
@@ -162,7 +189,10 @@ def import_data(
     text = to_yaml(doc, header)
     result: LoadResult = loads_document(text, source=source)
     if result.document is None:
-        raise DocumentError("the imported document does not validate", list(result.errors), filename=source)
+        # The lines are those of the converted YAML, not of ``source``: drop them rather than point
+        # at unrelated lines of the JSON (the messages name the screen or element).
+        problems = [replace(p, line=None, column=None) for p in result.errors]
+        raise DocumentError("the imported document does not validate", problems, filename=source)
     notes = list(conv.notes)
     if package is None:
         notes.append(f"package unknown: written as {doc['app']['package']!r} (use --package)")

@@ -13,6 +13,7 @@ It reports, each with span, severity and code:
   (``tapir.dsl.api``) or a script function's parameters;
 * ``unknown-name`` / ``unknown-function``: names bound nowhere;
 * ``use-before-assignment``: a name read where no path can have assigned it yet.
+* ``too-deep``: a statement nested deeper than the checker's walk can follow.
 
 Types are tracked only as far as needed: element kinds, list items (``for song in $songs`` makes
 ``song`` an item of that list), and the plain types literals and API results have. Anything not
@@ -22,6 +23,7 @@ known is ``unknown`` and never reported, so the checker gives no false alarms on
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -32,6 +34,9 @@ from tapir.dsl.symbols import SymbolTable
 
 ERROR = "error"
 WARNING = "warning"
+
+#: The Python recursion limit while checking (the interpreter's at its default budgets).
+_RECURSION_LIMIT = 5_000
 
 #: The first-line comment naming a script's document: ``# doc: path/app.yaml``.
 DOC_COMMENT = re.compile(r"^\s*#\s*doc:\s*(?P<path>\S.*?)\s*$")
@@ -65,7 +70,7 @@ class Diagnostic:
 
 def doc_comment(source: str) -> str | None:
     """The document path a script names in its first line (``# doc: app.yaml``), if any."""
-    first = source.split("\n", 1)[0]
+    first = source.split("\n", 1)[0].lstrip("\ufeff")  # a byte-order mark is not part of the comment
     m = DOC_COMMENT.match(first)
     return m.group("path") if m else None
 
@@ -86,7 +91,19 @@ def check_source(source: str, symbols: SymbolTable | None, filename: str = "<scr
 def check(module: A.Module, symbols: SymbolTable | None) -> list[Diagnostic]:
     """Every diagnostic of ``module``, sorted by position. Without symbols, element checks are skipped."""
     checker = _Checker(symbols)
-    checker.run(module)
+    old_limit = sys.getrecursionlimit()
+    # as deep as the interpreter goes at its default budgets: what runs can be checked
+    sys.setrecursionlimit(max(old_limit, _RECURSION_LIMIT))
+    try:
+        checker.run(module)
+    except RecursionError:
+        # The parser reads nesting deeper than this recursive walk can follow (a 20,000-term sum):
+        # a diagnostic, not a crash of `tapir check` or the LSP.
+        at = checker.at or module.span
+        checker.diagnostics.append(Diagnostic(Span.point(at.line, at.column), ERROR, "too-deep",
+                                              "this statement nests too deeply to be checked"))
+    finally:
+        sys.setrecursionlimit(old_limit)
     seen: set[tuple[Span, str, str]] = set()
     out = []
     for d in sorted(checker.diagnostics, key=lambda d: (d.span, d.code)):
@@ -211,6 +228,8 @@ class _Checker:
         self.diagnostics: list[Diagnostic] = []
         self.quiet = 0  # > 0 while a loop body is pre-analysed for its exit state
         self.scope = _Scope("module", set(), {})
+        #: The statement being checked, for a diagnostic when nesting overflows the stack.
+        self.at: Span | None = None
 
     # -- reporting ------------------------------------------------------------------------------
 
@@ -243,6 +262,7 @@ class _Checker:
 
     def block(self, body: Iterable[A.Stmt], state: _State) -> _State:
         for stmt in body:
+            self.at = stmt.span
             state = self.stmt(stmt, state)
         return state
 
@@ -339,14 +359,10 @@ class _Checker:
             return Ty("str")
         if isinstance(e, A.ListComp):
             return self.listcomp(e, state)
-        if isinstance(e, A.ListExpr):
+        if isinstance(e, A.ListExpr | A.TupleExpr):
             for x in e.elts:
                 self.expr(x, state)
-            return Ty("list")
-        if isinstance(e, A.TupleExpr):
-            for x in e.elts:
-                self.expr(x, state)
-            return Ty("tuple")
+            return Ty("list" if isinstance(e, A.ListExpr) else "tuple")
         if isinstance(e, A.DictExpr):
             for x in (*e.keys, *e.values):
                 self.expr(x, state)

@@ -192,6 +192,8 @@ def e_binop(comp: Compiler, node: A.BinOp, scope: Scope) -> Eval:
     if type(c) is int and op in INT_CONST_OPS and (op not in ("//", "%") or c != 0) \
             and (op != "*" or -0x80000000 < c < 0x80000000):
         return int_const_binop(op, left, c, fn, m, span, comp.local_name(node.left, scope))
+    # One closure per operator, each with the operator written inline: the near-identical bodies
+    # are deliberate (a shared body would pay an operator-function call on every evaluation).
     if op == "+":
         def ev_add(fr: Frame) -> Any:
             a = left(fr)

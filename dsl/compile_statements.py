@@ -262,32 +262,27 @@ def s_for(comp: Compiler, node: A.For, scope: Scope, loop: bool, func: bool) -> 
     return ex
 
 
-def s_break(comp: Compiler, node: A.Break, scope: Scope, loop: bool, func: bool) -> Exec:
+def _loop_jump(comp: Compiler, span: Span, loop: bool, signal: str, outside: str) -> Exec:
+    """``break`` or ``continue``: count a step and return ``signal`` to the enclosing loop."""
     if not loop:
-        return refuse(ScriptError("'break' outside loop", node.span))
-    m, span = comp.m, node.span
+        return refuse(ScriptError(outside, span))
+    m = comp.m
 
     def ex(fr: Frame) -> str:
         m.steps += 1
         if m.steps > m.checkpoint:
             m.tick(span)
-        return BREAK
+        return signal
 
     return ex
+
+
+def s_break(comp: Compiler, node: A.Break, scope: Scope, loop: bool, func: bool) -> Exec:
+    return _loop_jump(comp, node.span, loop, BREAK, "'break' outside loop")
 
 
 def s_continue(comp: Compiler, node: A.Continue, scope: Scope, loop: bool, func: bool) -> Exec:
-    if not loop:
-        return refuse(ScriptError("'continue' not properly in loop", node.span))
-    m, span = comp.m, node.span
-
-    def ex(fr: Frame) -> str:
-        m.steps += 1
-        if m.steps > m.checkpoint:
-            m.tick(span)
-        return CONTINUE
-
-    return ex
+    return _loop_jump(comp, node.span, loop, CONTINUE, "'continue' not properly in loop")
 
 
 def s_pass(comp: Compiler, node: A.Pass, scope: Scope, loop: bool, func: bool) -> Exec:

@@ -44,6 +44,28 @@ class Span:
         return f"{self.line}:{self.column}"
 
 
+#: How much of a long source line is quoted on either side of the error.
+_QUOTE_CONTEXT = 60
+
+
+def _quote(raw: str, span: Span) -> list[str]:
+    """The source line and a caret line under ``span``; long lines are cut around the span."""
+    text = raw.expandtabs(4)
+    # Columns count characters of the raw line; the caret must sit under the expanded one.
+    start = len(raw[: max(span.column - 1, 0)].expandtabs(4))
+    if span.end_line == span.line:
+        end = len(raw[: max(span.end_column - 1, 0)].expandtabs(4))
+    else:
+        end = len(text)
+    end = max(end, start + 1)
+    lo = max(start - _QUOTE_CONTEXT, 0)
+    hi = min(end + _QUOTE_CONTEXT, len(text))
+    prefix = "..." if lo > 0 else ""
+    suffix = "..." if hi < len(text) else ""
+    caret = " " * (len(prefix) + start - lo) + "^" * max(min(end, hi) - start, 1)
+    return [f"    {prefix}{text[lo:hi]}{suffix}", f"    {caret}"]
+
+
 class TapirError(Exception):
     """Base of every error Tapir reports to a person."""
 
@@ -77,7 +99,10 @@ class TapirError(Exception):
     def category(self) -> str:
         return type(self).__name__
 
-    def location(self) -> str:
+    def location(self) -> str | None:
+        """``file:line:col``; None for an error that belongs to no file (a device, a port...)."""
+        if self.filename is None and self.span is None:
+            return None
         where = self.filename or "<script>"
         if self.span is None:
             return where
@@ -85,22 +110,12 @@ class TapirError(Exception):
 
     def render(self) -> str:
         """``file:line:col: Category: message``, then the source line and a caret under the span."""
-        head = f"{self.location()}: {self.category}: {self.message}"
-        lines = [head]
+        where = self.location()
+        lines = [f"{where}: {self.category}: {self.message}" if where else f"{self.category}: {self.message}"]
         if self.span is not None and self.source is not None:
             src_lines = self.source.splitlines()
             if 1 <= self.span.line <= len(src_lines):
-                raw = src_lines[self.span.line - 1]
-                text = raw.expandtabs(4)
-                lines.append(f"    {text}")
-                # Columns count characters of the raw line; the caret must sit under the expanded one.
-                start = len(raw[: max(self.span.column - 1, 0)].expandtabs(4))
-                if self.span.end_line == self.span.line:
-                    end = len(raw[: max(self.span.end_column - 1, 0)].expandtabs(4))
-                    width = max(end - start, 1)
-                else:
-                    width = max(len(text) - start, 1)
-                lines.append("    " + " " * start + "^" * width)
+                lines += _quote(src_lines[self.span.line - 1], self.span)
         if self.hint:
             lines.append(f"  hint: {self.hint}")
         return "\n".join(lines)

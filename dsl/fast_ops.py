@@ -126,6 +126,8 @@ def local_const_compare(op: str, local: str, left: Eval, c: int | str, m: Meter,
 
 
 def compare1(op: str, left: Eval, right: Eval, m: Meter, span: Span) -> Eval:
+    # The look-alike closures below are deliberate: each writes its operator inline, which a
+    # shared body taking the operator as a function would not (bench/interpreter.py).
     if op == "<":
         def lt(fr: Frame) -> bool:
             a = left(fr)

@@ -15,53 +15,36 @@ runtime is closed. Anything else is an adb serial (``resolve_serial``: ``--devic
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from tapir.docgen.check import document_for
 from tapir.docgen.model import AppDocument
+from tapir.dsl.checker import doc_comment
 from tapir.dsl.errors import UsageError
 from tapir.dsl.runtime_api import RuntimeFactory
 from tapir.runtime.session import DeviceRuntime, SessionConfig
 from tapir.runtime.settle import SettleConfig
 from tapir.runtime.trace import JsonLinesTrace, TraceSink
 
-_DOC_COMMENT = re.compile(r"^\s*#\s*doc\s*:\s*(?P<path>\S.*?)\s*$")
-
-
-def doc_comment(source: str) -> str | None:
-    """The document named by a ``# doc: app.yaml`` comment on the script's first line(s).
-
-    Leading blank lines and a ``#!`` line are skipped; the first other line decides.
-    """
-    for line in source.splitlines():
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#!"):
-            continue
-        m = _DOC_COMMENT.match(stripped)
-        return m.group("path") if m else None
-    return None
-
 
 def find_document(script_path: str | Path | None, source: str, explicit: str | None) -> Path:
-    """The app document of a run: ``--doc``, else the script's ``# doc:`` comment (relative to
-    the script's folder). Raises ``UsageError`` when neither names an existing file."""
-    if explicit:
-        path = Path(explicit)
-        if not path.is_file():
-            raise UsageError(f"--doc: no such file: {explicit}")
-        return path
-    named = doc_comment(source)
-    if named is None:
+    """The app document of a run, found as ``tapir check`` finds it (``document_for``: ``--doc``,
+    else the script's ``# doc:`` comment relative to the script's folder), and required here:
+    raises ``UsageError`` when neither names an existing file."""
+    script = Path(script_path) if script_path else Path.cwd() / "<script>"
+    path = document_for(script, source, explicit or None)
+    if path is None:
         raise UsageError(
             "no app document: pass --doc APP.yaml, or start the script with a comment such as `# doc: app.yaml`"
         )
-    base = Path(script_path).parent if script_path else Path.cwd()
-    path = Path(named) if Path(named).is_absolute() else base / named
     if not path.is_file():
-        raise UsageError(f"the script's `# doc: {named}` names {path}, which does not exist")
+        what = "is a directory" if path.is_dir() else "does not exist"
+        if explicit:
+            raise UsageError(f"--doc: {explicit} {what}")
+        raise UsageError(f"the script's `# doc: {doc_comment(source)}` names {path}, which {what}")
     return path
 
 

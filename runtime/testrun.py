@@ -62,6 +62,8 @@ def collect(paths: Iterable[str | Path]) -> list[Path]:
         if path.is_dir():
             out.extend(p for p in sorted(path.rglob("*.tap")) if "generated" not in p.parts)
         elif path.is_file():
+            if path.suffix != ".tap":
+                raise UsageError(f"not a test script (*.tap): {raw}")
             out.append(path)
         else:
             raise UsageError(f"no such file or folder: {raw}")

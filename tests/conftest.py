@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,3 +30,30 @@ def upstream() -> Path:
 @pytest.fixture(scope="session")
 def repo() -> Path:
     return REPO
+
+
+@pytest.fixture(scope="session")
+def adb_port() -> Iterator[int]:
+    """A private adb server (real adb binary) on a free port, shared by the whole session.
+
+    adbutils is pointed at /bin/false meanwhile, so that it can never start a stray server on
+    the default port; the test is skipped when no adb binary is installed."""
+    from tapir.dsl.errors import DeviceError
+    from tapir.runtime.sim.launch import find_adb, free_port, kill_adb_server, start_adb_server
+
+    try:
+        find_adb()
+    except DeviceError as exc:
+        pytest.skip(str(exc))
+    saved = os.environ.get("ADBUTILS_ADB_PATH")
+    os.environ["ADBUTILS_ADB_PATH"] = "/bin/false"
+    port = free_port()
+    start_adb_server(port)
+    try:
+        yield port
+    finally:
+        kill_adb_server(port)
+        if saved is None:
+            os.environ.pop("ADBUTILS_ADB_PATH", None)
+        else:
+            os.environ["ADBUTILS_ADB_PATH"] = saved

@@ -7,6 +7,7 @@ Each `tests/golden/checker/bad_*.tap` marks the lines that must be reported with
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -100,6 +101,20 @@ def test_doc_comment() -> None:
     assert doc_comment("# doc: samples/music/music.yaml\nx = 1\n") == "samples/music/music.yaml"
     assert doc_comment("#doc:app.yaml") == "app.yaml"
     assert doc_comment("x = 1\n# doc: app.yaml\n") is None
+    # a byte-order mark some editors write, and CRLF line ends, do not hide the comment
+    assert doc_comment("\ufeff# doc: app.yaml\r\nx = 1\r\n") == "app.yaml"
+
+
+def test_a_long_flat_sum_is_checked_as_deep_as_it_runs() -> None:
+    # each `+` nests one level deeper in the AST: 3,000 terms run at the default budgets
+    assert check_source("x = " + "+".join(["1"] * 3000) + "\nprint(x)\n", None) == []
+
+
+def test_nesting_beyond_the_stack_is_a_diagnostic_not_a_crash() -> None:
+    limit = sys.getrecursionlimit()
+    found = check_source("y = 1\n\nx = " + "+".join(["1"] * 20_000) + "\n", None)
+    assert [(d.code, d.span.line, d.span.column) for d in found] == [("too-deep", 3, 1)]
+    assert sys.getrecursionlimit() == limit
 
 
 def test_check_file_finds_the_document_from_the_first_line(tmp_path: Path) -> None:

@@ -25,22 +25,11 @@ from tapir.runtime.hierarchy import html_view, parse_uiautomator
 if importlib.util.find_spec("tapir.runtime.sim.launch") is None:  # pragma: no cover - sim not installed
     pytest.skip("tapir.runtime.sim has no launcher (start_sim) yet", allow_module_level=True)
 
+from runtime_helpers import DirectTransport  # noqa: E402
 from sim_tiny_app import DETAILS, MAIN, PACKAGE, TinyApp  # noqa: E402  (tests/ is on sys.path)
 from tapir.runtime.sim.device import SimDevice  # noqa: E402
 from tapir.runtime.sim.faults import Faults  # noqa: E402
 from tapir.runtime.sim.launch import RunningSim, start_sim  # noqa: E402
-
-
-class SimTransport:
-    """AdbDevice's shell round trip, answered in process by the simulator (v1 shell: output merged)."""
-
-    def __init__(self, sim: SimDevice) -> None:
-        self.sim = sim
-        self.commands: list[str] = []
-
-    def shell(self, command: str, *, timeout: float) -> bytes:
-        self.commands.append(command)
-        return self.sim.run_shell(command).output
 
 
 def _screen(dev: Device):  # type: ignore[no-untyped-def]
@@ -88,7 +77,7 @@ def run_scenario(dev: Device, app: TinyApp) -> None:
 
 def test_scenario_in_process() -> None:
     app = TinyApp()
-    transport = SimTransport(SimDevice([app]))
+    transport = DirectTransport(SimDevice([app]))
     run_scenario(AdbDevice("sim-inproc", transport=transport), app)
     assert adb_shell.dump_command() in transport.commands
 
@@ -98,14 +87,14 @@ def test_dump_retries_through_injected_idle_state_errors() -> None:
     sim = SimDevice([app], faults=Faults(dump_errors=2))
     sim.start_app(PACKAGE)
     waits: list[float] = []
-    dev = AdbDevice("sim-inproc", transport=SimTransport(sim), sleep=waits.append)
+    dev = AdbDevice("sim-inproc", transport=DirectTransport(sim), sleep=waits.append)
     assert parse_uiautomator(dev.dump_hierarchy()).find(lambda n: n.text == "Greet")
     assert waits == [0.2, 0.5]
 
 
 def test_persistent_dump_errors_name_the_device() -> None:
     sim = SimDevice([TinyApp()], faults=Faults(dump_errors=10))
-    dev = AdbDevice("sim-inproc", transport=SimTransport(sim), sleep=lambda s: None)
+    dev = AdbDevice("sim-inproc", transport=DirectTransport(sim), sleep=lambda s: None)
     with pytest.raises(DeviceError, match="device sim-inproc: `uiautomator dump` failed after 4 attempts"):
         dev.dump_hierarchy()
 
@@ -114,7 +103,7 @@ def test_non_ascii_text_through_adb_keyboard() -> None:
     app = TinyApp()
     sim = SimDevice([app])
     sim.start_app(PACKAGE)
-    transport = SimTransport(sim)
+    transport = DirectTransport(sim)
     dev = AdbDevice("sim-inproc", transport=transport)
     with pytest.raises(DeviceError, match="ADBKeyBoard"):
         dev.input_text("caf\u00e9")

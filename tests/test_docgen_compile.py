@@ -140,3 +140,39 @@ def test_cli_compile_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert f"{broken}:" in err and "unknown kind 'slider'" in err and "^" in err
     assert main(["compile", str(EXAMPLE), "--only", "symbols", "-o", str(tmp_path / "only")]) == 0
     assert [p.name for p in (tmp_path / "only").iterdir()] == ["example_app.symbols.json"]
+
+
+def test_cli_compile_output_dir_that_is_a_file_is_a_usage_error(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    blocker = tmp_path / "afile"
+    blocker.write_text("")
+    assert main(["compile", str(EXAMPLE), "-o", str(blocker)]) == 2
+    assert "cannot write into" in capsys.readouterr().err
+    assert main(["compile", str(EXAMPLE), "-o", str(blocker / "sub")]) == 2
+    assert "cannot write into" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("format: 1\napp:\n\tpackage: x\n", "syntax"),
+        ("app: 1\napp: 2\n", "duplicate-name"),
+        ("- a\n- b\n", "bad-type"),
+        ("", "missing-field"),
+    ],
+)
+def test_cli_bad_documents_are_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str,
+                                        code: str) -> None:
+    doc = tmp_path / "app.yaml"
+    doc.write_text(text)
+    assert main(["doc", "validate", str(doc)]) == 1
+    assert f"error[{code}]" in capsys.readouterr().err
+    assert main(["compile", str(doc), "-o", str(tmp_path / "out")]) == 1
+    assert f"error[{code}]" in capsys.readouterr().err
+
+
+def test_cli_binary_document_is_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = tmp_path / "app.yaml"
+    doc.write_bytes(b"\x00\xfe\xff\x85" * 40)
+    assert main(["doc", "validate", str(doc)]) == 1
+    assert "not UTF-8" in capsys.readouterr().err

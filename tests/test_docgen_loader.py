@@ -201,3 +201,12 @@ def test_the_documented_example_is_the_tested_one() -> None:
     docs = (Path(__file__).parent.parent / "docs" / "app-document.md").read_text()
     block = docs.split("## A full example", 1)[1].split("```yaml\n", 1)[1].split("```\n", 1)[0]
     assert block == EXAMPLE.read_text()
+
+
+def test_a_bad_kind_is_reported_once_not_again_by_every_path_naming_the_element() -> None:
+    text = EXAMPLE.read_text(encoding="utf-8").replace("kind: button", "kind: 3")
+    result = loads_document(text, source="kind3.yaml")
+    assert result.document is None
+    codes = [p.code for p in result.errors]
+    assert codes.count("unknown-kind") == text.count("kind: 3")
+    assert "unknown-name" not in codes

@@ -11,6 +11,7 @@ from tapir.docgen.loader import load_document, loads_document
 from tapir.docgen.model import Dialect
 from tapir.docgen.upstream import default_app_name, import_data, import_file, map_type, xpath_literal
 from tapir.dsl.api import Kind
+from tapir.dsl.errors import DocumentError
 
 UPSTREAM_DOCS = [
     "droidtask/apps/applauncher/doc.json",
@@ -192,3 +193,48 @@ def test_cli_import_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[s
     notdoc.write_text("[1, 2]")
     assert main(["doc", "import", str(notdoc), "-o", str(tmp_path / "x.yaml")]) == 1
     assert "not an AutoDroid-V2 document" in capsys.readouterr().err
+
+
+def test_cli_import_bad_input_is_reported_not_crashed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    binary = tmp_path / "bin.json"
+    binary.write_bytes(b"\x00\x85\xfe\xff" * 20)
+    assert main(["doc", "import", str(binary), "-o", str(tmp_path / "x.yaml")]) == 1
+    assert "not UTF-8 text" in capsys.readouterr().err
+    no_elements = tmp_path / "noel.json"
+    no_elements.write_text('{"main": {"skeleton": "<div></div>"}}')
+    assert main(["doc", "import", str(no_elements), "-o", str(tmp_path / "x.yaml")]) == 1
+    assert "not an AutoDroid-V2 document" in capsys.readouterr().err
+
+
+def test_cli_import_unwritable_output_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = tmp_path / "doc.json"
+    doc.write_text(json.dumps({"main": {"skeleton": "<div></div>", "elements": {
+        "main__ok": {"type": "button", "description": "OK", "xpath": ["//button[@text='OK']"]}}}}))
+    assert main(["doc", "import", str(doc), "-o", str(tmp_path / "missing" / "x.yaml")]) == 2
+    assert "cannot write" in capsys.readouterr().err
+    assert main(["doc", "import", str(doc), "-o", str(tmp_path)]) == 2
+    assert "cannot write" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        ({"m": {"elements": {"m__x": "str"}}}, "element 'm__x' must be an object"),
+        ({"m": {"elements": {"m__x": {"description": 3}}}}, "'description' must be a str"),
+        ({"m": {"skeleton": 3, "elements": {}}}, "'skeleton' must be a str"),
+        ({"m": {"elements": {"m__x": {"paths": 5}}}}, "'paths' must be a list"),
+        ({"m": {"elements": {"m__x": {"options": 3}}}}, "'options' must be a list"),
+    ],
+)
+def test_import_reports_wrongly_typed_fields(data: dict[str, object], said: str) -> None:
+    with pytest.raises(DocumentError) as info:
+        import_data(data, source="x.json")
+    assert said in str(info.value)
+
+
+def test_import_problems_of_the_converted_document_carry_no_json_lines() -> None:
+    with pytest.raises(DocumentError) as info:
+        import_data({"m": {"elements": {"m__x": {"type": "button"}}}}, source="x.json")
+    codes = {p.code for p in info.value.problems}
+    assert "empty-identifiers" in codes
+    assert all(p.line is None for p in info.value.problems)

@@ -3,12 +3,9 @@ recordings with the imported AutoDroid-V2 documents, scored with the upstream me
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tapir.dsl.errors import DeviceError
 from tapir.runtime.droidtask import (
     ScriptWriter,
     TaskOutcome,
@@ -19,7 +16,6 @@ from tapir.runtime.droidtask import (
     render_action,
     replay_apps,
 )
-from tapir.runtime.sim.launch import find_adb, free_port, kill_adb_server, start_adb_server
 from tapir.runtime.sim.replay import ReplayApp
 from tapir.runtime.trace import JsonLinesTrace
 
@@ -56,26 +52,6 @@ def test_scripts_are_written_from_the_ground_truth(upstream: Path) -> None:
     script = writer.write("task3.yaml", task, steps)
     assert script.lines == ["$main_screen__more_options_button.tap()", "$options_popup__column_count_button.tap()",
                             '$column_count_dialog__column_count_options.match("3 columns").tap()']
-
-
-@pytest.fixture(scope="module")
-def adb_port() -> Iterator[int]:
-    try:
-        find_adb()
-    except DeviceError as exc:
-        pytest.skip(str(exc))
-    saved = os.environ.get("ADBUTILS_ADB_PATH")
-    os.environ["ADBUTILS_ADB_PATH"] = "/bin/false"
-    port = free_port()
-    start_adb_server(port)
-    try:
-        yield port
-    finally:
-        kill_adb_server(port)
-        if saved is None:
-            os.environ.pop("ADBUTILS_ADB_PATH", None)
-        else:
-            os.environ["ADBUTILS_ADB_PATH"] = saved
 
 
 @pytest.mark.adb

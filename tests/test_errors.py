@@ -26,3 +26,18 @@ def test_document_error_lists_every_problem() -> None:
         "app.yaml:3: error: duplicate name",
         "app.yaml:9: error: unknown kind",
     ]
+
+
+def test_an_error_of_no_file_names_no_file() -> None:
+    from tapir.dsl.errors import DeviceError
+
+    assert DeviceError("device emulator-5554 is offline").render() == "DeviceError: device emulator-5554 is offline"
+
+
+def test_long_lines_are_cut_around_the_error() -> None:
+    source = "x = " + "+".join(["1"] * 2000) + " + y + 2"
+    column = source.index("y") + 1
+    err = ScriptError("name 'y' is not defined", Span(1, column, 1, column + 1), filename="a.tap", source=source)
+    _, line, caret = err.render().splitlines()
+    assert len(line) < 200 and line.strip().startswith("...")
+    assert line[caret.index("^")] == "y" and caret.count("^") == 1

@@ -451,6 +451,28 @@ def test_check_missing_file_is_a_usage_error(tmp_path, capsys) -> None:  # type:
     assert "no such file" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command", ["check", "run"])
+def test_unreadable_scripts_are_usage_errors_in_words(command, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    latin = tmp_path / "latin.tap"
+    latin.write_bytes(b'x = 1\nprint("caf\xe9")\n')
+    assert main([command, str(latin)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"tapir: {latin} is not UTF-8 text: byte 0xe9 on line 2 (save the script as UTF-8)\n"
+    assert main([command, str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"tapir: {tmp_path} is a directory, not a script file\n"
+
+
+@pytest.mark.parametrize("command", ["check", "run"])
+def test_bom_and_crlf_scripts_read_like_plain_ones(command, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    script = tmp_path / "s.tap"
+    script.write_bytes(b"\xef\xbb\xbf# doc: absent.yaml\r\nif True:\r\n    print(1)\r\n")
+    # the `# doc:` line is found behind the byte-order mark, so the missing document is reported
+    assert main([command, str(script)]) == 2
+    assert "absent.yaml" in capsys.readouterr().err
+    script.write_bytes(b"\xef\xbb\xbfif True:\r\n    print(1)\r\n")
+    assert main([command, str(script)]) == 0
+
+
 def test_check_through_a_subprocess(tmp_path) -> None:  # type: ignore[no-untyped-def]
     f = tmp_path / "bad.tap"
     f.write_text("if x\n    tap($a)\n", encoding="utf-8")

@@ -8,19 +8,16 @@ finished and, from the simulated app's own state, that it did what it says.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tapir.docgen.symbols import build_symbols
-from tapir.dsl.errors import DeviceError
 from tapir.dsl.interpreter import RunResult, run_script
 from tapir.runtime.connect import connect, connection_for
 from tapir.runtime.session import DeviceRuntime
-from tapir.runtime.sim.launch import find_adb, free_port, kill_adb_server, start_adb_server
 
 pytestmark = [pytest.mark.adb, pytest.mark.timeout(180)]
 
@@ -106,26 +103,6 @@ STATE_CHECKS: dict[str, Callable[[Any, RunResult], None]] = {
 
 #: (dumps, device inputs) of each sample run, for the average checked at the end.
 _COUNTS: dict[str, tuple[int, int]] = {}
-
-
-@pytest.fixture(scope="module")
-def adb_port() -> Iterator[int]:
-    try:
-        find_adb()
-    except DeviceError as exc:
-        pytest.skip(str(exc))
-    saved = os.environ.get("ADBUTILS_ADB_PATH")
-    os.environ["ADBUTILS_ADB_PATH"] = "/bin/false"  # adbutils must never start a stray server
-    port = free_port()
-    start_adb_server(port)
-    try:
-        yield port
-    finally:
-        kill_adb_server(port)
-        if saved is None:
-            os.environ.pop("ADBUTILS_ADB_PATH", None)
-        else:
-            os.environ["ADBUTILS_ADB_PATH"] = saved
 
 
 def test_there_are_samples_for_the_required_cases() -> None:
@@ -222,3 +199,85 @@ def test_an_unknown_simulated_app_is_a_usage_error_before_the_script_starts(
     assert code == 2
     assert "unknown simulated app 'musik'" in err and "music" in err
     assert "^" not in err  # not reported against a line of the script
+
+
+PLAY_SONG = SAMPLES / "music" / "play_song.tap"
+
+
+@pytest.mark.parametrize("argv", [["run", str(PLAY_SONG), "--device", ""],
+                                  ["run", str(PLAY_SONG), "--device", " "],
+                                  ["test", str(PLAY_SONG), "--device", ""]])
+def test_an_empty_device_flag_is_a_usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    from tapir.cli import main
+
+    code = main(argv)
+    assert code == 2
+    assert "--device is empty" in capsys.readouterr().err
+
+
+def test_run_an_unreachable_serial_fails_quickly_with_a_device_error(
+        adb_port: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import time
+
+    from tapir.cli import main
+
+    monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(adb_port))
+    start = time.monotonic()
+    code = main(["run", str(PLAY_SONG), "--device", "1.2.3.4:5555"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert time.monotonic() - start < 20
+    assert "DeviceError: --device names device '1.2.3.4:5555', which is not connected" in err
+    assert "adb connect 1.2.3.4:5555" in err
+
+
+def test_the_run_document_is_found_as_tapir_check_finds_it(tmp_path: Path) -> None:
+    from tapir.docgen.check import document_for
+    from tapir.dsl.errors import UsageError
+    from tapir.runtime.connect import find_document
+
+    (tmp_path / "app.yaml").write_text("app: {}\n")
+    script = tmp_path / "s.tap"
+    source = "# doc: app.yaml\nx = 1\n"
+    assert find_document(script, source, None) == document_for(script, source) == tmp_path / "app.yaml"
+    with pytest.raises(UsageError, match=r"--doc: .* is a directory"):
+        find_document(script, source, str(tmp_path))
+    with pytest.raises(UsageError, match=r"--doc: .*nope.yaml does not exist"):
+        find_document(script, source, str(tmp_path / "nope.yaml"))
+    with pytest.raises(UsageError, match=r"`# doc: gone.yaml` names .*gone.yaml, which does not exist"):
+        find_document(script, "# doc: gone.yaml\n", None)
+    with pytest.raises(UsageError, match="no app document"):
+        find_document(script, "x = 1\n", "")
+
+
+def test_tapir_test_refuses_a_file_that_is_not_a_script(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tapir.cli import main
+
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello\n")
+    assert main(["test", str(notes)]) == 2
+    assert f"not a test script (*.tap): {notes}" in capsys.readouterr().err
+
+
+def test_tapir_test_trace_dir_onto_a_file_is_a_usage_error(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from tapir.cli import main
+
+    taken = tmp_path / "taken"
+    taken.write_text("")
+    assert main(["test", str(PLAY_SONG), "--trace-dir", str(taken)]) == 2
+    err = capsys.readouterr().err
+    assert f"--trace-dir: cannot make the folder {taken}" in err and "internal error" not in err
+
+
+@pytest.mark.parametrize("trace", ["missing-folder/run.jsonl", "."])
+def test_a_bad_trace_path_is_refused_before_the_device_starts(trace: str, capsys: pytest.CaptureFixture[str],
+                                                             monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from tapir.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    started = []
+    monkeypatch.setattr("tapir.runtime.sim.launch.start_sim", lambda *a, **k: started.append(1))
+    code = main(["run", str(SAMPLES / "music" / "play_song.tap"), "--device", "sim:music", "--trace", trace])
+    assert code == 2 and "--trace" in capsys.readouterr().err
+    assert not started

@@ -12,6 +12,7 @@ import re
 import shlex
 import struct
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -417,3 +418,25 @@ def test_screen_size_follows_the_first_app() -> None:
     assert sh(dev, "wm size")[0] == "Physical size: 1080x2280\n"
     assert "deviceHeight=2280" in sh(dev, "dumpsys display")[0]
     assert Image.open(io.BytesIO(dev.screenshot_png())).size == (1080, 2280)  # the launcher too
+
+
+def test_sim_command_rejects_bad_ports_and_replay_paths(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    import socket
+
+    from tapir.cli import main
+
+    def error(*argv: str) -> str:
+        assert main(["sim", *argv]) == 2
+        return capsys.readouterr().err
+
+    assert "simulator's port must be between 0 (any free one) and 65535, not 70000" in error("--port", "70000")
+    assert "not -1" in error("--port", "-1")
+    assert "adb server's port must be between 1 and 65534, not 70000" in error("--adb-port", "70000")
+    a_file = tmp_path / "recording.txt"
+    a_file.write_text("not a folder")
+    assert f"replay directory {str(a_file)!r} is not a directory" in error("--replay", str(a_file))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert f"cannot listen on port {port} for the simulator" in error("--port", str(port))

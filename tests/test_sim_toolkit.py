@@ -430,3 +430,19 @@ def test_screenshot_is_a_wireframe_png_of_the_screen() -> None:
     assert app.screenshot_png() != png
     content = image.crop((0, CONTENT.top, 1080, CONTENT.bottom)).convert("L")
     assert content.getextrema() != (255, 255)
+
+
+def test_choice_dialog_checks_the_current_choice_and_reports_the_new_one() -> None:
+    app = get_app("music")
+    app.launch()
+    app.open("sort_songs")
+    root = etree.fromstring(app.dump_xml().encode())
+    radios = root.xpath("//node[@class='android.widget.RadioButton']")
+    assert [(r.get("text"), r.get("resource-id").rsplit("/", 1)[-1], r.get("checked")) for r in radios] == [
+        ("Title", "sort_title", "true"), ("Artist", "sort_artist", "false"), ("Duration", "sort_duration", "false")]
+    assert root.xpath("//node[@resource-id='org.tapir.music:id/sort_radio_group']")
+    app.tap_on(text="Duration")
+    assert app.state.sort == "Duration" and app.current_dialog is None
+    app.open("sort_songs")
+    app.tap_on(text="Cancel")
+    assert app.state.sort == "Duration" and app.current_dialog is None

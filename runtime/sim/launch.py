@@ -203,7 +203,8 @@ def replay_app(directory: str | Path) -> SimApp:
     """An app that replays a recorded DroidBot session from ``directory``."""
     path = Path(directory)
     if not path.is_dir():
-        raise UsageError(f"replay directory {str(directory)!r} does not exist")
+        problem = "is not a directory" if path.exists() else "does not exist"
+        raise UsageError(f"replay directory {str(directory)!r} {problem}")
     if importlib.util.find_spec("tapir.runtime.sim.replay") is None:
         raise UsageError("replaying recordings is not available in this installation")
     from tapir.runtime.sim.replay import ReplayApp
@@ -336,6 +337,10 @@ def start_sim(apps: SimApp | Sequence[SimApp] | SimDevice | None = None, *, port
     ``auth``: see ``AdbdServer`` (``"reject"`` leaves the device ``unauthorized``).
     ``trace``: called with a line per packet received (protocol debugging).
     """
+    if not 0 <= port <= 65535:
+        raise UsageError(f"the simulator's port must be between 0 (any free one) and 65535, not {port}")
+    if adb_port is not None and not 0 < adb_port < 65535:  # adb itself refuses 0 and 65535
+        raise UsageError(f"the adb server's port must be between 1 and 65534, not {adb_port}")
     if isinstance(apps, SimDevice):
         device = apps
     else:
@@ -352,7 +357,9 @@ def start_sim(apps: SimApp | Sequence[SimApp] | SimDevice | None = None, *, port
     try:
         server = AdbdServer(device, port=port, auth=auth, trace=trace)
     except OSError as exc:
-        raise DeviceError(f"cannot listen on port {port} for the simulator: {exc.strerror}") from None
+        # A port the user chose being taken is their call to fix; failing on a free one is not.
+        error = UsageError if port else DeviceError
+        raise error(f"cannot listen on port {port} for the simulator: {exc.strerror}") from None
     server.start()
     device.serial = server.serial
     device.props["ro.serialno"] = server.serial

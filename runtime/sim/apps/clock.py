@@ -21,8 +21,6 @@ from tapir.runtime.sim.toolkit import (
     ListView,
     Menu,
     MenuItem,
-    Radio,
-    RadioGroup,
     Row,
     Screen,
     Switch,
@@ -378,10 +376,5 @@ class ClockApp(ToolkitApp):
 
     @dialog
     def snooze_length(self) -> Dialog:
-        return Dialog(
-            title="Snooze length",
-            body=[RadioGroup(id="dialog_radio_group", children=[
-                Radio(f"{m} minutes", checked=m == self.state.snooze_minutes, on_tap=partial(self.choose_snooze, m))
-                for m in SNOOZE_CHOICES])],
-            negative=Button("Cancel", on_tap=self.close),
-        )
+        return self.choice_dialog("Snooze length", "dialog_radio_group", SNOOZE_CHOICES, self.state.snooze_minutes,
+                                  self.choose_snooze, label=lambda m: f"{m} minutes")

@@ -18,8 +18,6 @@ from tapir.runtime.sim.toolkit import (
     ListItem,
     ListView,
     MenuItem,
-    Radio,
-    RadioGroup,
     Row,
     Screen,
     Tab,
@@ -352,9 +350,4 @@ class ContactsApp(ToolkitApp):
 
     @dialog
     def sort_contacts(self) -> Dialog:
-        return Dialog(
-            title="Sort by",
-            body=[RadioGroup(id="sort_radio_group", children=[
-                Radio(s, checked=s == self.state.sort, on_tap=partial(self.choose_sort, s)) for s in SORTS])],
-            negative=Button("Cancel", on_tap=self.close),
-        )
+        return self.choice_dialog("Sort by", "sort_radio_group", SORTS, self.state.sort, self.choose_sort)

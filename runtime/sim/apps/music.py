@@ -20,8 +20,6 @@ from tapir.runtime.sim.toolkit import (
     ListView,
     Menu,
     MenuItem,
-    Radio,
-    RadioGroup,
     Row,
     Screen,
     Switch,
@@ -558,19 +556,10 @@ class MusicApp(ToolkitApp):
 
     @dialog
     def theme(self) -> Dialog:
-        return Dialog(
-            title="Theme",
-            body=[RadioGroup(id="dialog_radio_group", children=[
-                Radio(t, checked=t == self.state.theme, on_tap=partial(self.choose, "theme", t)) for t in THEMES])],
-            negative=Button("Cancel", on_tap=self.close),
-        )
+        return self.choice_dialog("Theme", "dialog_radio_group", THEMES, self.state.theme,
+                                  partial(self.choose, "theme"))
 
     @dialog
     def sort_songs(self) -> Dialog:
-        return Dialog(
-            title="Sort by",
-            body=[RadioGroup(id="sort_radio_group", children=[
-                Radio(s, id=f"sort_{s.lower()}", checked=s == self.state.sort, on_tap=partial(self.choose, "sort", s))
-                for s in SORTS])],
-            negative=Button("Cancel", on_tap=self.close),
-        )
+        return self.choice_dialog("Sort by", "sort_radio_group", SORTS, self.state.sort, partial(self.choose, "sort"),
+                                  choice_id=lambda s: f"sort_{s.lower()}")

@@ -20,8 +20,6 @@ from tapir.runtime.sim.toolkit import (
     ListView,
     Menu,
     MenuItem,
-    Radio,
-    RadioGroup,
     Row,
     Screen,
     Text,
@@ -315,9 +313,4 @@ class NotesApp(ToolkitApp):
 
     @dialog
     def sort_notes(self) -> Dialog:
-        return Dialog(
-            title="Sort by",
-            body=[RadioGroup(id="sort_radio_group", children=[
-                Radio(s, checked=s == self.state.sort, on_tap=partial(self.choose_sort, s)) for s in SORTS])],
-            negative=Button("Cancel", on_tap=self.close),
-        )
+        return self.choice_dialog("Sort by", "sort_radio_group", SORTS, self.state.sort, self.choose_sort)

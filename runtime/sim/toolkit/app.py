@@ -25,9 +25,10 @@ by ``advance()``; nothing reads the wall clock, so a run is a pure function of i
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from functools import partial
+from typing import Any, ClassVar, TypeVar
 
 from tapir.dsl.errors import UsageError
 from tapir.runtime.sim.toolkit.drift import GENERIC_TEXTS, Drift, apply_drift
@@ -43,7 +44,9 @@ from tapir.runtime.sim.toolkit.layout import (
 )
 from tapir.runtime.sim.toolkit.render import render_png
 from tapir.runtime.sim.toolkit.tree import Node, Rect, scroll_target, touch_target
-from tapir.runtime.sim.toolkit.widgets import Dialog, Menu, Screen, Widget
+from tapir.runtime.sim.toolkit.widgets import Button, Dialog, Menu, Radio, RadioGroup, Screen, Widget
+
+T = TypeVar("T")
 
 #: A swipe shorter than this is a touch (``input swipe x y x y 800`` is how scripts long-press).
 TOUCH_SLOP = 16
@@ -237,6 +240,18 @@ class ToolkitApp:
         """Close the dialog or menu on top (does nothing on a screen)."""
         if self.stack[-1].kind != "screen":
             self.stack.pop()
+
+    def choice_dialog(self, title: str, group_id: str, choices: Iterable[T], selected: T,
+                      on_choose: Callable[[T], None], *, label: Callable[[T], str] = str,
+                      choice_id: Callable[[T], str | None] = lambda _: None) -> Dialog:
+        """A single-choice dialog: a radio button per choice (``selected`` checked) and Cancel."""
+        return Dialog(
+            title=title,
+            body=[RadioGroup(id=group_id, children=[
+                Radio(label(c), id=choice_id(c), checked=c == selected, on_tap=partial(on_choose, c))
+                for c in choices])],
+            negative=Button("Cancel", on_tap=self.close),
+        )
 
     def close_all(self) -> None:
         """Close every dialog and menu above the current screen."""
