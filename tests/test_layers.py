@@ -1,4 +1,9 @@
-"""The layer rule: grammar -> dsl -> docgen -> runtime -> codegen, lsp, cli. Nothing imports upward."""
+"""The layer rule: grammar -> dsl -> runtime.hierarchy -> docgen -> service -> runtime -> codegen, lsp, cli.
+
+Nothing imports upward. ``runtime.hierarchy`` (reading UI dumps) sits below the documents so that
+documents can be built from recorded hierarchies; ``service`` is the language service (workspace,
+configuration) that the command line, the server, the REPL and the code generator share.
+"""
 
 from __future__ import annotations
 
@@ -9,14 +14,27 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Each layer may import itself and the layers listed before it; top-level layers are peers
 # that must not import each other.
-RANK = {"grammar": 0, "dsl": 1, "docgen": 2, "runtime": 3, "codegen": 4, "lsp": 4, "cli": 5}
+# A dotted key is a sub-layer of its package: the longest key that prefixes a module decides.
+RANK: dict[str, float] = {
+    "grammar": 0, "dsl": 1, "runtime.hierarchy": 1.5, "docgen": 2, "service": 2.5, "runtime": 3,
+    "codegen": 4, "lsp": 4, "cli": 5,
+}
 
 
 def _layer_of(module: str) -> str | None:
     parts = module.split(".")
     if parts[0] != "tapir" or len(parts) < 2:
         return None
-    return parts[1] if parts[1] in RANK else None
+    for n in range(len(parts) - 1, 0, -1):
+        key = ".".join(parts[1 : n + 1])
+        if key in RANK:
+            return key
+    return None
+
+
+def _layer_of_path(path: Path) -> str | None:
+    rel = path.relative_to(ROOT).with_suffix("")
+    return _layer_of("tapir." + ".".join(rel.parts))
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
@@ -31,11 +49,11 @@ def _imports(path: Path) -> list[tuple[int, str]]:
 
 
 def _files() -> list[tuple[str, Path]]:
-    out = [("cli", ROOT / "cli.py")]
-    for layer in RANK:
-        folder = ROOT / layer
+    out: list[tuple[str, Path]] = []
+    for top in sorted({key.split(".")[0] for key in RANK}):
+        folder = ROOT / top
         if folder.is_dir():
-            out += [(layer, p) for p in sorted(folder.rglob("*.py"))]
+            out += [(layer, p) for p in sorted(folder.rglob("*.py")) if (layer := _layer_of_path(p))]
     return out
 
 
@@ -67,3 +85,10 @@ def test_the_check_sees_a_violation(tmp_path: Path) -> None:
     sample = tmp_path / "x.py"
     sample.write_text("from tapir.runtime import device\n")
     assert [m for _, m in _imports(sample) if _layer_of(m) == "runtime"]
+
+
+def test_sub_layers_are_told_apart() -> None:
+    assert _layer_of("tapir.runtime.hierarchy.parse") == "runtime.hierarchy"
+    assert _layer_of("tapir.runtime.grounding") == "runtime"
+    assert _layer_of_path(ROOT / "runtime" / "hierarchy" / "model.py") == "runtime.hierarchy"
+    assert _layer_of_path(ROOT / "cli" / "run.py") == "cli"

@@ -1,0 +1,79 @@
+"""The ``tapir`` command.
+
+This package only presents: it parses arguments, calls into the layers below and turns every
+``TapirError`` into its rendered message and an exit status. No traceback reaches a user unless
+``--debug`` is given.
+
+Each command is a module here with ``register(sub)``, which adds its parser and sets ``handler``;
+handlers import what they need lazily (so `tapir --help` stays fast), stay thin (the work lives in
+the layers below) and return the exit status.
+
+Exit status: 0 success, 1 the script/check/run failed, 2 usage error, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from tapir import __version__
+from tapir.dsl.errors import TapirError, UsageError
+
+__all__ = ["COMMANDS", "main"]
+
+#: The command modules, in the order of `tapir --help`.
+COMMANDS: tuple[str, ...] = ("check", "run", "test", "doc", "compile", "sim")
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tapir",
+        description=(
+            "Tapir drives Android apps with small scripts written against an app document.\n"
+            "Run `tapir COMMAND --help` for each command."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"tapir {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show Python tracebacks for internal errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        importlib.import_module(f"tapir.cli.{name}").register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.handler(args) or 0)
+    except UsageError as exc:
+        print(f"tapir: {exc.message}", file=sys.stderr)
+        return 2
+    except TapirError as exc:
+        if args.debug:
+            import traceback
+
+            traceback.print_exc()
+        # An error that belongs to no file (a device, a port) still says who is speaking.
+        print(exc.render() if exc.location() else f"tapir: {exc.render()}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1
+    except Exception as exc:  # an internal bug: say so plainly, keep the traceback for --debug
+        if args.debug:
+            raise
+        print(
+            f"tapir: internal error: {type(exc).__name__}: {exc}\n(run again with --debug for a traceback)",
+            file=sys.stderr,
+        )
+        return 70
+

@@ -1,0 +1,52 @@
+"""What the command modules share: reading scripts, printing document problems, flag checks."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from tapir.dsl.errors import Problem, UsageError
+
+#: The ``sub`` argument each command module's ``register`` receives.
+Subparsers = argparse._SubParsersAction  # type: ignore[type-arg]
+
+
+def read_script(name: str) -> str:
+    """The text of a script file, or a UsageError saying in words why it cannot be read."""
+    from pathlib import Path
+
+    path = Path(name)
+    if path.is_dir():
+        raise UsageError(f"{name} is a directory, not a script file")
+    if not path.is_file():
+        raise UsageError(f"no such file: {name}")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read {name}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise UsageError(f"{name} is not UTF-8 text: byte 0x{data[exc.start]:02x} on line {line}"
+                         " (save the script as UTF-8)") from None
+
+
+def print_problems(problems: Sequence[Problem], filename: str) -> None:
+    from tapir.docgen.diagnostics import render_problems
+
+    print(render_problems(problems, filename), file=sys.stderr)
+
+
+def check_device_flag(device: str | None) -> None:
+    # an empty value (e.g. an unset shell variable) must not silently mean "no device" or "sim"
+    if device is not None and not device.strip():
+        raise UsageError("--device is empty: give an adb serial, sim or sim:APP")
+
+
+def check_positive(**flags: float | None) -> None:
+    """Refuse zero or negative budget flags (``check_positive(max_actions=args.max_actions)``)."""
+    for name, value in flags.items():
+        if value is not None and value <= 0:
+            raise UsageError(f"--{name.replace('_', '-')} must be positive")

@@ -1,0 +1,99 @@
+"""``tapir run``: run one script, on a device or without one."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, Any
+
+from tapir.cli.common import Subparsers, check_device_flag, check_positive, read_script
+from tapir.dsl.errors import UsageError
+
+if TYPE_CHECKING:
+    from tapir.dsl.runtime_api import RuntimeFactory
+
+
+def register(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run a Tapir script (on a device, or without one if it makes no UI call)",
+        description="Parse and run a script in the sandboxed interpreter. Its print() output goes to stdout;\n"
+                    "an error is shown as file:line:col with the line and a caret. Exit status 0 when the\n"
+                    "script finished, 1 when it failed.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("script", metavar="FILE.tap", help="the script to run")
+    p.add_argument("--device", metavar="SERIAL|sim[:APP]",
+                   help="the device to drive (an adb serial, or the simulator); connected on the first UI call")
+    p.add_argument("--doc", metavar="APP.yaml",
+                   help="the app document: unknown $elements and illegal actions fail before touching the device "
+                        "(default: the script's `# doc: APP.yaml` first line)")
+    p.add_argument("--trace", metavar="FILE.jsonl",
+                   help="write one JSON line per UI call (element, grounding, screens, dumps, timings) as it happens")
+    p.add_argument("--max-actions", type=int, metavar="N", help="UI action budget (default: 50)")
+    p.add_argument("--max-steps", type=int, metavar="N", help="step budget (default: 1,000,000)")
+    p.add_argument("--timeout", type=float, metavar="S", help="wall-clock budget in seconds (default: 60)")
+    p.add_argument("--stats", action="store_true", help="print steps, UI actions and time to stderr at the end")
+    p.set_defaults(handler=_cmd_run)
+
+
+def _run_runtime_factory(args: argparse.Namespace, connection: Any) -> RuntimeFactory | None:
+    """THE DEVICE HOOK of `tapir run`: how the interpreter gets a device runtime.
+
+    Returns a factory the interpreter calls on the script's first UI call (never before), or
+    None when no device was asked for (``tapir.runtime.connect``: an adb serial or the simulator,
+    bound to the app document by a ``DeviceRuntime``).
+    """
+    if not args.device or connection is None:
+        return None
+    return connection.factory()  # type: ignore[no-any-return]
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tapir.dsl.budget import Budgets
+    from tapir.dsl.checker import doc_comment
+    from tapir.dsl.interpreter import run_script
+    from tapir.runtime.connect import connection_for, find_document
+
+    path = Path(args.script)
+    source = read_script(args.script)
+    check_positive(max_actions=args.max_actions, max_steps=args.max_steps, timeout=args.timeout)
+    symbols, connection = None, None
+    check_device_flag(args.device)
+    if args.trace and not args.device:
+        raise UsageError("--trace needs a device run (--device)")
+    if args.trace:
+        # Checked now: the trace is opened on the first UI call, after the device has started.
+        trace = Path(args.trace)
+        if trace.is_dir():
+            raise UsageError(f"--trace: {trace} is a directory")
+        if not trace.resolve().parent.is_dir():
+            raise UsageError(f"--trace: the folder of {trace} does not exist")
+    # the document: --doc, else the script's `# doc: app.yaml` first line (required with a device)
+    if args.device:
+        from tapir.docgen.symbols import build_symbols
+
+        connection = connection_for(path, source, device=args.device, doc=args.doc, trace=args.trace)
+        symbols = build_symbols(connection.document)
+    elif args.doc or doc_comment(source):
+        from tapir.docgen.symbols import load_symbols  # a document or a compiled symbol table
+
+        symbols = load_symbols(find_document(path, source, args.doc))
+    budgets = Budgets().replace(max_actions=args.max_actions, max_steps=args.max_steps, timeout_s=args.timeout)
+    result = run_script(source, _run_runtime_factory(args, connection), budgets,
+                        output=lambda line: print(line, flush=True),
+                        symbols=symbols, filename=args.script, debug=args.debug)
+    if args.stats:
+        actions = f"{result.actions} UI action{'' if result.actions == 1 else 's'}"
+        print(f"{args.script}: {'ok' if result.ok else 'failed'}: {result.steps:,} steps, {actions},"
+              f" {result.duration_s:.3f} s", file=sys.stderr)
+    if result.error is not None:
+        if args.debug and result.error.__cause__ is not None:
+            import traceback
+
+            traceback.print_exception(result.error.__cause__)
+        print(result.error.render(), file=sys.stderr)
+        return 1
+    return 0
