@@ -66,7 +66,8 @@ class TaskChange:
             assert present is not None
             where = "only in B" if self.before is None else "only in A"
             return f"{self.id:<32} {where}: {present['verdict']}"
-        text = f"{self.id:<32} {self.before['verdict']} -> {self.after['verdict']}"
+        before, after = self.before["verdict"], self.after["verdict"]
+        text = f"{self.id:<32} {before} -> {after}" if before != after else f"{self.id:<32} {after}"
         if self.before.get("rrr") != self.after.get("rrr"):
             text += f"   RRR {ratio(self.before.get('rrr'))} -> {ratio(self.after.get('rrr'))}"
         why = failure_reason(self.after)

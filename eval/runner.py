@@ -70,6 +70,8 @@ class EvalConfig:
     drift: str | None = None
     #: Keep each task's trace here (``<app>__<task>.jsonl``); otherwise traces are temporary.
     trace_dir: Path | None = None
+    #: The adb server the simulators attach to; None: a private one, started for the run.
+    adb_port: int | None = None
 
     def slots(self) -> list[str]:
         sims = sum(1 for d in self.devices if d == "sim")
@@ -276,12 +278,14 @@ def _execute(task: Task, app: AppSpec, script: str, slot: str, config: EvalConfi
 
 def executed_actions(records: list[dict[str, Any]]) -> int:
     """UI actions in trace records: the script's taps, long taps, texts, back and enter that were
-    carried out, and the navigation steps the runtime took for them."""
+    carried out, and the navigation steps the runtime took for them. Scrolls are not counted, nor
+    is (re)starting the app: every task starts with the app open."""
     n = 0
     for r in records:
         if r.get("event") == "action" and r.get("ok") and r.get("call") in ACTION_CALLS:
             n += 1
-        elif r.get("event") == "navigation":
+        elif r.get("event") == "navigation" and (r.get("action") in ACTION_CALLS
+                                                 or str(r.get("step", "")).endswith(("back()", "enter()"))):
             n += 1
     return n
 
@@ -314,8 +318,11 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
     started = time.monotonic()
     app = suite.apps[task.app]
     request = GenerationRequest(task, app.document, seed=config.seed)
-    base = {"id": task.id, "app": task.app, "difficulty": task.difficulty, "task": task.text, "steps": task.steps,
-            "device": slot, "notes": task.notes}
+
+    def result(**figures: Any) -> TaskResult:
+        return TaskResult(id=task.id, app=task.app, difficulty=task.difficulty, task=task.text, steps=task.steps,
+                          device=slot, notes=task.notes, **figures)
+
     tokens: Tokens | None = None
     latency: float | None = None
 
@@ -332,7 +339,7 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
     with _trace_folder(config.trace_dir) as folder:
         while True:
             if gen.script is None:
-                return TaskResult(**base, verdict="no_script", finished=False, error=gen.error or "no script",
+                return result(verdict="no_script", finished=False, error=gen.error or "no script",
                                   category="NoScript", tokens=tokens, model_latency_s=latency, attempts=attempts,
                                   wall_s=_since(started))
             suffix = f".{attempts}" if attempts > 1 else ""
@@ -342,7 +349,7 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
             except TapirError as exc:  # the device could not be started or reached
                 ex = _Execution(error=exc)
             if ex.setup_error is not None:
-                return TaskResult(**base, verdict="setup_error", finished=False, error=ex.setup_error.render(),
+                return result(verdict="setup_error", finished=False, error=ex.setup_error.render(),
                                   category=ex.setup_error.category, tokens=tokens, model_latency_s=latency,
                                   attempts=attempts, wall_s=_since(started), script=gen.script,
                                   trace=str(trace) if config.trace_dir else None)
@@ -356,8 +363,8 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
                     gen, attempts = repaired, attempts + 1
                     continue
             verdict = "pass" if ok else ("error" if ex.error is not None else "fail")
-            return TaskResult(
-                **base, verdict=verdict, finished=ex.finished,
+            return result(
+                verdict=verdict, finished=ex.finished,
                 error=ex.error.render() if ex.error else None, category=ex.error.category if ex.error else None,
                 failed_checks=tuple(failed), missing_actions=tuple(missing), actions=executed_actions(ex.records),
                 tokens=tokens, model_latency_s=round(latency, 4) if latency is not None else None, attempts=attempts,
@@ -429,9 +436,9 @@ def run_suite(
     names = config.slots()
     for name in names:
         slots.put(name)
-    adb_port: int | None = None
-    if any(_is_sim(s) for s in names):
-        adb_port = free_port()
+    adb_port, own_server = config.adb_port, False
+    if adb_port is None and any(_is_sim(s) for s in names):
+        adb_port, own_server = free_port(), True
         start_adb_server(adb_port)
 
     def job(task: Task) -> TaskResult:
@@ -460,7 +467,7 @@ def run_suite(
                     f.cancel()
                 raise
     finally:
-        if adb_port is not None:
+        if own_server and adb_port is not None:
             kill_adb_server(adb_port)
     ordered = [results[t.id] for t in suite.tasks]
     return EvalRun(suite=suite, source_name=source.name, source_settings=source.settings(), config=config,
