@@ -194,7 +194,7 @@ def _print_report(data: dict[str, Any], *, quiet: bool) -> None:
         out.print(table)
         out.print()
     groups = Table(box=None, pad_edge=False, header_style="bold")
-    for name in ("group", "tasks", "passed", "success", "RRR", "tokens c/c/g", "latency", "wall"):
+    for name in ("group", "tasks", "passed", "success", "RRR", "tokens c/c/g", "latency", "task time"):
         groups.add_column(name, justify="left" if name == "group" else "right", no_wrap=True)
     for name, s in summary_rows(data):
         groups.add_row(name, str(s["total"]), str(s["passed"]), percent(s["success_rate"]), ratio(s["rrr"]),

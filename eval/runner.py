@@ -404,8 +404,7 @@ def check_config(suite: Suite, config: EvalConfig) -> None:
         if not device.strip():
             raise UsageError("--device is empty: give an adb serial or sim")
         if device.startswith("sim:"):
-            raise UsageError(f"--device {device}: a suite names each task's app; use --device sim",
-                             hint="the suite's `apps:` says which simulated app each task runs on")
+            raise UsageError(f"--device {device}: a suite names each task's app (its `apps:`); use --device sim")
     phones = [d for d in config.devices if d != "sim"]
     if phones:
         stateful = [t.id for t in suite.tasks if t.needs_state]

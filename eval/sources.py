@@ -141,7 +141,7 @@ def model_source(spec: str, *, seed: int = 0) -> ScriptSource:
     factory = getattr(codegen, "script_source", None)
     if not callable(factory):
         raise UsageError("model runs need the code generator (tapir.codegen.script_source), which this "
-                         "installation does not have yet", hint="use --oracle to run the reference scripts")
+                         "installation does not have yet; --oracle runs the reference scripts")
     source = factory(spec, seed=seed)
     if not isinstance(source, ScriptSource):
         raise UsageError(f"tapir.codegen.script_source({spec!r}) did not give a script source")

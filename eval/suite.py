@@ -20,6 +20,7 @@ import difflib
 import fnmatch
 import hashlib
 import json
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -172,8 +173,8 @@ def load_suite(path: str | Path) -> Suite:
             from tapir.eval.droidtask import load_droidtask_suite
 
             return load_droidtask_suite(p / "tasks.json")
-        raise UsageError(f"{path} has neither {SUITE_FILE} nor a DroidTask tasks.json",
-                         hint="see docs/eval.md for the suite format")
+        raise UsageError(f"{path} has neither {SUITE_FILE} nor a DroidTask tasks.json (the suite format is in "
+                         "docs/eval.md)")
     if p.name == "tasks.json" or p.suffix == ".json":
         from tapir.eval.droidtask import load_droidtask_suite
 
@@ -307,6 +308,7 @@ class _SuiteReader:
         apps: dict[str, AppSpec] = {}
         tasks: list[Task] = []
         if root is not None:
+            self.refuse_task_file(root, path)
             f = self.fields(root, "the suite", ("tasks",), ("format", "name", "description", "apps"))
             if "format" in f:
                 fmt = self.text(f["format"], "format")
@@ -334,6 +336,16 @@ class _SuiteReader:
             raise SuiteError(f"cannot load the suite {path} ({n} problem{'s' if n != 1 else ''})", self.problems)
         return Suite(name=name, path=str(path), kind="tapir", apps=apps, tasks=tuple(tasks),
                      digest=suite_digest(tasks, self.loaded_documents.values()))
+
+    def refuse_task_file(self, root: yaml.Node, path: Path) -> None:
+        """A task file given where its suite is expected: say which suite to run instead."""
+        keys = {k.value for k, _ in root.value} if isinstance(root, yaml.MappingNode) else set()
+        if "app" not in keys or "apps" in keys:
+            return
+        owner = next((p for p in path.resolve().parents if (p / SUITE_FILE).is_file()), None)
+        hint = (f"run its suite, {os.path.relpath(owner)}, with --app or --task to choose tasks" if owner is not None
+                else f"a suite is a {SUITE_FILE} that lists task files (see docs/eval.md)")
+        raise UsageError(f"{path} is a task file, not a suite: {hint}")
 
     def apps(self, node: yaml.Node, base: Path) -> dict[str, AppSpec]:
         from tapir.docgen.loader import load_document_report
