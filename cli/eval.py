@@ -108,6 +108,10 @@ def _run(args: argparse.Namespace) -> int:
         Path(args.json).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     if args.markdown:
         Path(args.markdown).write_text(report_markdown(data), encoding="utf-8")
+    if run.not_run:
+        print(f"interrupted: {len(data['tasks'])} of {len(suite.tasks)} tasks ran; the reports hold those",
+              file=sys.stderr)
+        return 130
     internal = [t for t in data["tasks"] if t.get("category") == "InternalError"]
     if internal:
         print(f"tapir: internal error in {len(internal)} task(s), e.g. {internal[0]['id']}:\n{internal[0]['error']}",

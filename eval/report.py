@@ -65,6 +65,8 @@ def report_json(run: EvalRun) -> dict[str, Any]:
         "settings": run.config.as_dict(),
         "environment": run.environment(),
         "started": run.started,
+        "interrupted": bool(run.not_run),
+        "not_run": list(run.not_run),
         **overall,
         "wall_s": run.wall_s,
         "task_wall_s": overall["wall_s"],

@@ -153,6 +153,8 @@ class EvalRun:
     results: list[TaskResult]
     wall_s: float
     started: str
+    #: Tasks that did not run because the run was interrupted (Ctrl-C); their results are absent.
+    not_run: tuple[str, ...] = ()
 
     def environment(self) -> dict[str, Any]:
         return {"tapir": __version__, "python": platform.python_version(), "platform": platform.platform()}
@@ -461,16 +463,22 @@ def run_suite(
                     results[result.id] = result
                     if on_result is not None:
                         on_result(result)
-            except BaseException:
+            except KeyboardInterrupt:
+                # Keep what finished (a long model run must not be lost): tasks not started are
+                # dropped, those running are let finish, and the run is reported as interrupted.
                 for f in futures:
                     f.cancel()
-                raise
+                pool.shutdown(wait=True, cancel_futures=True)
+                for f in futures:
+                    if f.done() and not f.cancelled() and f.exception() is None:
+                        results.setdefault(f.result().id, f.result())
     finally:
         if own_server and adb_port is not None:
             kill_adb_server(adb_port)
-    ordered = [results[t.id] for t in suite.tasks]
+    ordered = [results[t.id] for t in suite.tasks if t.id in results]
     return EvalRun(suite=suite, source_name=source.name, source_settings=source.settings(), config=config,
-                   results=ordered, wall_s=_since(started), started=started_at)
+                   results=ordered, wall_s=_since(started), started=started_at,
+                   not_run=tuple(t.id for t in suite.tasks if t.id not in results))
 
 
 __all__ = ["ACTION_CALLS", "DRIFT_KINDS", "VERDICTS", "EvalConfig", "EvalRun", "TaskResult", "check_config",

@@ -134,3 +134,23 @@ def test_a_device_given_by_serial_runs_tasks_judged_by_their_actions(adb_port: i
         assert result.verdict == "pass" and result.device == sim.serial, result.error
         assert result.action_log == ("tap: search",) and result.rrr == 1.0
         assert app.current_screen == "search"  # the phone's own app did it
+
+
+def test_an_interrupted_run_keeps_the_tasks_that_finished(adb_port: int) -> None:
+    suite = load_suite(SUITE).select(ids=["clock/*"])
+    stop_at = suite.tasks[2].id
+
+    def generate(request: GenerationRequest) -> Generation:
+        if request.task.id == stop_at:
+            raise KeyboardInterrupt  # as Ctrl-C would, in the middle of the run
+        return Generation("pass\n")
+
+    run = run_suite(suite, CallableSource("noop", generate), EvalConfig(adb_port=adb_port))
+    done = [r.id for r in run.results]
+    # the tasks before it finished; the worker may have started more before the main thread saw it
+    assert done[:2] == [t.id for t in suite.tasks[:2]] and stop_at not in done
+    assert stop_at in run.not_run and sorted([*done, *run.not_run]) == sorted(t.id for t in suite.tasks)
+    from tapir.eval import report_json
+
+    data = report_json(run)
+    assert data["interrupted"] and data["total"] == len(done) and data["not_run"] == list(run.not_run)
