@@ -299,7 +299,7 @@ def _check(task: Task, execution: _Execution) -> tuple[list[str], list[str], lis
     failed: list[str] = []
     if task.checks:
         if execution.app is None:
-            failed.append("the checks read the app's state, which only a simulated app exposes")
+            failed.append("not checked: the app's state could not be read (no simulated app ran the task)")
         else:
             names = {"state": getattr(execution.app, "state", None), "app": execution.app,
                      "printed": list(execution.printed), "output": "\n".join(execution.printed)}
@@ -341,9 +341,8 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
     with _trace_folder(config.trace_dir) as folder:
         while True:
             if gen.script is None:
-                return result(verdict="no_script", finished=False, error=gen.error or "no script",
-                                  category="NoScript", tokens=tokens, model_latency_s=latency, attempts=attempts,
-                                  wall_s=_since(started))
+                return result(verdict="no_script", finished=False, error=gen.error or "no script", category="NoScript",
+                              tokens=tokens, model_latency_s=latency, attempts=attempts, wall_s=_since(started))
             suffix = f".{attempts}" if attempts > 1 else ""
             trace = folder / f"{task.id.replace('/', '__')}{suffix}.jsonl"
             try:
@@ -352,9 +351,9 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
                 ex = _Execution(error=exc)
             if ex.setup_error is not None:
                 return result(verdict="setup_error", finished=False, error=ex.setup_error.render(),
-                                  category=ex.setup_error.category, tokens=tokens, model_latency_s=latency,
-                                  attempts=attempts, wall_s=_since(started), script=gen.script,
-                                  trace=str(trace) if config.trace_dir else None)
+                              category=ex.setup_error.category, tokens=tokens, model_latency_s=latency,
+                              attempts=attempts, wall_s=_since(started), script=gen.script,
+                              trace=str(trace) if config.trace_dir else None)
             failed, missing, log = _check(task, ex)
             ok = not failed and not missing
             retry = (not ok and ex.error is not None and attempts <= config.repairs and can_repair(source))

@@ -306,3 +306,27 @@ def test_executed_actions_count_what_a_person_would_do() -> None:
         {"event": "end"},
     ]
     assert executed_actions(records) == 6
+
+
+def test_a_device_that_fails_is_a_task_error_and_a_bug_is_reported_not_raised(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tapir.runtime.connect as connect_module
+    from tapir.dsl.errors import DeviceError
+    from tapir.eval import EvalConfig, run_suite
+
+    suite = load_suite(SUITE).select(ids=["music/play_song", "music/delete_song"])
+
+    def no_device(conn: object) -> object:
+        raise DeviceError("the simulator did not start")
+
+    monkeypatch.setattr(connect_module, "connect", no_device)
+    run = run_suite(suite, OracleSource(), EvalConfig(adb_port=1))  # a port given: no adb server is started
+    assert [(r.verdict, r.category) for r in run.results] == [("error", "DeviceError")] * 2
+    assert run.results[0].failed_checks[0].startswith("not checked: the app's state could not be read")
+
+    def bug(conn: object) -> object:
+        raise ZeroDivisionError("oops")
+
+    monkeypatch.setattr(connect_module, "connect", bug)
+    [first, second] = run_suite(suite, OracleSource(), EvalConfig(adb_port=1)).results
+    assert first.category == "InternalError" and "ZeroDivisionError: oops" in (first.error or "")
+    assert second.verdict == "error"  # the run went on

@@ -154,3 +154,13 @@ def test_an_interrupted_run_keeps_the_tasks_that_finished(adb_port: int) -> None
 
     data = report_json(run)
     assert data["interrupted"] and data["total"] == len(done) and data["not_run"] == list(run.not_run)
+
+
+def test_runs_are_reproducible_whatever_the_number_of_simulators(adb_port: int) -> None:
+    suite = load_suite(SUITE).select(levels=["hard"], apps=["music", "notes"])
+
+    def figures(jobs: int) -> list[tuple[str, str, int, tuple[str, ...], tuple[str, ...]]]:
+        run = run_suite(suite, OracleSource(), EvalConfig(jobs=jobs, adb_port=adb_port))
+        return [(r.id, r.verdict, r.actions, r.action_log, r.printed) for r in run.results]
+
+    assert figures(1) == figures(3)
