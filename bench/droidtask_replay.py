@@ -10,9 +10,9 @@ is in the runtime's action log.
 
     python bench/droidtask_replay.py [--upstream DIR] [--scripts] [-j N]
 
-Prints JSON: per app and overall tasks passed / total, and per task the verdict, the error, the
-reversed redundancy ratio, dumps and device actions (with ``--scripts`` also each script, what
-was expected and what was performed).
+Prints JSON: per app and overall tasks passed / total, and per task whether it passed, the error,
+the missing actions, the reversed redundancy ratio, dumps and device actions (with ``--scripts``
+also each script, what was expected and what was performed).
 """
 
 from __future__ import annotations
@@ -51,12 +51,14 @@ def main(argv: list[str]) -> int:
         app["passed"] += t["success"]
         app["finished"] += t["finished"]
         app["total"] += 1
-        entry = {k: t[k] for k in ("task", "verdict", "success", "finished", "error", "missing_actions", "steps",
-                                   "actions", "rrr", "dumps", "device_actions", "wall_s")}
+        name = t["id"].split("/", 1)[1] + ".yaml"  # the trace's name, as DroidTask names its tasks
+        entry = {"name": name, "task": t["task"], "passed": t["success"], "finished": t["finished"],
+                 "error": t["error"], "missing": t["missing_actions"], "verdict": t["verdict"], "steps": t["steps"],
+                 "actions": t["actions"], "rrr": t["rrr"], "dumps": t["dumps"], "device_actions": t["device_actions"],
+                 "seconds": t["wall_s"]}
         if args.scripts:
-            entry.update(script=t["script"], expected=list(_expected(run, t["id"])),
-                         performed=t["action_log"])
-        app["tasks"][t["id"].split("/", 1)[1]] = entry
+            entry.update(script=t["script"], expected=list(_expected(run, t["id"])), performed=t["action_log"])
+        app["tasks"][name] = entry
     dumps = sum(t["dumps"] for t in data["tasks"])
     inputs = sum(t["device_actions"] for t in data["tasks"])
     print(json.dumps({
