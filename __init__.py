@@ -1,7 +1,7 @@
 """Tapir: scripts that drive Android apps, written against an app document.
 
 The package is laid out in layers that depend one way only:
-grammar -> dsl -> runtime.hierarchy -> docgen -> service -> runtime -> codegen, lsp, cli
+grammar -> dsl -> runtime.hierarchy -> docgen -> service -> runtime -> codegen, lsp -> eval -> cli
 (`tests/test_layers.py` enforces it).
 """
 

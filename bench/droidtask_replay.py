@@ -1,15 +1,18 @@
 """DroidTask tasks replayed through Tapir, scored with the upstream metric.
 
-For every DroidTask app whose recording (raw states and events) and AutoDroid-V2 document are in
-``../shared/upstream`` (applauncher and clock), each task's ground-truth trace becomes a Tapir
-script (``tapir.runtime.droidtask``), which runs on the recording replayed as a simulated app
-behind a real adb server, with the imported document. A task passes when every ground-truth
-action (``tap: <text/alt>``, typed text; scrolls dropped) is in the runtime's action log.
+A thin wrapper over the evaluation harness (``tapir eval DROIDTASK_DIR --oracle`` does the same
+with a table): every DroidTask app whose recording (raw states and events) and AutoDroid-V2
+document are in ``../shared/upstream/droidtask`` (applauncher and clock) is a replay suite
+(``tapir.eval.droidtask``); each task's ground-truth trace becomes a Tapir script, which runs on
+the recording replayed as a simulated app behind a real adb server, with the imported document.
+A task passes when every ground-truth action (``tap: <text/alt>``, typed text; scrolls dropped)
+is in the runtime's action log.
 
-    python bench/droidtask_replay.py [--upstream DIR] [--scripts]
+    python bench/droidtask_replay.py [--upstream DIR] [--scripts] [-j N]
 
-Prints JSON: per task the verdict, the script, what was expected and performed; per app and
-overall tasks passed / total, dumps and device actions.
+Prints JSON: per app and overall tasks passed / total, and per task whether it passed, the error,
+the missing actions, the reversed redundancy ratio, dumps and device actions (with ``--scripts``
+also each script, what was expected and what was performed).
 """
 
 from __future__ import annotations
@@ -18,65 +21,63 @@ import argparse
 import json
 import os
 import sys
-import time
-from dataclasses import asdict
 from pathlib import Path
-
-from tapir.runtime.droidtask import evaluate_app, replay_apps
-from tapir.runtime.sim.launch import free_port, kill_adb_server, start_adb_server
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--upstream", default=str(REPO.parent / "shared" / "upstream"))
+    default = os.environ.get("TAPIR_UPSTREAM") or str(REPO.parent / "shared" / "upstream")
+    parser.add_argument("--upstream", default=default,
+                        help="the shared upstream folder (default: $TAPIR_UPSTREAM, else ../shared/upstream)")
     parser.add_argument("--scripts", action="store_true", help="include each generated script and the action logs")
+    parser.add_argument("-j", "--jobs", type=int, default=1, help="simulators running at once (default: 1)")
     args = parser.parse_args(argv)
-    upstream = Path(args.upstream)
-    if not (upstream / "droidtask").is_dir():
-        print(json.dumps({"error": f"no DroidTask data in {upstream}"}))
+    folder = Path(args.upstream) / "droidtask"
+    if not (folder / "tasks.json").is_file():
+        print(json.dumps({"error": f"no DroidTask data in {args.upstream}"}))
         return 2
     os.environ.setdefault("ADBUTILS_ADB_PATH", "/bin/false")  # never start a stray adb server on 5037
-    started = time.monotonic()
-    port = free_port()
-    start_adb_server(port)
-    apps: dict[str, dict[str, object]] = {}
-    try:
-        for app in replay_apps(upstream):
-            outcomes = evaluate_app(upstream, app, adb_port=port)
-            tasks = {}
-            for o in outcomes:
-                entry = asdict(o)
-                if not args.scripts:
-                    for key in ("script", "performed", "expected"):
-                        entry.pop(key)
-                tasks[o.name] = entry
-            apps[app] = {
-                "passed": sum(o.passed for o in outcomes),
-                "finished": sum(o.finished for o in outcomes),
-                "total": len(outcomes),
-                "tasks": tasks,
-            }
-    finally:
-        kill_adb_server(port)
-    outcomes_all = [t for a in apps.values() for t in a["tasks"].values()]  # type: ignore[attr-defined]
-    passed = sum(a["passed"] for a in apps.values())  # type: ignore[misc]
-    total = sum(a["total"] for a in apps.values())  # type: ignore[misc]
-    dumps = sum(t["dumps"] for t in outcomes_all)
-    inputs = sum(t["device_actions"] for t in outcomes_all)
+
+    from tapir.eval import EvalConfig, OracleSource, load_suite, report_json, run_suite
+
+    run = run_suite(load_suite(folder), OracleSource(), EvalConfig(jobs=args.jobs))
+    data = report_json(run)
+    apps: dict[str, dict[str, Any]] = {}
+    for t in data["tasks"]:
+        app = apps.setdefault(t["app"], {"passed": 0, "finished": 0, "total": 0, "tasks": {}})
+        app["passed"] += t["success"]
+        app["finished"] += t["finished"]
+        app["total"] += 1
+        name = t["id"].split("/", 1)[1] + ".yaml"  # the trace's name, as DroidTask names its tasks
+        entry = {"name": name, "task": t["task"], "passed": t["success"], "finished": t["finished"],
+                 "error": t["error"], "missing": t["missing_actions"], "verdict": t["verdict"], "steps": t["steps"],
+                 "actions": t["actions"], "rrr": t["rrr"], "dumps": t["dumps"], "device_actions": t["device_actions"],
+                 "seconds": t["wall_s"]}
+        if args.scripts:
+            entry.update(script=t["script"], expected=list(_expected(run, t["id"])), performed=t["action_log"])
+        app["tasks"][name] = entry
+    dumps = sum(t["dumps"] for t in data["tasks"])
+    inputs = sum(t["device_actions"] for t in data["tasks"])
     print(json.dumps({
         "metric": "DroidTask (upstream): every ground-truth action in the action log",
         "apps": apps,
-        "passed": passed,
-        "finished": sum(a["finished"] for a in apps.values()),  # type: ignore[misc]
-        "total": total,
+        "passed": data["passed"],
+        "finished": data["finished"],
+        "total": data["total"],
+        "rrr": data["rrr"],
         "dumps": dumps,
         "device_actions": inputs,
         "dumps_per_device_action": round(dumps / inputs, 3) if inputs else None,
-        "seconds": round(time.monotonic() - started, 2),
+        "seconds": data["wall_s"],
     }, indent=2))
     return 0
+
+
+def _expected(run: Any, task_id: str) -> tuple[str, ...]:
+    return next(t.actions for t in run.suite.tasks if t.id == task_id)
 
 
 if __name__ == "__main__":

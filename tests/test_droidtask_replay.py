@@ -1,15 +1,16 @@
 """DroidTask ground truth through Tapir: scripts written from the traces run on the replayed
-recordings with the imported AutoDroid-V2 documents, scored with the upstream metric."""
+recordings with the imported AutoDroid-V2 documents, scored with the upstream metric (a DroidTask
+folder is a suite of the evaluation harness)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from tapir.runtime.droidtask import (
+from tapir.eval import EvalConfig, OracleSource, load_suite, run_suite
+from tapir.eval.droidtask import (
     ScriptWriter,
-    TaskOutcome,
-    evaluate_app,
+    difficulty_of,
     import_document,
     load_tasks,
     performed_actions,
@@ -41,7 +42,7 @@ def test_scripts_are_written_from_the_ground_truth(upstream: Path) -> None:
     app_dir = upstream / "droidtask" / "apps" / "applauncher"
     doc = import_document(app_dir, ReplayApp(app_dir).package)
     writer = ScriptWriter(doc, app_dir)
-    tasks = {name: (task, steps) for name, task, steps in load_tasks(upstream, "applauncher")}
+    tasks = {name: (task, steps) for name, task, steps in load_tasks(upstream / "droidtask", "applauncher")}
     task, steps = tasks["task1.yaml"]
     assert [s.rendered for s in steps] == ["tap: search input text: clock", "tap: clock"]
     script = writer.write("task1.yaml", task, steps)
@@ -54,21 +55,31 @@ def test_scripts_are_written_from_the_ground_truth(upstream: Path) -> None:
                             '$column_count_dialog__column_count_options.match("3 columns").tap()']
 
 
+def test_a_droidtask_folder_is_a_suite(upstream: Path) -> None:
+    suite = load_suite(upstream / "droidtask")
+    assert suite.kind == "droidtask" and set(suite.apps) == set(replay_apps(upstream / "droidtask"))
+    by_id = {t.id: t for t in suite.tasks}
+    task = by_id["applauncher/task1"]
+    assert task.actions == ("tap: search input text: clock", "tap: clock") and task.steps == 2
+    assert task.difficulty == difficulty_of(2) == "easy" and task.reference and not task.checks
+    assert suite.apps["clock"].device.startswith("sim:") and suite.digest
+    # apps without a recording are named, not silently dropped
+    assert suite.notes and "calendar" in suite.notes[0]
+
+
 @pytest.mark.adb
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_replayed_tasks_meet_the_upstream_metric(upstream: Path, adb_port: int) -> None:
-    apps = replay_apps(upstream)
-    assert apps, "no DroidTask app has a recording"
-    outcomes: list[TaskOutcome] = []
-    for app in apps:
-        outcomes += evaluate_app(upstream, app, adb_port=adb_port)
-    passed = [o for o in outcomes if o.passed]
-    report = "\n".join(f"{o.name}: {'pass' if o.passed else 'FAIL'} missing={o.missing} {o.error or ''}"
-                       for o in outcomes)
-    print(f"\nDroidTask replay: {len(passed)}/{len(outcomes)} tasks pass the upstream metric")
+def test_replayed_tasks_meet_the_upstream_metric(upstream: Path) -> None:
+    suite = load_suite(upstream / "droidtask" / "tasks.json")
+    results = run_suite(suite, OracleSource(), EvalConfig(jobs=2)).results
+    passed = [r for r in results if r.success]
+    report = "\n".join(f"{r.id}: {r.verdict} missing={r.missing_actions} {r.error or ''}" for r in results)
+    print(f"\nDroidTask replay: {len(passed)}/{len(results)} tasks pass the upstream metric")
     # clock task6 cannot pass on the recording: the state after its scroll was never recorded
-    assert len(passed) >= len(outcomes) - 1, report
-    for o in passed:
-        assert o.expected and set(o.expected) <= set(o.performed)
-        assert o.finished, o.error
+    assert len(passed) >= len(results) - 1, report
+    for r in passed:
+        expected = next(t.actions for t in suite.tasks if t.id == r.id)
+        assert expected and set(expected) <= set(r.action_log)
+        assert r.finished, r.error
+        assert r.rrr is not None and r.rrr > 0.5

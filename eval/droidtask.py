@@ -1,25 +1,33 @@
-"""DroidTask ground truth replayed through Tapir: scripts from traces, and the upstream metric.
+"""DroidTask as a task suite: ground-truth traces become reference scripts, scored by the upstream rule.
 
-For an app with recorded DroidBot states (``<app>/states``, ``<app>/events``) this module
+A DroidTask folder (``tasks.json`` beside ``apps/<app>/``) is a suite as it is: every app with a
+DroidBot recording (``states/``, ``events/``) and an AutoDroid-V2 document (``doc.json``) becomes a
+replay app, and each of its tasks with a trace (``traces/taskN.yaml``) a task::
+
+    suite = load_droidtask_suite(Path("../shared/upstream/droidtask/tasks.json"))
+    suite.tasks[0].id, suite.tasks[0].actions    # 'applauncher/task1', ('tap: search input text: clock', ...)
+
+For each app this module
 
 1. imports the app's AutoDroid-V2 document (``tapir.docgen.upstream``);
-2. turns each ground-truth task trace (``traces/taskN.yaml``) into a Tapir script, mechanically:
+2. turns each ground-truth task trace into a Tapir script (the task's reference), mechanically:
    each acted view (the record's ``Choice``, a DroidBot ``temp_id``, on the recorded state of
    the record's ``tag``) is mapped to the document element whose identifier finds exactly that
    view (or the clickable view around it); a view that only a list element contains becomes an
    item of that list, matched by its text (``$list.match('3 columns').tap()``);
-3. runs the script on the recording replayed as a simulated app (``ReplayApp``) through the
-   device runtime, with a trace;
-4. scores it as upstream does (``run_droidtask_experiment.py``): every ground-truth action,
-   rendered lower-cased as ``tap: <text or alt>`` (``tap: <label> input text: <text>`` for typed
-   text; scrolls dropped), must appear in the log of actions the runtime performed, navigation
-   steps included. Order and extra actions do not matter.
+3. gives the task the upstream success rule (``run_droidtask_experiment.py``): every ground-truth
+   action, rendered lower-cased as ``tap: <text or alt>`` (``tap: <label> input text: <text>`` for
+   typed text; scrolls dropped), must appear in the log of actions the runtime performed,
+   navigation steps included. Order and extra actions do not matter.
+
+The harness (``tapir.eval.runner``) runs the tasks on the recording replayed as a simulated app
+(``ReplayApp``) and reads the action log from the run's trace (``action_log``).
 """
 
 from __future__ import annotations
 
 import json
-import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +37,8 @@ from lxml import etree
 from tapir.docgen.loader import loads_document
 from tapir.docgen.model import AppDocument, Dialect, Element
 from tapir.dsl.api import Kind
-from tapir.dsl.errors import DocumentError, TapirError
+from tapir.dsl.errors import DocumentError, TapirError, UsageError
+from tapir.eval.suite import AppSpec, Location, Suite, Task, suite_digest
 from tapir.runtime.grounding import Grounder
 from tapir.runtime.grounding.identifiers import evaluate
 from tapir.runtime.grounding.items import item_nodes, node_text
@@ -73,21 +82,6 @@ class TaskScript:
         return doc + "\n".join(self.lines) + "\n"
 
 
-@dataclass
-class TaskOutcome:
-    name: str
-    task: str
-    script: str
-    finished: bool
-    passed: bool
-    error: str | None
-    expected: list[str]
-    performed: list[str]
-    missing: list[str]
-    dumps: int = 0
-    device_actions: int = 0
-
-
 def render_action(action: str, label: str, text: str | None = None) -> str | None:
     if action == "scroll":
         return None
@@ -117,10 +111,11 @@ def import_document(app_dir: Path, package: str) -> AppDocument:
     return result.document
 
 
-def load_tasks(upstream: Path, app: str) -> list[tuple[str, str, list[GroundTruthStep]]]:
-    """(trace name, task, ground-truth steps) of every task of ``app`` with a trace."""
-    tasks = json.loads((upstream / "droidtask" / "tasks.json").read_text(encoding="utf-8"))[app]
-    app_dir = upstream / "droidtask" / "apps" / app
+def load_tasks(folder: Path, app: str) -> list[tuple[str, str, list[GroundTruthStep]]]:
+    """(trace name, task, ground-truth steps) of every task of ``app`` with a trace; ``folder``
+    holds ``tasks.json`` and ``apps/``."""
+    tasks = json.loads((folder / "tasks.json").read_text(encoding="utf-8"))[app]
+    app_dir = folder / "apps" / app
     out = []
     for name in sorted(tasks, key=lambda n: int("".join(c for c in n if c.isdigit()) or 0)):
         trace_path = app_dir / "traces" / name
@@ -314,9 +309,15 @@ def _clickable_owner(tree: UITree, node_id: int) -> int | None:
 
 
 def performed_actions(trace_path: Path) -> list[str]:
-    """The runtime's action log, rendered as the metric renders agent actions."""
+    """The runtime's action log in a trace file, rendered as the metric renders agent actions."""
+    return action_log(read_trace(trace_path))
+
+
+def action_log(records: Iterable[dict[str, Any]]) -> list[str]:
+    """The actions among trace records (script calls and navigation steps that were carried out),
+    rendered as the metric renders agent actions; scrolls and reads are left out."""
     out = []
-    for r in read_trace(trace_path):
+    for r in records:
         if r.get("event") == "action" and r.get("ok") and r.get("call") in ("tap", "long_tap", "set_text"):
             action = {"tap": "click", "long_tap": "long_click", "set_text": "input_text"}[r["call"]]
             rendered = render_action(action, r.get("label") or "", (r.get("args") or {}).get("text"))
@@ -330,56 +331,62 @@ def performed_actions(trace_path: Path) -> list[str]:
     return out
 
 
-def run_task(script: TaskScript, document: AppDocument, app_dir: Path, *, adb_port: int | None = None,
-             work_dir: Path | None = None) -> TaskOutcome:
-    """Run one generated script on the replayed recording and score it."""
-    from tapir.docgen.symbols import build_symbols
-    from tapir.dsl.interpreter import run_script
-    from tapir.runtime.connect import Connection, connect
-
-    expected = [s.rendered for s in script.steps if s.rendered]
-    with tempfile.TemporaryDirectory(dir=work_dir) as tmp:
-        trace = Path(tmp) / "trace.jsonl"
-        conn = Connection(device=f"sim:{app_dir.resolve()}", document=document, trace_path=str(trace),
-                          source=script.source, script=script.name, adb_port=adb_port)
-        made: list[Any] = []
-
-        def factory() -> Any:
-            rt = connect(conn)
-            made.append(rt)
-            return rt
-
-        result = run_script(script.source, factory, output=None, symbols=build_symbols(document),
-                            filename=script.name)
-        performed = performed_actions(trace) if trace.is_file() else []
-    missing = [e for e in expected if e not in performed]
-    stats = made[0].stats if made else None
-    error = result.error.render() if result.error else None
-    if script.unmapped:
-        error = "; ".join(script.unmapped) + (f"\n{error}" if error else "")
-    return TaskOutcome(
-        name=script.name, task=script.task, script=script.source, finished=result.ok and not script.unmapped,
-        passed=not missing and bool(expected), error=error, expected=expected, performed=performed,
-        missing=missing, dumps=stats.dumps if stats else 0, device_actions=stats.device_actions if stats else 0,
-    )
-
-
-def replay_apps(upstream: Path) -> list[str]:
-    """DroidTask apps with a recording (states and events) and a document."""
-    base = upstream / "droidtask" / "apps"
+def replay_apps(folder: Path) -> list[str]:
+    """Apps of a DroidTask folder with a recording (states and events) and a document."""
+    base = folder / "apps"
+    if not base.is_dir():
+        return []
     return sorted(p.name for p in base.iterdir()
                   if (p / "states").is_dir() and (p / "events").is_dir() and (p / "doc.json").is_file())
 
 
-def evaluate_app(upstream: Path, app: str, *, adb_port: int | None = None) -> list[TaskOutcome]:
+def difficulty_of(ground_truth_steps: int) -> str:
+    """DroidTask has no levels; its tasks are banded by ground-truth length (39, 65 and 36 of 140)."""
+    if ground_truth_steps <= 2:
+        return "easy"
+    return "medium" if ground_truth_steps <= 4 else "hard"
+
+
+def load_droidtask_suite(tasks_json: Path) -> Suite:
+    """The replay suite of a DroidTask folder (see the module docstring)."""
     from tapir.runtime.sim.replay import ReplayApp
 
-    app_dir = upstream / "droidtask" / "apps" / app
-    package = ReplayApp(app_dir).package
-    document = import_document(app_dir, package)
-    writer = ScriptWriter(document, app_dir)
-    outcomes = []
-    for name, task, steps in load_tasks(upstream, app):
-        script = writer.write(name, task, steps)
-        outcomes.append(run_task(script, document, app_dir, adb_port=adb_port))
-    return outcomes
+    folder = tasks_json.parent
+    try:
+        listed = json.loads(tasks_json.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UsageError(f"cannot read the DroidTask tasks {tasks_json}: {exc}") from None
+    if not isinstance(listed, dict) or not all(isinstance(v, dict) for v in listed.values()):
+        raise UsageError(f"{tasks_json} is not a DroidTask tasks.json ({{app: {{taskN.yaml: {{task, solution}}}}}})")
+    playable = set(replay_apps(folder))
+    unplayable = [app for app in listed if app not in playable]
+    notes = [f"skipped {len(unplayable)} app(s) without a recording (apps/APP/states, events) and a document "
+             f"(doc.json) to replay: {', '.join(unplayable)}"] if unplayable else []
+    apps: dict[str, AppSpec] = {}
+    tasks: list[Task] = []
+    data = [tasks_json.read_bytes()]
+    for app in sorted(playable & set(listed)):
+        app_dir = folder / "apps" / app
+        document = import_document(app_dir, ReplayApp(app_dir).package)
+        data.append((app_dir / "doc.json").read_bytes())
+        apps[app] = AppSpec(app, document, f"sim:{app_dir.resolve()}", str(app_dir / "doc.json"))
+        writer = ScriptWriter(document, app_dir)
+        for name, text, steps in load_tasks(folder, app):
+            script = writer.write(name, text, steps)
+            stem = name.removesuffix(".yaml")
+            expected = tuple(s.rendered for s in steps if s.rendered)
+            tasks.append(Task(
+                id=f"{app}/{stem}", app=app, text=text, difficulty=difficulty_of(len(steps)),
+                steps=len(expected) or None, reference=script.source, reference_file=f"{app}/{stem}.tap",
+                setup=None, checks=(), actions=expected, where=Location(str(app_dir / "traces" / name)),
+                notes=tuple(f"reference incomplete: {u}" for u in script.unmapped),
+            ))
+    if not tasks:
+        raise UsageError(f"{tasks_json}: no DroidTask app here has a recording and a document to replay "
+                         "(each app needs apps/APP/states, events and doc.json beside tasks.json)")
+    return Suite(name=f"droidtask-replay ({', '.join(apps)})", path=str(tasks_json), kind="droidtask", apps=apps,
+                 tasks=tuple(tasks), notes=tuple(notes), digest=suite_digest(tasks, data))
+
+
+__all__ = ["GroundTruthStep", "ScriptWriter", "TaskScript", "action_log", "difficulty_of", "import_document",
+           "load_droidtask_suite", "load_tasks", "performed_actions", "render_action", "replay_apps"]

@@ -1,0 +1,165 @@
+"""Reports of a run: the JSON file, the Markdown file, and the figures both are made of.
+
+    data = report_json(run)             # a dict: json.dump(data, f)
+    data["success_rate"], data["by_difficulty"]["hard"]["success_rate"], data["tasks"][0]["verdict"]
+    text = report_markdown(data)        # from the dict, so a saved report can be rendered again
+
+The JSON (format ``tapir-eval/1``) holds the suite (name, path, digest), the source and its
+settings, the run's settings (devices, jobs, seed, budgets, drift, repairs), the environment, the
+overall figures, the same per difficulty level (``by_difficulty``) and per app (``by_app``), and
+``tasks``: one object per task with its verdict and figures (``tapir.eval.runner.TaskResult``).
+
+Figures of a group of tasks: ``success_rate`` (passed / tasks, 0 to 1), ``rrr`` (mean reversed
+redundancy ratio over the passed tasks that have ground-truth steps), ``tokens`` (totals; null
+when the source reports none, as the oracle), ``model_latency_s`` (mean per task; null likewise)
+and ``wall_s`` (sum of the tasks' wall times; tasks overlap when several devices run at once,
+so the run's own ``wall_s`` is given at the top level).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from tapir.eval.runner import VERDICTS, EvalRun
+from tapir.eval.suite import LEVELS
+
+REPORT_FORMAT = "tapir-eval/1"
+
+
+def summarize(tasks: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The figures of a group of task objects (as in the report's ``tasks``)."""
+    items = list(tasks)
+    passed = [t for t in items if t["verdict"] == "pass"]
+    rrrs = [t["rrr"] for t in passed if t.get("rrr") is not None]
+    with_tokens = [t["tokens"] for t in items if t.get("tokens")]
+    latencies = [t["model_latency_s"] for t in items if t.get("model_latency_s") is not None]
+    tokens = None
+    if with_tokens:
+        tokens = {k: sum(int(t[k]) for t in with_tokens) for k in ("cached", "computed", "generated")}
+    return {
+        "total": len(items),
+        "passed": len(passed),
+        "success_rate": round(len(passed) / len(items), 4) if items else 0.0,
+        "finished": sum(1 for t in items if t["finished"]),
+        "verdicts": {v: n for v in VERDICTS if (n := sum(1 for t in items if t["verdict"] == v))},
+        "rrr": round(sum(rrrs) / len(rrrs), 4) if rrrs else None,
+        "actions": sum(int(t["actions"]) for t in items),
+        "tokens": tokens,
+        "tokens_per_task": {k: round(v / len(with_tokens), 1) for k, v in tokens.items()} if tokens else None,
+        "model_latency_s": round(sum(latencies) / len(latencies), 4) if latencies else None,
+        "wall_s": round(sum(float(t["wall_s"]) for t in items), 3),
+    }
+
+
+def report_json(run: EvalRun) -> dict[str, Any]:
+    tasks = [r.as_dict() for r in run.results]
+    levels = [lv for lv in LEVELS if any(t["difficulty"] == lv for t in tasks)]
+    apps = list(dict.fromkeys(t["app"] for t in tasks))
+    overall = summarize(tasks)
+    return {
+        "format": REPORT_FORMAT,
+        "suite": {"name": run.suite.name, "path": run.suite.path, "kind": run.suite.kind,
+                  "digest": run.suite.digest, "notes": list(run.suite.notes)},
+        "source": {"name": run.source_name, "settings": run.source_settings},
+        "settings": run.config.as_dict(),
+        "environment": run.environment(),
+        "started": run.started,
+        "interrupted": bool(run.not_run),
+        "not_run": list(run.not_run),
+        **overall,
+        "wall_s": run.wall_s,
+        "task_wall_s": overall["wall_s"],
+        "by_difficulty": {lv: summarize(t for t in tasks if t["difficulty"] == lv) for lv in levels},
+        "by_app": {app: summarize(t for t in tasks if t["app"] == app) for app in apps},
+        "tasks": tasks,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Text forms shared by the console and Markdown
+
+
+def percent(rate: float | None) -> str:
+    return "–" if rate is None else f"{rate * 100:.1f}%"
+
+
+def ratio(value: float | None) -> str:
+    return "–" if value is None else f"{value * 100:.1f}%"
+
+
+def tokens_text(tokens: Mapping[str, Any] | None) -> str:
+    if not tokens:
+        return "–"
+    return f"{tokens['cached']}/{tokens['computed']}/{tokens['generated']}"
+
+
+def seconds(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f} s"
+
+
+def failure_reason(task: Mapping[str, Any]) -> str:
+    """One line on why a task did not pass ("" when it did)."""
+    if task["verdict"] == "pass":
+        if not task.get("finished", True) and task.get("error"):
+            return "passed, but the script then stopped: " + task["error"].strip().splitlines()[0]
+        return ""
+    if task["verdict"] == "error" and task.get("error"):
+        return task["error"].strip().splitlines()[0]
+    if task.get("failed_checks"):
+        return "check: " + task["failed_checks"][0]
+    if task.get("missing_actions"):
+        return "missing: " + ", ".join(task["missing_actions"])
+    error = (task.get("error") or "").strip().splitlines()
+    return error[0] if error else task["verdict"]
+
+
+def run_line(data: Mapping[str, Any]) -> str:
+    """Who ran what, how: one line for the heads of the console output and the Markdown."""
+    settings = data.get("settings", {})
+    devices = ", ".join(settings.get("devices", [])) or "sim"
+    jobs = settings.get("jobs", 1)
+    extra = []
+    if settings.get("drift"):
+        extra.append(f"drift {settings['drift']}")
+    if settings.get("repairs"):
+        extra.append(f"{settings['repairs']} repair round(s)")
+    tail = (", " + ", ".join(extra)) if extra else ""
+    return (f"{data['suite']['name']} ({data['suite']['kind']}, digest {data['suite']['digest']}) · source "
+            f"{data['source']['name']} · devices {devices} × {jobs} · seed {settings.get('seed', 0)}{tail}")
+
+
+def summary_rows(data: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    # the groups' wall time is the sum of their tasks' (the run's own elapsed time is data["wall_s"])
+    rows: list[tuple[str, Mapping[str, Any]]] = [("all", {**data, "wall_s": data.get("task_wall_s", data["wall_s"])})]
+    rows += [(level, s) for level, s in data.get("by_difficulty", {}).items()]
+    rows += [(f"app {app}", s) for app, s in data.get("by_app", {}).items()]
+    return rows
+
+
+def report_markdown(data: Mapping[str, Any]) -> str:
+    lines = [f"# Tapir eval: {data['suite']['name']}", "", run_line(data), "",
+             f"Started {data.get('started', '?')}; wall time {data['wall_s']:.1f} s "
+             f"(tasks {data.get('task_wall_s', data['wall_s']):.1f} s).", ""]
+    for note in data["suite"].get("notes", []):
+        lines.append(f"> {note}")
+    if data["suite"].get("notes"):
+        lines.append("")
+    lines += ["| group | tasks | passed | success | RRR | tokens cached/computed/generated | latency | task time |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, s in summary_rows(data):
+        lines.append(f"| {name} | {s['total']} | {s['passed']} | {percent(s['success_rate'])} | {ratio(s['rrr'])} "
+                     f"| {tokens_text(s['tokens'])} | {seconds(s['model_latency_s'])} | {s['wall_s']:.1f} s |")
+    lines += ["", "## Tasks", "",
+              "| task | level | verdict | RRR | actions | tokens | latency | wall | why |",
+              "|---|---|---|---:|---:|---:|---:|---:|---|"]
+    for t in data["tasks"]:
+        why = failure_reason(t).replace("|", "\\|")
+        lines.append(f"| {t['id']} | {t['difficulty']} | {t['verdict']} | {ratio(t.get('rrr'))} | {t['actions']} "
+                     f"| {tokens_text(t.get('tokens'))} | {seconds(t.get('model_latency_s'))} | {t['wall_s']:.2f} s "
+                     f"| {why} |")
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["REPORT_FORMAT", "failure_reason", "percent", "ratio", "report_json", "report_markdown",
+           "run_line", "seconds", "summarize", "summary_rows", "tokens_text"]

@@ -1,0 +1,485 @@
+"""Running a suite: task -> script -> execution -> verdict, on one device or several at once.
+
+    from tapir.eval import EvalConfig, OracleSource, load_suite, run_suite
+
+    suite = load_suite("samples/suite")
+    run = run_suite(suite, OracleSource(), EvalConfig(jobs=4))     # four simulators at once
+    run.summary().success_rate, run.results[0].verdict              # 1.0, 'pass'
+
+For each task the harness asks the source for a script (``tapir.eval.sources``), starts a fresh
+device (on the simulator: a new simulated device with only the task's app, in front and freshly
+installed; on a phone: the app force-stopped), runs the task's setup statements and then the
+script in one device session, and decides the verdict from the success checks: the app's final
+state (``tapir.eval.checks``) and/or the DroidTask action rule. The run's trace gives the action
+log: script actions and the navigation steps the runtime took for them (scrolls and reads are not
+actions). ``steps / actions`` is the task's reversed redundancy ratio.
+
+Verdicts: ``pass`` (every check holds), ``fail`` (the script finished, a check does not hold),
+``error`` (the script stopped on an error and a check does not hold), ``setup_error`` (the setup
+statements failed: a suite problem), ``no_script`` (the source gave no script).
+
+Devices: each ``--device`` value is a slot; ``sim`` slots start a simulator per task (``jobs``
+of them run at once), a serial is one phone running one task at a time. Tasks are handed to the
+first free slot; results come back in suite order.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import platform
+import queue
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tapir import __version__
+from tapir.dsl.budget import Budgets
+from tapir.dsl.errors import TapirError, UsageError
+from tapir.dsl.runtime_api import UIRuntime
+from tapir.dsl.values import ElementHandle
+from tapir.eval.droidtask import action_log
+from tapir.eval.sources import Generation, GenerationRequest, ScriptSource, Tokens, can_repair
+from tapir.eval.suite import AppSpec, Suite, Task
+
+#: Trace calls that are UI actions (what the reversed redundancy ratio counts); scrolls are not.
+ACTION_CALLS = frozenset({"tap", "long_tap", "set_text", "back", "enter"})
+VERDICTS: tuple[str, ...] = ("pass", "fail", "error", "setup_error", "no_script")
+DRIFT_KINDS: tuple[str, ...] = ("text", "ids", "insert", "reorder", "all")
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """How a suite is run (recorded in the report)."""
+
+    #: Device slots: ``sim`` (a fresh simulator per task) and/or adb serials.
+    devices: tuple[str, ...] = ("sim",)
+    #: Simulators running at once (each ``sim`` in ``devices`` counts as one more).
+    jobs: int = 1
+    budgets: Budgets = field(default_factory=Budgets)
+    #: Passed to the source (sampling) and to UI drift.
+    seed: int = 0
+    #: Repair rounds after a run that stopped on an error (sources with ``repair`` only).
+    repairs: int = 0
+    #: Run against a "next version" of the sample apps (``text``, ``ids``, ``insert``, ``reorder``, ``all``).
+    drift: str | None = None
+    #: Keep each task's trace here (``<app>__<task>.jsonl``); otherwise traces are temporary.
+    trace_dir: Path | None = None
+    #: The adb server the simulators attach to; None: a private one, started for the run.
+    adb_port: int | None = None
+
+    def slots(self) -> list[str]:
+        sims = sum(1 for d in self.devices if d == "sim")
+        serials = [d for d in self.devices if d != "sim"]
+        n_sims = max(self.jobs, sims) if sims or not serials else 0
+        return [f"sim#{i + 1}" for i in range(n_sims)] + serials
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "devices": list(self.devices), "jobs": self.jobs, "seed": self.seed, "repairs": self.repairs,
+            "drift": self.drift, "budgets": dataclasses.asdict(self.budgets),
+        }
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """One task's verdict and figures (one object of the report's ``tasks``)."""
+
+    id: str
+    app: str
+    difficulty: str
+    task: str
+    verdict: str
+    #: The script ran to its end without an error.
+    finished: bool
+    #: The rendered error that stopped the script (file:line:col, the line, a caret).
+    error: str | None = None
+    category: str | None = None
+    failed_checks: tuple[str, ...] = ()
+    missing_actions: tuple[str, ...] = ()
+    #: Ground-truth actions (from the suite) and actions executed (script and navigation).
+    steps: int | None = None
+    actions: int = 0
+    tokens: Tokens | None = None
+    model_latency_s: float | None = None
+    attempts: int = 1
+    #: Whole task (generation, device start, setup, script, checks) and the script's run alone.
+    wall_s: float = 0.0
+    run_s: float = 0.0
+    dumps: int = 0
+    device_actions: int = 0
+    device: str = ""
+    script: str | None = None
+    action_log: tuple[str, ...] = ()
+    printed: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    trace: str | None = None
+
+    @property
+    def success(self) -> bool:
+        return self.verdict == "pass"
+
+    @property
+    def rrr(self) -> float | None:
+        """Reversed redundancy ratio, ground-truth steps / executed actions (for a passed task only:
+        the actions of a failed run did not do the task)."""
+        if not self.success or not self.steps or not self.actions:
+            return None
+        return round(self.steps / self.actions, 4)
+
+    def as_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["success"] = self.success
+        d["rrr"] = self.rrr
+        d["tokens"] = self.tokens.as_dict() if self.tokens else None
+        for key in ("failed_checks", "missing_actions", "action_log", "printed", "notes"):
+            d[key] = list(d[key])
+        return d
+
+
+@dataclass
+class EvalRun:
+    """The results of a run, in suite order, with what is needed to reproduce it."""
+
+    suite: Suite
+    source_name: str
+    source_settings: dict[str, Any]
+    config: EvalConfig
+    results: list[TaskResult]
+    wall_s: float
+    started: str
+    #: Tasks that did not run because the run was interrupted (Ctrl-C); their results are absent.
+    not_run: tuple[str, ...] = ()
+
+    def environment(self) -> dict[str, Any]:
+        return {"tapir": __version__, "python": platform.python_version(), "platform": platform.platform()}
+
+
+# ---------------------------------------------------------------------------------------------
+# One device session shared by a task's setup and its script
+
+
+class _Borrowed:
+    """The interpreter closes its runtime when a script ends; the setup's and the task's scripts
+    share one session, so they get this view of it, whose ``close`` does nothing."""
+
+    def __init__(self, runtime: Any) -> None:
+        self._rt = runtime
+
+    def tap(self, handle: ElementHandle, child: ElementHandle | None, span: Any) -> None:
+        self._rt.tap(handle, child, span)
+
+    def long_tap(self, handle: ElementHandle, child: ElementHandle | None, span: Any) -> None:
+        self._rt.long_tap(handle, child, span)
+
+    def set_text(self, handle: ElementHandle, text: str, span: Any) -> None:
+        self._rt.set_text(handle, text, span)
+
+    def scroll(self, handle: ElementHandle, direction: str, span: Any) -> bool:
+        return bool(self._rt.scroll(handle, direction, span))
+
+    def get_text(self, handle: ElementHandle, child: ElementHandle | None, span: Any) -> str:
+        return str(self._rt.get_text(handle, child, span))
+
+    def get_attributes(self, handle: ElementHandle, child: ElementHandle | None, span: Any) -> dict[str, Any]:
+        return dict(self._rt.get_attributes(handle, child, span))
+
+    def item_count(self, handle: ElementHandle, span: Any) -> int:
+        return int(self._rt.item_count(handle, span))
+
+    def item(self, handle: ElementHandle, index: int, span: Any) -> ElementHandle:
+        return self._rt.item(handle, index, span)  # type: ignore[no-any-return]
+
+    def match(self, handle: ElementHandle, query: str | dict[str, Any], span: Any) -> ElementHandle:
+        return self._rt.match(handle, query, span)  # type: ignore[no-any-return]
+
+    def back(self, span: Any) -> None:
+        self._rt.back(span)
+
+    def enter(self, span: Any) -> None:
+        self._rt.enter(span)
+
+    def close(self) -> None:
+        return None
+
+    def __getattr__(self, name: str) -> Any:  # whatever the runtime protocol grows later
+        return getattr(self._rt, name)
+
+
+@dataclass
+class _Execution:
+    """What one attempt did on the device."""
+
+    finished: bool = False
+    error: TapirError | None = None
+    setup_error: TapirError | None = None
+    records: list[dict[str, Any]] = field(default_factory=list)
+    printed: tuple[str, ...] = ()
+    app: Any = None
+    run_s: float = 0.0
+    dumps: int = 0
+    device_actions: int = 0
+
+
+def _is_sim(slot: str) -> bool:
+    return slot.startswith("sim")
+
+
+def _execute(task: Task, app: AppSpec, script: str, slot: str, config: EvalConfig, adb_port: int | None,
+             trace: Path) -> _Execution:
+    """Setup, then the script, in one session on a fresh device; the app's final state kept."""
+    from tapir.docgen.symbols import build_symbols
+    from tapir.dsl.interpreter import run_script
+    from tapir.runtime.connect import Connection, connect
+    from tapir.runtime.trace import read_trace
+
+    out = _Execution()
+    # The trace quotes each action's line of ``source``; with setup statements in the same session
+    # that quote would be wrong for theirs, so the trace then gives line numbers only.
+    conn = Connection(device=app.device if _is_sim(slot) else slot, document=app.document, trace_path=str(trace),
+                      source=None if task.setup else script, script=task.reference_file or task.id,
+                      adb_port=adb_port if _is_sim(slot) else None)
+    runtime = connect(conn)
+    try:
+        package = app.document.app.package
+        if runtime.simulator is None:
+            runtime.device.app_stop(package)  # a phone: start the task from the app's launch screen
+        elif config.drift:
+            runtime.simulator.device.set_drift(config.drift, package=package, seed=config.seed)
+        borrowed: UIRuntime = _Borrowed(runtime)  # type: ignore[assignment]
+        symbols = build_symbols(app.document)
+        boundary = 0
+        before = dataclasses.replace(runtime.stats)
+        if task.setup:
+            done = run_script(task.setup, lambda: borrowed, config.budgets, output=None, symbols=symbols,
+                              filename=f"{task.id} (setup)")
+            if done.error is not None:
+                out.setup_error = done.error
+                return out
+            boundary = len(list(read_trace(trace)))
+            before = dataclasses.replace(runtime.stats)
+        started = time.monotonic()
+        result = run_script(script, lambda: borrowed, config.budgets, output=None, symbols=symbols,
+                            filename=task.reference_file or task.id)
+        out.run_s = time.monotonic() - started
+        out.finished, out.error, out.printed = result.ok, result.error, result.printed
+        out.dumps = runtime.stats.dumps - before.dumps
+        out.device_actions = runtime.stats.device_actions - before.device_actions
+    finally:
+        runtime.close()
+        if runtime.simulator is not None:
+            out.app = runtime.simulator.device.app(app.document.app.package)
+    out.records = list(read_trace(trace))[boundary:]
+    return out
+
+
+def executed_actions(records: list[dict[str, Any]]) -> int:
+    """UI actions in trace records: the script's taps, long taps, texts, back and enter that were
+    carried out, and the navigation steps the runtime took for them. Scrolls are not counted, nor
+    is (re)starting the app: every task starts with the app open."""
+    n = 0
+    for r in records:
+        if r.get("event") == "action" and r.get("ok") and r.get("call") in ACTION_CALLS:
+            n += 1
+        elif r.get("event") == "navigation" and (r.get("action") in ACTION_CALLS
+                                                 or str(r.get("step", "")).endswith(("back()", "enter()"))):
+            n += 1
+    return n
+
+
+def _check(task: Task, execution: _Execution) -> tuple[list[str], list[str], list[str]]:
+    """(failed checks, missing actions, the action log)."""
+    log = action_log(execution.records)
+    missing = [a for a in task.actions if a not in log]
+    failed: list[str] = []
+    if task.checks:
+        if execution.app is None:
+            failed.append("not checked: the app's state could not be read (no simulated app ran the task)")
+        else:
+            names = {"state": getattr(execution.app, "state", None), "app": execution.app,
+                     "printed": list(execution.printed), "output": "\n".join(execution.printed)}
+            for check in task.checks:
+                outcome = check.expression.evaluate(names)
+                if not outcome.ok:
+                    failed.append(outcome.message)
+    return failed, missing, log
+
+
+# ---------------------------------------------------------------------------------------------
+# One task
+
+
+def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig, slot: str = "sim#1",
+             adb_port: int | None = None) -> TaskResult:
+    """Generate (and repair) the task's script, run it on a fresh device, and judge it."""
+    started = time.monotonic()
+    app = suite.apps[task.app]
+    request = GenerationRequest(task, app.document, seed=config.seed)
+
+    def result(**figures: Any) -> TaskResult:
+        return TaskResult(id=task.id, app=task.app, difficulty=task.difficulty, task=task.text, steps=task.steps,
+                          device=slot, notes=task.notes, **figures)
+
+    tokens: Tokens | None = None
+    latency: float | None = None
+
+    def account(gen: Generation) -> None:
+        nonlocal tokens, latency
+        if gen.tokens is not None:
+            tokens = gen.tokens if tokens is None else tokens + gen.tokens
+        if gen.latency_s is not None:
+            latency = gen.latency_s + (latency or 0.0)
+
+    gen = source.generate(request)
+    account(gen)
+    attempts = 1
+    with _trace_folder(config.trace_dir) as folder:
+        while True:
+            if gen.script is None:
+                return result(verdict="no_script", finished=False, error=gen.error or "no script", category="NoScript",
+                              tokens=tokens, model_latency_s=latency, attempts=attempts, wall_s=_since(started))
+            suffix = f".{attempts}" if attempts > 1 else ""
+            trace = folder / f"{task.id.replace('/', '__')}{suffix}.jsonl"
+            try:
+                ex = _execute(task, app, gen.script, slot, config, adb_port, trace)
+            except TapirError as exc:  # the device could not be started or reached
+                ex = _Execution(error=exc)
+            if ex.setup_error is not None:
+                return result(verdict="setup_error", finished=False, error=ex.setup_error.render(),
+                              category=ex.setup_error.category, tokens=tokens, model_latency_s=latency,
+                              attempts=attempts, wall_s=_since(started), script=gen.script,
+                              trace=str(trace) if config.trace_dir else None)
+            failed, missing, log = _check(task, ex)
+            ok = not failed and not missing
+            retry = (not ok and ex.error is not None and attempts <= config.repairs and can_repair(source))
+            if retry:
+                repaired = source.repair(request, gen, ex.error.render() if ex.error else "")  # type: ignore[attr-defined]
+                if repaired is not None:
+                    account(repaired)
+                    gen, attempts = repaired, attempts + 1
+                    continue
+            verdict = "pass" if ok else ("error" if ex.error is not None else "fail")
+            return result(
+                verdict=verdict, finished=ex.finished,
+                error=ex.error.render() if ex.error else None, category=ex.error.category if ex.error else None,
+                failed_checks=tuple(failed), missing_actions=tuple(missing), actions=executed_actions(ex.records),
+                tokens=tokens, model_latency_s=round(latency, 4) if latency is not None else None, attempts=attempts,
+                wall_s=_since(started), run_s=round(ex.run_s, 4), dumps=ex.dumps, device_actions=ex.device_actions,
+                script=gen.script, action_log=tuple(log), printed=ex.printed,
+                trace=str(trace) if config.trace_dir else None,
+            )
+
+
+@contextmanager
+def _trace_folder(keep: Path | None) -> Iterator[Path]:
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+        yield keep
+        return
+    with tempfile.TemporaryDirectory(prefix="tapir-eval-") as tmp:
+        yield Path(tmp)
+
+
+def _since(started: float) -> float:
+    return round(time.monotonic() - started, 4)
+
+
+# ---------------------------------------------------------------------------------------------
+# A whole suite
+
+
+def check_config(suite: Suite, config: EvalConfig) -> None:
+    """Refuse, before anything starts, what cannot work: state checks on a phone, bad numbers."""
+    if config.jobs < 1:
+        raise UsageError("-j must be at least 1")
+    if config.repairs < 0:
+        raise UsageError("--repairs must be 0 or more")
+    if config.drift is not None and config.drift not in DRIFT_KINDS:
+        raise UsageError(f"unknown drift {config.drift!r} (kinds: {', '.join(DRIFT_KINDS)})")
+    for device in config.devices:
+        if not device.strip():
+            raise UsageError("--device is empty: give an adb serial or sim")
+        if device.startswith("sim:"):
+            raise UsageError(f"--device {device}: a suite names each task's app (its `apps:`); use --device sim")
+    phones = [d for d in config.devices if d != "sim"]
+    if phones:
+        stateful = [t.id for t in suite.tasks if t.needs_state]
+        if stateful:
+            raise UsageError(
+                f"{len(stateful)} task(s) check the app's state (e.g. {stateful[0]}), which only a simulated app "
+                f"exposes; run them with --device sim")
+        if config.drift:
+            raise UsageError("--drift changes the simulated apps; it needs --device sim")
+
+
+def run_suite(
+    suite: Suite,
+    source: ScriptSource,
+    config: EvalConfig | None = None,
+    *,
+    on_result: Callable[[TaskResult], None] | None = None,
+) -> EvalRun:
+    """Run every task of ``suite`` (see the module docstring); ``on_result`` is called, in the
+    calling thread, as each task finishes."""
+    from tapir.runtime.sim.launch import free_port, kill_adb_server, start_adb_server
+
+    config = config or EvalConfig()
+    check_config(suite, config)
+    started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    started = time.monotonic()
+    slots: queue.Queue[str] = queue.Queue()
+    names = config.slots()
+    for name in names:
+        slots.put(name)
+    adb_port, own_server = config.adb_port, False
+    if adb_port is None and any(_is_sim(s) for s in names):
+        adb_port, own_server = free_port(), True
+        start_adb_server(adb_port)
+
+    def job(task: Task) -> TaskResult:
+        slot = slots.get()
+        try:
+            return run_task(task, suite, source, config, slot, adb_port)
+        except Exception:  # an internal bug must not lose the rest of the run; it is reported
+            return TaskResult(id=task.id, app=task.app, difficulty=task.difficulty, task=task.text,
+                              verdict="error", finished=False, error=traceback.format_exc(limit=8),
+                              category="InternalError", steps=task.steps, device=slot)
+        finally:
+            slots.put(slot)
+
+    results: dict[str, TaskResult] = {}
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=len(names), thread_name_prefix="eval") as pool:
+            futures = [pool.submit(job, t) for t in suite.tasks]
+            try:
+                for future in concurrent.futures.as_completed(futures):
+                    result = future.result()
+                    results[result.id] = result
+                    if on_result is not None:
+                        on_result(result)
+            except KeyboardInterrupt:
+                # Keep what finished (a long model run must not be lost): tasks not started are
+                # dropped, those running are let finish, and the run is reported as interrupted.
+                for f in futures:
+                    f.cancel()
+                pool.shutdown(wait=True, cancel_futures=True)
+                for f in futures:
+                    if f.done() and not f.cancelled() and f.exception() is None:
+                        results.setdefault(f.result().id, f.result())
+    finally:
+        if own_server and adb_port is not None:
+            kill_adb_server(adb_port)
+    ordered = [results[t.id] for t in suite.tasks if t.id in results]
+    return EvalRun(suite=suite, source_name=source.name, source_settings=source.settings(), config=config,
+                   results=ordered, wall_s=_since(started), started=started_at,
+                   not_run=tuple(t.id for t in suite.tasks if t.id not in results))
+
+
+__all__ = ["ACTION_CALLS", "DRIFT_KINDS", "VERDICTS", "EvalConfig", "EvalRun", "TaskResult", "check_config",
+           "executed_actions", "run_suite", "run_task"]
+
