@@ -5,6 +5,10 @@
 //       request: {"texts": [{"name": "a.tap", "text": "..."}]}
 //       answer:  {"a.tap": [[[start, end, [scope, ...]], ...], ...]}  one list of tokens a line;
 //                offsets are UTF-16 code units, as in VS Code
+//   node test/probe.js token-types < request.json
+//       request: as for tokenize;  answer: {"a.tap": [[[start, type], ...], ...]} where type is the
+//                standard token type VS Code derives (0 other, 1 comment, 2 string), which decides
+//                where brackets match and quotes auto-close; package.json's tokenTypes applies
 //   node test/probe.js language-configuration < request.json
 //       request: {"lines": ["if x:", ...], "words": ["tap($a__b)", ...]}
 //       answer:  {"increase": [bool, ...], "decrease": [bool, ...], "outdentAfter": [bool, ...],
@@ -26,6 +30,8 @@ function readStdin() {
   return JSON.parse(fs.readFileSync(0, "utf8"));
 }
 
+const STANDARD_TOKEN_TYPES = { other: 0, comment: 1, string: 2, regex: 3 };
+
 async function loadGrammar() {
   const vsctm = require("vscode-textmate");
   const oniguruma = require("vscode-oniguruma");
@@ -44,12 +50,19 @@ async function loadGrammar() {
       return vsctm.parseRawGrammar(fs.readFileSync(file, "utf8"), file);
     },
   });
-  const grammar = await registry.loadGrammar("source.tapir");
+  // As VS Code does: the grammar's tokenTypes from package.json, as standard token types.
+  const contributed = pkg.contributes.grammars.find((g) => g.scopeName === "source.tapir") || {};
+  const tokenTypes = {};
+  for (const [selector, type] of Object.entries(contributed.tokenTypes || {})) {
+    if (!(type in STANDARD_TOKEN_TYPES)) throw new Error(`unknown token type ${type} for ${selector}`);
+    tokenTypes[selector] = STANDARD_TOKEN_TYPES[type];
+  }
+  const grammar = await registry.loadGrammarWithConfiguration("source.tapir", 1, { tokenTypes });
   if (!grammar) throw new Error("package.json contributes no grammar for source.tapir");
   return { vsctm, grammar };
 }
 
-async function tokenize(request) {
+async function tokenize(request, binary) {
   const { vsctm, grammar } = await loadGrammar();
   const answer = {};
   for (const { name, text } of request.texts) {
@@ -57,9 +70,16 @@ async function tokenize(request) {
     const lines = [];
     // VS Code splits on \r\n, \r and \n alike.
     for (const line of text.split(/\r\n|\r|\n/)) {
-      const result = grammar.tokenizeLine(line, state, 5000);
+      const result = binary ? grammar.tokenizeLine2(line, state, 5000) : grammar.tokenizeLine(line, state, 5000);
       if (result.stoppedEarly) throw new Error(`${name}: tokenizing a line took more than 5 s`);
-      lines.push(result.tokens.map((t) => [t.startIndex, Math.min(t.endIndex, line.length), t.scopes]));
+      if (binary) {
+        // [start, metadata, start, metadata, ...]; the token type is bits 8-9 of the metadata.
+        const pairs = [];
+        for (let i = 0; i < result.tokens.length; i += 2) pairs.push([result.tokens[i], (result.tokens[i + 1] >>> 8) & 3]);
+        lines.push(pairs);
+      } else {
+        lines.push(result.tokens.map((t) => [t.startIndex, Math.min(t.endIndex, line.length), t.scopes]));
+      }
       state = result.ruleStack;
     }
     answer[name] = lines;
@@ -97,9 +117,10 @@ async function main() {
   const command = process.argv[2];
   const request = readStdin();
   let answer;
-  if (command === "tokenize") answer = await tokenize(request);
+  if (command === "tokenize") answer = await tokenize(request, false);
+  else if (command === "token-types") answer = await tokenize(request, true);
   else if (command === "language-configuration") answer = languageConfiguration(request);
-  else throw new Error(`unknown command ${JSON.stringify(command)}: tokenize or language-configuration`);
+  else throw new Error(`unknown command ${JSON.stringify(command)}: tokenize, token-types or language-configuration`);
   process.stdout.write(JSON.stringify(answer));
 }
 
