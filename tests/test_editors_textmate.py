@@ -98,19 +98,19 @@ def oracle(text: str) -> list[Tok]:
         raise Untokenizable(str(exc)) from exc
     out: list[Tok] = []
     skip_until: tuple[int, int] | None = None
-    for t in toks:
-        if skip_until is not None and t.start < skip_until:
+    for tok in toks:
+        if skip_until is not None and tok.start < skip_until:
             continue
         skip_until = None
-        if t.kind == "NAME" and t.text.startswith(DOLLAR):
-            line, col = t.start
+        if tok.kind == "NAME" and tok.text.startswith(DOLLAR):
+            line, col = tok.start
             m = ELEMENT.match(lines[line], col)
             if m is None:  # a lone `$`: not an element; the grammar marks it as one being typed
                 continue
-            out.append(Tok("ELEMENT", m.group(), t.start, (line, m.end())))
+            out.append(Tok("ELEMENT", m.group(), tok.start, (line, m.end())))
             skip_until = (line, m.end())
         else:
-            out.append(t)
+            out.append(tok)
     return out
 
 
@@ -262,12 +262,12 @@ class Checker:
         self.expect(tok, "string")
         prefix, quote = _string_parts(tok.text)
         offsets = list(_positions(tok, self.lines))
-        bad_prefix = "b" in prefix.lower()
-        self.expect(tok, "invalid.illegal.prefix" if bad_prefix else "storage.type.string", iter(offsets[: len(prefix)]))
+        prefix_scope = "invalid.illegal.prefix" if "b" in prefix.lower() else "storage.type.string"
+        self.expect(tok, prefix_scope, iter(offsets[: len(prefix)]))
         self.expect(tok, "punctuation.definition.string.begin", iter(offsets[len(prefix): len(prefix) + len(quote)]))
         self.expect(tok, "punctuation.definition.string.end", iter(offsets[len(offsets) - len(quote):]))
         fields = fstring_fields(tok.text) if "f" in prefix.lower() else []
-        inside = set()
+        inside: set[int] = set()
         for start, end in fields:
             self.expect(tok, "punctuation.section.interpolation.begin", iter([offsets[start]]))
             self.expect(tok, "punctuation.section.interpolation.end", iter([offsets[end]]))
@@ -330,9 +330,10 @@ class Checker:
         for line, chars in enumerate(self.scopes):
             for col, scopes in enumerate(chars):
                 for scope, kinds in claims.items():
-                    if has(scopes, scope) and kind_at.get((line, col)) not in kinds and not self.lines[line][col].isspace():
+                    kind = kind_at.get((line, col))
+                    if has(scopes, scope) and kind not in kinds and not self.lines[line][col].isspace():
                         self.problems.append(f"{self.name}:{line + 1}:{col + 1}: {self.lines[line][col]!r} is "
-                                             f"{scope} but Python reads {kind_at.get((line, col), 'nothing')}")
+                                             f"{scope} but Python reads {kind or 'nothing'}")
                         return
 
     def check_all(self, toks: list[Tok]) -> None:

@@ -222,7 +222,8 @@ def test_vsce_packs_exactly_what_vscode_loads(vsix: Path) -> None:
         }
         packed = json.loads(z.read("extension/package.json"))
         assert packed["contributes"] == PACKAGE["contributes"] and packed["main"] == PACKAGE["main"]
-        assert z.read("extension/syntaxes/tapir.tmLanguage.json") == (VSCODE / "syntaxes/tapir.tmLanguage.json").read_bytes()
+        grammar = "syntaxes/tapir.tmLanguage.json"
+        assert z.read(f"extension/{grammar}") == (VSCODE / grammar).read_bytes()
         manifest = z.read("extension.vsixmanifest").decode()
         assert f'Id="{PACKAGE["name"]}"' in manifest and f'Version="{PACKAGE["version"]}"' in manifest
         bundle = z.read("extension/dist/extension.js").decode()
