@@ -61,6 +61,7 @@ local ok, err = pcall(function()
     iskeyword = vim.bo.iskeyword,
     syntax = vim.bo.syntax,
     indentexpr = vim.bo.indentexpr,
+    omnifunc = vim.bo.omnifunc,
   }
   if req.probe then
     out.syntax_group = vim.fn.synIDattr(vim.fn.synID(req.probe[1], req.probe[2], 1), "name")

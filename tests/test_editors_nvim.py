@@ -41,6 +41,7 @@ def test_tap_files_get_the_filetype_and_python_like_editing(project: Path) -> No
     assert options["commentstring"] == "# %s" and options["shiftwidth"] == 4 and options["expandtab"]
     assert "$" in options["iskeyword"].split(",") and "%" in options["iskeyword"].split(",")
     assert options["syntax"] == "python" and options["indentexpr"]
+    assert options["omnifunc"] == "v:lua.vim.lsp.omnifunc"
     assert answer["syntax_group"] == "tapirElement"
 
 

@@ -55,6 +55,7 @@ local function editing(buf)
   vim.bo[buf].expandtab = true
   vim.bo[buf].shiftwidth = 4
   vim.bo[buf].softtabstop = 4
+  vim.bo[buf].omnifunc = "v:lua.vim.lsp.omnifunc" -- <C-x><C-o> asks the server
   vim.bo[buf].iskeyword = "@,48-57,_,192-255,$,%" -- `$screen__element` is one word (w, *, completion)
   vim.api.nvim_buf_call(buf, function()
     vim.cmd("runtime! indent/python.vim")
