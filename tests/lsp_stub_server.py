@@ -1,14 +1,18 @@
 """A stand-in language server for testing editor configurations without ``tapir lsp``.
 
-Real pygls over stdio. It reports every ``$screen__nope...`` reference as an unknown element,
-completes two element names, and exits with status 3 on the ``stub.crash`` command (so that an
-editor's restart logic can be tested). Run: ``python3 tests/lsp_stub_server.py``.
+Real pygls. It reports every ``$screen__nope...`` reference as an unknown element, completes two
+element names, and exits with status 3 on the ``stub.crash`` command (so that an editor's restart
+logic can be tested). Its command line is the real server's: ``lsp_stub_server.py [lsp] [--tcp
+PORT] [ARGS...]``, stdio by default; with $TAPIR_STUB_LOG set, each start appends a JSON line
+(pid, arguments, working directory, $TAPIR_STUB_MARK) to that file.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import sys
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -55,5 +59,16 @@ def crash(*_args: object) -> None:
     os._exit(3)
 
 
+def main(argv: list[str]) -> None:
+    if os.environ.get("TAPIR_STUB_LOG"):
+        with open(os.environ["TAPIR_STUB_LOG"], "a", encoding="utf-8") as log:
+            record = {"pid": os.getpid(), "argv": argv, "cwd": os.getcwd(), "mark": os.environ.get("TAPIR_STUB_MARK")}
+            log.write(json.dumps(record) + "\n")
+    if "--tcp" in argv:
+        server.start_tcp("127.0.0.1", int(argv[argv.index("--tcp") + 1]))
+    else:
+        server.start_io()
+
+
 if __name__ == "__main__":
-    server.start_io()
+    main(sys.argv[1:])

@@ -4,19 +4,27 @@ The language configuration's patterns are run by node as VS Code compiles them a
 Python's reading of the samples (where a block opens, where `else` closes one); the client's
 launch and restart logic has node unit tests (test/*.test.js); the sources are type-checked
 against the VS Code and language client typings; ``vsce package`` must produce a .vsix holding
-exactly what VS Code loads.
+exactly what VS Code loads. The packaged client itself runs in node against a stand-in for the
+`vscode` module (test/fake-vscode.js) and a real language server process
+(tests/lsp_stub_server.py behind a `tapir` script): it starts the server, shows its diagnostics,
+restarts it when it is killed, gives up after too many deaths, and explains failures.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import shutil
+import socket
 import subprocess
+import sys
+import time
 import tokenize
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from vscode_support import REPO, VSCODE, probe, run_node
@@ -231,3 +239,130 @@ def test_vsce_packs_exactly_what_vscode_loads(vsix: Path) -> None:
     assert "vscode-languageclient" not in re.findall(r'require\("([^"]+)"\)', bundle)
     assert set(re.findall(r'require\("(vscode[^"]*)"\)', bundle)) == {"vscode"}
     assert vsix.stat().st_size < 1_000_000
+
+
+# ---------------------------------------------------------------------------------------------
+# The packaged client, run against a stand-in `vscode` module and a real server process
+
+STUB = Path(__file__).resolve().parent / "lsp_stub_server.py"
+DOCUMENT = "$songs_screen__song_list.tap()\n$songs_screen__nope.tap()\n"
+
+
+@pytest.fixture(scope="module")
+def packaged(vsix: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The extension folder as VS Code unpacks it from the .vsix."""
+    folder = tmp_path_factory.mktemp("installed")
+    with zipfile.ZipFile(vsix) as z:
+        z.extractall(folder)
+    return folder / "extension"
+
+
+@pytest.fixture()
+def workspace(tmp_path: Path) -> Path:
+    """A workspace whose .venv/bin/tapir runs the stand-in server."""
+    tapir = tmp_path / ".venv" / "bin" / "tapir"
+    tapir.parent.mkdir(parents=True)
+    tapir.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{STUB}" "$@"\n', encoding="utf-8")
+    tapir.chmod(0o755)
+    return tmp_path
+
+
+def host(scenario: str, packaged: Path, workspace: Path, settings: dict[str, Any]) -> dict[str, Any]:
+    request = {
+        "extension": str(packaged), "workspace": str(workspace), "settings": settings,
+        "document": {"path": str(workspace / "play.tap"), "text": DOCUMENT},
+        "serverLog": str(workspace / "server.jsonl"),
+    }
+    done = subprocess.run(["node", "test/fake-host.js", scenario], cwd=VSCODE, input=json.dumps(request),
+                          capture_output=True, text=True, timeout=180)
+    report: dict[str, Any] = json.loads(done.stdout) if done.stdout.startswith("{") else {}
+    assert done.returncode == 0 and "error" not in report, (done.stderr[-3000:], report.get("output", [])[-20:])
+    return report
+
+
+def test_the_client_starts_restarts_gives_up_and_stops(packaged: Path, workspace: Path) -> None:
+    settings = {"tapir.server.path": ".venv/bin/tapir",
+                "tapir.server.env": {"TAPIR_STUB_LOG": str(workspace / "server.jsonl"), "TAPIR_STUB_MARK": "set"}}
+    report = host("lifecycle", packaged, workspace, settings)
+    steps = {s["name"]: s for s in report["steps"]}
+    first = report["starts"][0]
+    # `tapir lsp` exactly (no `--stdio`), from the workspace-relative path, in the workspace, with the env
+    assert first["argv"] == ["lsp"] and Path(first["cwd"]) == workspace and first["mark"] == "set"
+    assert steps["ready"]["status"] == {"text": "Tapir: ready", "severity": 0}
+    assert steps["diagnostics"]["diagnostics"] == [
+        {"line": 1, "character": 0, "message": "unknown element $songs_screen__nope", "severity": 0}]
+    for crash in range(1, 6):  # killed: started again, and the open document checked again
+        step = steps[f"restarted after crash {crash}"]
+        assert step["starts"] == 1 + crash and step["diagnostics"] == 1 and step["messages"] == 0
+    gave_up = steps["gave up"]  # the sixth death within three minutes
+    assert gave_up["status"] == {"text": "Tapir: server stopped", "severity": 2} and gave_up["starts"] == 6
+    assert gave_up["lastMessage"]["level"] == "error" and "6 times" in gave_up["lastMessage"]["text"]
+    assert gave_up["lastMessage"]["items"] == ["Restart", "Open Settings", "Show Output"]
+    assert steps["restarted by command"]["starts"] == 7
+    assert steps["restarted for new settings"]["argv"] == ["lsp", "--changed"]
+    assert steps["unrelated setting"]["starts"] == 8
+    assert steps["deactivated"]["serverAlive"] is False
+    assert len(report["messages"]) == 1  # only the give-up was worth interrupting the user for
+
+
+def _listening(port: int) -> bool:
+    """Whether something listens on 127.0.0.1:port, from the kernel's table (Linux)."""
+    table = Path("/proc/net/tcp")
+    if not table.is_file():
+        pytest.skip("needs /proc/net/tcp")
+    rows = [line.split() for line in table.read_text().splitlines()[1:]]
+    return any(r[1].endswith(f":{port:04X}") and r[3] == "0A" for r in rows)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize(("settings", "expected"), [
+    ({"tapir.server.path": "/nonexistent/tapir"}, r"'/nonexistent/tapir' was not found.*tapir\.server\.path"),
+    ({"tapir.server.args": "--verbose"}, r"tapir\.server\.args must be a list of strings"),
+    ({"tapir.server.path": "${env:TAPIR_NO_SUCH_VARIABLE}/bin/tapir"}, r"'/bin/tapir' was not found"),
+    ({"tapir.server.tcpPort": "PORT"}, r"Nothing is listening on port \d+: start the server with `tapir lsp --tcp"),
+], ids=["missing-executable", "bad-args", "empty-variable", "nothing-on-port"])
+def test_a_server_that_cannot_start_gets_one_clear_message(packaged: Path, workspace: Path,
+                                                            settings: dict[str, Any], expected: str) -> None:
+    settings = {k: (_free_port() if v == "PORT" else v) for k, v in settings.items()}
+    report = host("fails-to-start", packaged, workspace, settings)
+    (message,) = report["messages"]
+    assert message["level"] == "error" and re.search(expected, message["text"]), message
+    assert message["items"] == ["Restart", "Open Settings", "Show Output"]
+    assert report["steps"][0]["status"] == {"text": "Tapir: server stopped", "severity": 2}
+    assert report["starts"] == []
+
+
+def test_the_server_can_be_switched_off(packaged: Path, workspace: Path) -> None:
+    report = host("disabled", packaged, workspace, {"tapir.server.enabled": False,
+                                                    "tapir.server.path": ".venv/bin/tapir"})
+    assert report["steps"][0]["status"]["text"] == "Tapir: server off"
+    assert report["messages"] == [] and report["starts"] == []
+
+
+def test_the_client_attaches_to_a_server_listening_on_tcp(packaged: Path, workspace: Path) -> None:
+    port = _free_port()
+    log = workspace / "server.jsonl"
+    server = subprocess.Popen([sys.executable, str(STUB), "lsp", "--tcp", str(port)], cwd=workspace,
+                              env={**os.environ, "TAPIR_STUB_LOG": str(log)}, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while not _listening(port):  # not by connecting: pygls serves one connection, then exits
+            assert time.monotonic() < deadline and server.poll() is None, "the stand-in server did not listen"
+            time.sleep(0.1)
+        report = host("tcp", packaged, workspace, {"tapir.server.tcpPort": port})
+    finally:
+        server.kill()
+        server.wait(10)
+    steps = {s["name"]: s for s in report["steps"]}
+    assert steps["ready"]["status"]["text"] == "Tapir: ready"
+    assert steps["diagnostics"]["diagnostics"][0]["message"] == "unknown element $songs_screen__nope"
+    assert [s["argv"] for s in report["starts"]] == [["lsp", "--tcp", str(port)]]  # nothing started by VS Code
+    gone = steps["server gone"]  # the user's server stopped: said once, not restarted
+    assert gone["starts"] == 1 and gone["lastMessage"]["text"].endswith(f"port {port} closed the connection.")
+    assert len(report["messages"]) == 1

@@ -15,7 +15,6 @@ const {
   LanguageClient,
   RevealOutputChannelOn,
   State,
-  TransportKind,
 } = require("vscode-languageclient/node");
 const { describeStartFailure, findExecutable, serverLaunch, SettingsError } = require("./launch");
 const { RestartPolicy } = require("./restart");
@@ -116,23 +115,30 @@ async function start() {
   if (launch.kind === "tcp") {
     const { host, port } = launch;
     output.info(`connecting to the server on ${host}:${port}`);
-    serverOptions = () =>
-      new Promise((resolve, reject) => {
-        const socket = net.connect({ host, port }, () => resolve({ reader: socket, writer: socket }));
-        socket.once("error", reject);
-      });
+    // The first connection is made here, so that nothing listening gets one clear message
+    // instead of the client's generic one; restarts connect again.
+    /** @type {net.Socket | undefined} */
+    let first;
+    try {
+      first = await connect(host, port);
+    } catch (err) {
+      failed(describeStartFailure(err, launch));
+      return;
+    }
+    serverOptions = async () => {
+      const socket = first ?? (await connect(host, port));
+      first = undefined;
+      return { reader: socket, writer: socket };
+    };
   } else {
     if (!findExecutable(launch.command, launch.env)) {
       failed(describeStartFailure(Object.assign(new Error("not found"), { code: "ENOENT" }), launch));
       return;
     }
     output.info(`starting ${[launch.command, ...launch.args].join(" ")}${launch.cwd ? ` in ${launch.cwd}` : ""}`);
-    serverOptions = {
-      command: launch.command,
-      args: launch.args,
-      transport: TransportKind.stdio,
-      options: { cwd: launch.cwd, env: launch.env },
-    };
+    // No `transport`: with TransportKind.stdio the client would append `--stdio` to the
+    // arguments, and `tapir lsp` speaks stdio without being asked.
+    serverOptions = { command: launch.command, args: launch.args, options: { cwd: launch.cwd, env: launch.env } };
   }
 
   const next = new LanguageClient(CLIENT_ID, "Tapir language server", serverOptions, {
@@ -148,6 +154,11 @@ async function start() {
     errorHandler: {
       error: (_error, _message, count) => ({ action: count && count <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown }),
       closed: () => {
+        if (launch.kind === "tcp") {
+          // Not ours to restart: the user started it (and a pygls server serves one connection).
+          failed(`The Tapir language server on port ${launch.port} closed the connection.`);
+          return { action: CloseAction.DoNotRestart, handled: true };
+        }
         const decision = policy.crashed();
         if (decision.restart) {
           output.warn(`the server stopped unexpectedly (${decision.crashes} recently): restarting it`);
@@ -175,6 +186,21 @@ async function start() {
   } catch (err) {
     failed(describeStartFailure(err, launch));
   }
+}
+
+/**
+ * @param {string} host
+ * @param {number} port
+ * @returns {Promise<net.Socket>}
+ */
+function connect(host, port) {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host, port }, () => {
+      socket.off("error", reject);
+      resolve(socket);
+    });
+    socket.once("error", reject);
+  });
 }
 
 /** Tells the user that the server is not running and offers what can fix it. @param {string} message */
