@@ -53,7 +53,8 @@ function activate(context) {
       }
     }),
   );
-  return schedule(start);
+  // Not awaited: activation should not wait for a server that may take its time (or hang).
+  void schedule(start);
 }
 
 function deactivate() {
@@ -116,7 +117,7 @@ async function start() {
     const { host, port } = launch;
     output.info(`connecting to the server on ${host}:${port}`);
     // The first connection is made here, so that nothing listening gets one clear message
-    // instead of the client's generic one; restarts connect again.
+    // instead of the client's generic one; the Restart command connects again.
     /** @type {net.Socket | undefined} */
     let first;
     try {

@@ -63,9 +63,13 @@ async function main() {
   const extension = require(path.join(request.extension, "dist", "extension.js"));
   const context = { subscriptions: [], extensionPath: request.extension };
 
-  const activation = extension.activate(context);
-  if (scenario === "fails-to-start" || scenario === "disabled") {
-    await activation;
+  extension.activate(context);
+  if (scenario === "fails-to-start") {
+    await until("the failure to be shown", () => status()?.text === "Tapir: server stopped" && state.messages.length > 0);
+    await sleep(300); // time for a second message, which should not come
+    step("activated");
+  } else if (scenario === "disabled") {
+    await until("the server to be off", () => status()?.text === "Tapir: server off");
     await sleep(300);
     step("activated");
   } else if (scenario === "lifecycle" || scenario === "tcp") {
