@@ -51,10 +51,14 @@ def test_a_missing_server_is_reported_once_and_editing_goes_on(project: Path) ->
     assert answer["messages"].count("'/nonexistent/tapir' was not found") == 1
 
 
-def test_the_server_starts_in_the_project_root_and_its_answers_reach_the_editor(project: Path) -> None:
-    answer = run_nvim(project, server=STUB, completion_at=(3, 6))
+def test_the_server_starts_in_the_project_root_and_its_answers_reach_the_editor(project: Path,
+                                                                              tmp_path: Path) -> None:
+    wrapper = tmp_path / "tapir-stub"  # a one-word command replaces the default's two words
+    wrapper.write_text(f'#!/bin/sh\nexec {" ".join(STUB)} "$@"\n', encoding="utf-8")
+    wrapper.chmod(0o755)
+    answer = run_nvim(project, server=[str(wrapper)], completion_at=(3, 6))
     (client,) = answer["clients"]
-    assert client["name"] == "tapir" and client["cmd"] == STUB
+    assert client["name"] == "tapir" and client["cmd"] == [str(wrapper)]
     assert Path(client["root_dir"]) == project.parent.parent  # where tapir.toml is
     (diagnostic,) = answer["diagnostics"]
     assert diagnostic == {"line": 3, "col": 4, "message": "unknown element $songs_screen__nope", "severity": 1}
