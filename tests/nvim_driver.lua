@@ -18,6 +18,13 @@ local function finish()
   vim.cmd("qa!")
 end
 
+local function is_stopped(client)
+  if vim.fn.has("nvim-0.11") == 1 then -- a method from 0.11 on
+    return client:is_stopped()
+  end
+  return client.is_stopped()
+end
+
 local function clients(buf)
   local list = {}
   if vim.lsp.get_clients then
@@ -29,7 +36,7 @@ local function clients(buf)
   end
   local alive = {}
   for _, c in ipairs(list) do
-    if not c.is_stopped() then
+    if not is_stopped(c) then
       table.insert(alive, c)
     end
   end
@@ -99,7 +106,7 @@ local ok, err = pcall(function()
       vim.lsp.buf_request(buf, "workspace/executeCommand", { command = req.crash_command, arguments = {} },
         function() end)
       vim.wait(5000, function()
-        return before.is_stopped()
+        return is_stopped(before)
       end, 20)
       local restarted = vim.wait(3000, function()
         local now = clients(buf)[1]
