@@ -58,3 +58,11 @@ def adb_port() -> Iterator[int]:
             os.environ.pop("ADBUTILS_ADB_PATH", None)
         else:
             os.environ["ADBUTILS_ADB_PATH"] = saved
+
+
+@pytest.fixture(scope="session")
+def npm_deps() -> Path:
+    """editors/vscode with its npm dependencies installed; skips when node is not installed."""
+    from vscode_support import install_npm_deps
+
+    return install_npm_deps()
