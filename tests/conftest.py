@@ -16,7 +16,8 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 REPO = Path(__file__).resolve().parent.parent
-UPSTREAM = REPO.parent / "shared" / "upstream"
+#: ``$TAPIR_UPSTREAM`` points elsewhere (a worktree whose parent has no ``shared/``).
+UPSTREAM = Path(os.environ.get("TAPIR_UPSTREAM") or REPO.parent / "shared" / "upstream")
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,10 @@ measures the documents, not the fallbacks). Reported:
   screen most often identified on those hierarchies;
 * **elements covered**: reference elements that ground to a node on some hierarchy of their screen
   where an element of the generated screen identified there grounds to the same node (child
-  elements are compared inside the first items of their list);
+  elements are compared inside the first items of their list). Documents written by different
+  hands often name the same control by different views (a settings row, or the checkbox in it):
+  ``same_control`` also counts a generated node that contains, or sits in, the reference node
+  when that subtree holds no other interactive view;
 * **task steps covered** (``step_coverage``): for recorded task steps (a hierarchy and the node
   acted on), whether some element of a document grounds to that node, the clickable view around
   it, or a list item holding it.
@@ -44,6 +47,14 @@ class Comparison:
     elements_covered: list[str] = field(default_factory=list)
     generated_screens: int = 0
     generated_elements: int = 0
+    #: reference element -> the generated elements that ground to the same node, most often first.
+    covered_by: dict[str, list[str]] = field(default_factory=dict)
+    #: Reference elements covered by the same node or the same control (see the module docstring).
+    same_control: list[str] = field(default_factory=list)
+
+    @property
+    def share_same_control(self) -> float:
+        return len(self.same_control) / len(self.elements_seen) if self.elements_seen else 0.0
 
     @property
     def share_covered(self) -> float:
@@ -60,13 +71,15 @@ class Comparison:
             "screen_map": self.screen_map, "generated_screens": self.generated_screens,
             "reference_elements": self.reference_elements, "elements_seen": len(self.elements_seen),
             "elements_covered": len(self.elements_covered), "share_covered": round(self.share_covered, 3),
-            "generated_elements": self.generated_elements, "missed": self.missed,
+            "generated_elements": self.generated_elements, "same_control": len(self.same_control),
+            "share_same_control": round(self.share_same_control, 3), "missed": self.missed,
         }
 
     def render(self) -> str:
         return (f"screens: {len(self.screens_found)} of {self.reference_screens} reference screens found "
                 f"({self.generated_screens} generated); elements: {len(self.elements_covered)} of "
                 f"{len(self.elements_seen)} reference elements seen are covered ({self.share_covered:.0%}; "
+                f"{self.share_same_control:.0%} counting the same control; "
                 f"{self.reference_elements} in the reference, {self.generated_elements} generated)")
 
 
@@ -101,6 +114,8 @@ def compare_documents(generated: AppDocument, reference: AppDocument, trees: Ite
     mapping: dict[str, Counter[str | None]] = {}
     seen: set[str] = set()
     covered: set[str] = set()
+    control: set[str] = set()
+    by: dict[str, Counter[str]] = {}
     ref_children, gen_children = _children(reference), _children(generated)
     for tree in trees:
         ref_screen = ref.identify_screen(tree).name
@@ -127,27 +142,48 @@ def compare_documents(generated: AppDocument, reference: AppDocument, trees: Ite
             seen.add(e.name)
             if nid in gen_nodes:
                 covered.add(e.name)
+                by.setdefault(e.name, Counter()).update(gen_nodes[nid])
+            if nid in gen_nodes or any(same_control(tree, nid, g) for g in gen_nodes):
+                control.add(e.name)
             if e.is_list and ref_children.get(e.name):
                 _compare_children(e, tree, ref, gen, ref_children[e.name], gen_nodes.get(nid, []),
-                                  gen_children, seen, covered)
+                                  gen_children, seen, covered, by, control)
     order = [e.name for e in reference.elements]
     report.elements_seen = [n for n in order if n in seen]
     report.elements_covered = [n for n in order if n in covered]
     report.screens_found = [s.name for s in reference.screens if s.name in mapping]
     report.screen_map = {s: c.most_common(1)[0][0] for s, c in mapping.items()}
+    report.covered_by = {n: [g for g, _ in by[n].most_common()] for n in report.elements_covered}
+    report.same_control = [n for n in order if n in control]
     return report
+
+
+def _interactive(node: UINode) -> bool:
+    return node.clickable or node.long_clickable or node.checkable or node.editable or node.scrollable
+
+
+def same_control(tree: UITree, a: int, b: int) -> bool:
+    """Are ``a`` and ``b`` one control: the same node, or one inside the other with no other
+    interactive view in the outer one's subtree (a row and its checkbox, a holder and its field)?"""
+    if a == b:
+        return True
+    for outer, inner in ((a, b), (b, a)):
+        if outer in {x.id for x in tree.ancestors(inner)}:
+            others = [d for d in tree.descendants(outer) if d.id != inner and d.visible and _interactive(d)]
+            return not others or all(d.id in {x.id for x in tree.ancestors(inner)} for d in others)
+    return False
 
 
 def _compare_children(lst: Element, tree: UITree, ref: Grounder, gen: Grounder, children: list[Element],
                       gen_lists: list[str], gen_children: dict[str, list[Element]], seen: set[str],
-                      covered: set[str]) -> None:
+                      covered: set[str], by: dict[str, Counter[str]], control: set[str]) -> None:
     for item in _items(ref, lst.name, tree):
-        gen_nodes: set[int] = set()
+        gen_nodes: dict[int, list[str]] = {}
         for gl in gen_lists:
             for gc in gen_children.get(gl, []):
                 nid = _grounded(gen, gc.name, tree, within=item)
                 if nid is not None:
-                    gen_nodes.add(nid)
+                    gen_nodes.setdefault(nid, []).append(gc.name)
         for child in children:
             nid = _grounded(ref, child.name, tree, within=item)
             if nid is None:
@@ -155,6 +191,8 @@ def _compare_children(lst: Element, tree: UITree, ref: Grounder, gen: Grounder, 
             seen.add(child.name)
             if nid in gen_nodes:
                 covered.add(child.name)
+                control.add(child.name)
+                by.setdefault(child.name, Counter()).update(gen_nodes[nid])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -26,6 +26,8 @@ from tapir.runtime.explore.actions import Candidate
 
 #: Steps in a row that discover no new (screen, action) pair before a strategy restarts the app.
 STALE_LIMIT = 8
+#: How often one action on one screen may be repeated to walk somewhere before it is not used any more.
+ROUTE_REPEATS = 6
 
 
 class Strategy(Protocol):
@@ -72,6 +74,8 @@ class DepthFirst(_Memory):
         self.pending: dict[str, set[str]] = {}
         self.done = False
         self._restarted = False
+        self.misses: Counter[tuple[str, str]] = Counter()
+        self.blocked: set[tuple[str, str]] = set()
 
     def choose(self, screen: str, candidates: list[Candidate]) -> Candidate | None:
         waiting = self.pending.setdefault(screen, set())
@@ -99,7 +103,16 @@ class DepthFirst(_Memory):
         self._restarted = False
         super().record(screen, action, after)
         self.pending.get(screen, set()).discard(action.key)
-        if after is not None and after != screen:
+        known = self.edges.get(screen, {})
+        expected = known.get(action.key)
+        if expected is not None and expected != after:
+            # the same action led elsewhere this time (it adds a row, it depends on data): a
+            # route through it cannot be trusted
+            self.misses[(screen, action.key)] += 1
+        if self.misses[(screen, action.key)] >= 2 or self.tried[(screen, action.key)] > ROUTE_REPEATS:
+            known.pop(action.key, None)
+            self.blocked.add((screen, action.key))
+        elif after is not None and after != screen and (screen, action.key) not in self.blocked:
             self.edges.setdefault(screen, {})[action.key] = after
 
     def _route(self, start: str) -> list[str] | None:
