@@ -118,7 +118,7 @@ def samples(apps: list[str], steps: int, adb_port: int, work: Path) -> dict[str,
 
 
 def droidbot(upstream: Path, work: Path) -> dict[str, Any]:
-    from tapir.docgen.build import BuildOptions, build_document, import_droidbot, read_trace
+    from tapir.docgen.build import build_document, import_droidbot, read_trace
     from tapir.docgen.loader import loads_document
     from tapir.runtime.droidtask import import_document, load_tasks
     from tapir.runtime.explore.compare import RecordedStep, compare_documents, step_coverage
@@ -174,7 +174,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("what", nargs="?", choices=["samples", "droidbot", "all"], default="all")
     parser.add_argument("--steps", type=int, default=300, help="exploration step budget per sample app")
     parser.add_argument("--apps", default=",".join(SAMPLE_APPS), help="sample apps, comma-separated")
-    parser.add_argument("--upstream", default=os.environ.get("TAPIR_UPSTREAM") or str(REPO.parent / "shared" / "upstream"))
+    parser.add_argument("--upstream",
+                        default=os.environ.get("TAPIR_UPSTREAM") or str(REPO.parent / "shared" / "upstream"))
     parser.add_argument("--keep", metavar="DIR", help="keep traces and documents in DIR")
     args = parser.parse_args(argv)
     from tapir.runtime.sim.launch import free_port, kill_adb_server, start_adb_server

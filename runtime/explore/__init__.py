@@ -18,7 +18,7 @@ from pathlib import Path
 from tapir.docgen.build.trace import TraceWriter
 from tapir.dsl.errors import UsageError
 from tapir.runtime.explore.actions import Candidate, candidates, plausible_text
-from tapir.runtime.explore.explorer import ExploreConfig, Explorer, ExploreProgress, ExploreResult
+from tapir.runtime.explore.explorer import ExploreConfig, ExploreProgress, Explorer, ExploreResult
 from tapir.runtime.explore.strategy import STRATEGIES, DepthFirst, RandomWalk, make_strategy
 
 __all__ = [
@@ -61,8 +61,7 @@ def explore(
     from tapir.runtime.device import AdbDevice, open_device
     from tapir.runtime.sim.launch import apps_for_spec, check_sim_spec, is_sim_spec, start_sim
 
-    writer_args = {"app": config.package, "source": "explore", "device": device or "default",
-                   "strategy": config.strategy, "seed": config.seed}
+    meta = {"device": device or "default", "strategy": config.strategy, "seed": config.seed}
     if device is not None and is_sim_spec(device):
         check_sim_spec(device)
         apps = apps_for_spec(device)
@@ -73,10 +72,10 @@ def explore(
         sim = start_sim(apps, adb_port=adb_port)
         try:
             dev = AdbDevice(sim.serial, client=sim.adb_client())
-            writer = TraceWriter.create(output, **writer_args)
+            writer = TraceWriter.create(output, app=config.package, source="explore", **meta)
             return Explorer(dev, config, writer, on_progress=on_progress).run()
         finally:
             sim.stop()
     dev = open_device(device)
-    writer = TraceWriter.create(output, **writer_args)
+    writer = TraceWriter.create(output, app=config.package, source="explore", **meta)
     return Explorer(dev, config, writer, on_progress=on_progress).run()

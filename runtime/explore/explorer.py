@@ -270,10 +270,10 @@ class Explorer:
             return
         r = self.result
         elapsed = self.clock() - self._started
+        remaining: float | None
         if self.config.max_seconds is not None:
-            remaining: float | None = max(self.config.max_seconds - elapsed, 0.0)
             by_steps = (self.config.max_steps - r.steps) * elapsed / max(r.steps, 1)
-            remaining = min(remaining, by_steps)
+            remaining = min(max(self.config.max_seconds - elapsed, 0.0), by_steps)
         else:
             remaining = (self.config.max_steps - r.steps) * elapsed / r.steps if r.steps else None
         self.on_progress(ExploreProgress(r.steps, self.config.max_steps, len(self._screens), elapsed, remaining,
