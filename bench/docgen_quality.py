@@ -17,7 +17,7 @@ elements, elements covered); and for every ground-truth task step whose recorded
 kept, whether some element of the document grounds to the acted-on node (or the clickable view
 around it, or a list item holding it): for the generated and for the upstream document.
 
-    python bench/docgen_quality.py [samples|droidbot|all] [--steps 300] [--apps music,notes]
+    python bench/docgen_quality.py [samples|droidbot|all] [--steps 300] [--apps music,notes] [--allow-dangerous]
 
 Prints JSON.
 """
@@ -70,8 +70,8 @@ def run_script_on_sim(app: str, source: str, name: str, document: Any, adb_port:
     return None if result.ok else (result.error.render() if result.error else "failed")
 
 
-def samples(apps: list[str], steps: int, adb_port: int, work: Path) -> dict[str, Any]:
-    from tapir.docgen.build import BuildOptions, build_document, read_trace
+def samples(apps: list[str], steps: int, adb_port: int, work: Path, *, dangerous: bool = False) -> dict[str, Any]:
+    from tapir.docgen.build import BuildOptions, DangerPolicy, build_document, read_trace
     from tapir.docgen.loader import load_document, loads_document
     from tapir.runtime.explore import ExploreConfig, explore
     from tapir.runtime.explore.compare import compare_documents
@@ -80,8 +80,9 @@ def samples(apps: list[str], steps: int, adb_port: int, work: Path) -> dict[str,
     for app in apps:
         trace_dir = work / f"{app}-trace"
         t0 = time.perf_counter()
-        result = explore(f"sim:{app}", ExploreConfig(PACKAGES[app], max_steps=steps, delay=0.0), trace_dir,
-                         adb_port=adb_port)
+        policy = DangerPolicy.none() if dangerous else DangerPolicy.default()
+        result = explore(f"sim:{app}", ExploreConfig(PACKAGES[app], max_steps=steps, delay=0.0, policy=policy),
+                         trace_dir, adb_port=adb_port)
         explored = time.perf_counter() - t0
         trace = read_trace(trace_dir)
         t0 = time.perf_counter()
@@ -177,6 +178,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--upstream",
                         default=os.environ.get("TAPIR_UPSTREAM") or str(REPO.parent / "shared" / "upstream"))
     parser.add_argument("--keep", metavar="DIR", help="keep traces and documents in DIR")
+    parser.add_argument("--allow-dangerous", action="store_true",
+                        help="explore the sample apps without the danger policy (delete dialogs included)")
     args = parser.parse_args(argv)
     from tapir.runtime.sim.launch import free_port, kill_adb_server, start_adb_server
 
@@ -190,7 +193,7 @@ def main(argv: list[str]) -> int:
             start_adb_server(port)
             try:
                 apps = [a.strip() for a in args.apps.split(",") if a.strip()]
-                report["samples"] = samples(apps, args.steps, port, work / "samples")
+                report["samples"] = samples(apps, args.steps, port, work / "samples", dangerous=args.allow_dangerous)
             finally:
                 kill_adb_server(port)
         if args.what in ("droidbot", "all"):

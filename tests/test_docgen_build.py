@@ -382,3 +382,36 @@ def test_danger_policy() -> None:
     assert policy.extended(["archive"]).reason("Archive") == "archive"
     assert DangerPolicy.none().reason("Delete") is None
     assert isinstance(Conjunction((("rid", "x"),)).xpath(), str)
+
+
+def test_a_model_can_name_and_describe(music: Any) -> None:
+    """The ``Annotator`` hook: asked about every screen and element, may rename and describe them."""
+    from tapir.docgen.build import Annotation
+
+    class Model:
+        def __init__(self) -> None:
+            self.asked: list[str] = []
+
+        def screen(self, facts: str) -> Annotation | None:
+            self.asked.append(facts)
+            if "heuristic name: theme_dialog" in facts:
+                return Annotation("Appearance picker", "Choose light or dark.")
+            return None
+
+        def element(self, screen: str, facts: str) -> Annotation | None:
+            if screen == "songs_screen" and "heuristic name: search_button" in facts:
+                return Annotation("find button", "Opens the search.")
+            return None
+
+    trace, plain = music
+    model = Model()
+    result = build_document([trace], BuildOptions(annotator=model))
+    doc = result.document
+    assert len(model.asked) == len(plain.document.screens)
+    picker = doc.screen("appearance_picker_screen")
+    assert picker is not None and picker.description == "Choose light or dark."
+    assert doc.element("appearance_picker_screen__options") is not None
+    find = doc.element("songs_screen__find_button")
+    assert find is not None and find.description == "Opens the search."
+    # references follow the new names
+    assert doc.element("settings_screen__theme_button").leads_to == "appearance_picker_screen"
