@@ -415,3 +415,19 @@ def test_a_model_can_name_and_describe(music: Any) -> None:
     assert find is not None and find.description == "Opens the search."
     # references follow the new names
     assert doc.element("settings_screen__theme_button").leads_to == "appearance_picker_screen"
+
+
+def test_sensitive_elements_are_flagged_in_the_prompt_and_incomplete_traces_in_the_report(tmp_path: Path) -> None:
+    from tapir.docgen.prompt import render_full
+
+    _, device, _ = sim_device(get_app("notes"), foreground=False)
+    writer = TraceWriter.create(tmp_path / "t", app="org.tapir.notes", source="explore")
+    Explorer(device, ExploreConfig("org.tapir.notes", max_steps=400, delay=0, screenshots=False), writer).run()
+    meta = json.loads((tmp_path / "t" / "trace.json").read_text())
+    meta["complete"] = False
+    (tmp_path / "t" / "trace.json").write_text(json.dumps(meta))
+    result = build_document([read_trace(tmp_path / "t")])
+    prompt = render_full(result.document).prefix
+    block = prompt[prompt.index("element: $note_screen__delete_button"):]
+    assert "Sensitive: hard to undo" in block.split("element:", 2)[1]
+    assert any("incomplete" in w for w in result.report.warnings)

@@ -61,6 +61,7 @@ def explore(
     from tapir.runtime.device import AdbDevice, open_device
     from tapir.runtime.sim.launch import apps_for_spec, check_sim_spec, is_sim_spec, start_sim
 
+    TraceWriter.check_target(output)  # before a device or simulator is started
     meta = {"device": device or "default", "strategy": config.strategy, "seed": config.seed}
     if device is not None and is_sim_spec(device):
         check_sim_spec(device)
