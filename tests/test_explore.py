@@ -231,3 +231,18 @@ def test_explore_command_stops_on_sigint_and_keeps_the_trace(tmp_path: Path) -> 
     assert "interrupted" in stdout
     trace = read_trace(out)
     assert trace.meta["complete"] is False and len(trace.steps) >= 5
+
+
+def test_durations_and_the_progress_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    from tapir.cli.explore import _Progress, parse_duration
+    from tapir.runtime.explore import ExploreProgress
+
+    assert [parse_duration(x) for x in ("90", "90s", "5m", "1.5h", " 2 min ")] == [90, 90, 300, 5400, 120]
+    with pytest.raises(UsageError):
+        parse_duration("5 parsecs")
+    with _Progress(40) as progress:  # stderr is not a terminal here: a line every tenth
+        for step in range(1, 41):
+            progress.update(ExploreProgress(step, 40, step // 4, step * 0.5, (40 - step) * 0.5, "tap"))
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "step 10/40: 2 screens, 0:15 left" and lines[-1] == "step 40/40: 10 screens, 0:00 left"
+    assert len(lines) == 4
