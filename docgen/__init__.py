@@ -1,1 +1,2 @@
-"""App documents: format, loader, upstream import, compilation to stubs, symbols and prompts."""
+"""App documents: format, loader, upstream import, compilation to stubs, symbols and prompts;
+``tapir.docgen.build`` builds them from exploration traces (``tapir docgen``)."""

@@ -179,6 +179,14 @@ class _Builder:
         self.problem(node, f"{what} must be text", "bad-type")
         return None
 
+    def flag(self, node: yaml.Node | None, what: str) -> bool:
+        if node is None:
+            return False
+        if isinstance(node, yaml.ScalarNode) and node.value.lower() in ("true", "false"):
+            return node.value.lower() == "true"
+        self.problem(node, f"{what} must be true or false", "bad-type")
+        return False
+
     def sequence(self, node: yaml.Node | None, what: str) -> list[yaml.Node]:
         if node is None:
             return []
@@ -296,7 +304,7 @@ class _Builder:
         what = f"element {name!r}"
         f = self.fields(
             node, what, ("kind", "description", "identifiers"),
-            ("options", "effect", "leads_to", "item_of", "item_kind", "paths", "notes"),
+            ("options", "effect", "leads_to", "item_of", "item_kind", "paths", "sensitive", "notes"),
         )
         kind = self.kind(f.get("kind"), what, None) if "kind" in f else None
         description = self.text(f.get("description"), f"{what}: description") or ""
@@ -335,6 +343,7 @@ class _Builder:
             paths=tuple(paths),
             notes=self.text(f.get("notes"), f"{what}: notes", allow_null=True),
             line=_line(key),
+            sensitive=self.flag(f.get("sensitive"), f"{what}: sensitive"),
         )
 
 

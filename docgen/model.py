@@ -93,6 +93,8 @@ class Element:
     paths: tuple[tuple[Step, ...], ...] = ()
     notes: str | None = None
     line: int | None = field(default=None, compare=False)
+    #: Acting on it is hard to undo (delete, send, pay, sign out): ask before doing it.
+    sensitive: bool = False
 
     @property
     def screen(self) -> str:

@@ -89,6 +89,8 @@ def _element_block(doc: AppDocument, e: Element) -> list[str]:
         children = doc.children_of(e.name)
         if children:
             out.append("  Item children: " + ", ".join(f"${c.name}" for c in children))
+    if e.sensitive:
+        out.append("  Sensitive: hard to undo (delete, send, pay...); use it only when the task asks for it")
     if e.notes:
         out.append(f"  Notes: {e.notes}")
     return out

@@ -80,6 +80,8 @@ def element_to_data(e: Element, default: Dialect) -> dict[str, Any]:
         out["item_kind"] = e.item_kind.value
     if e.paths:
         out["paths"] = [FlowList(str(s) for s in p) for p in e.paths]
+    if e.sensitive:
+        out["sensitive"] = True
     if e.notes:
         out["notes"] = e.notes
     return out

@@ -1,0 +1,433 @@
+"""Document building from traces (``tapir.docgen.build``): the trace format, one hierarchy's
+anatomy, grouping into screens, identifier queues, signatures, the transition graph, naming and
+the danger policy. Explorations run in-process on the simulated apps (``runtime_helpers``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from xml.sax.saxutils import quoteattr
+
+import pytest
+from runtime_helpers import sim_device
+from tapir.docgen.build import BuildOptions, build_document, read_trace
+from tapir.docgen.build.anatomy import Anatomy
+from tapir.docgen.build.graph import Edge, screen_paths
+from tapir.docgen.build.grouping import group_states
+from tapir.docgen.build.identifiers import Absence, Conjunction, Sighting, TreeIndex, identifier_queue
+from tapir.docgen.build.naming import Namer, element_base, slug, with_suffix
+from tapir.docgen.build.policy import DangerPolicy
+from tapir.docgen.build.trace import Action, Target, TraceWriter
+from tapir.docgen.build.xpath import XPathView
+from tapir.docgen.loader import loads_document
+from tapir.docgen.model import Dialect, Identifier
+from tapir.dsl.api import Kind
+from tapir.dsl.errors import DocumentError, UsageError
+from tapir.runtime.explore import ExploreConfig, Explorer
+from tapir.runtime.hierarchy import parse_uiautomator
+from tapir.runtime.sim.apps import get_app
+from tapir.runtime.sim.toolkit.explore import crawl
+
+PACKAGES = {"music": "org.tapir.music", "notes": "org.tapir.notes", "clock": "org.tapir.clock",
+            "contacts": "org.tapir.contacts"}
+
+
+def node(cls: str, bounds: tuple[int, int, int, int], *children: str, **attrs: str) -> str:
+    values = {"text": "", "resource-id": attrs.pop("rid", ""), "class": cls, "package": "org.x",
+              "content-desc": attrs.pop("desc", ""), "clickable": "false", "enabled": "true",
+              "selected": "false", "bounds": "[{},{}][{},{}]".format(*bounds)}
+    values.update(attrs)
+    head = "<node " + " ".join(f"{k}={quoteattr(v)}" for k, v in values.items())
+    return f"{head}>{''.join(children)}</node>" if children else f"{head} />"
+
+
+def hierarchy(*roots: str) -> str:
+    head = "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>"
+    return f"{head}<hierarchy rotation=\"0\">{''.join(roots)}</hierarchy>"
+
+
+def explore_trace(tmp: Path, app: str, steps: int = 400) -> Path:
+    _, device, _ = sim_device(get_app(app), foreground=False)
+    out = tmp / f"{app}-trace"
+    writer = TraceWriter.create(out, app=PACKAGES[app], source="explore")
+    Explorer(device, ExploreConfig(PACKAGES[app], max_steps=steps, delay=0, screenshots=False), writer).run()
+    return out
+
+
+@pytest.fixture(scope="module")
+def music(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    trace_dir = explore_trace(tmp_path_factory.mktemp("music"), "music")
+    trace = read_trace(trace_dir)
+    return trace, build_document([trace])
+
+
+# -- the trace format ---------------------------------------------------------------------------
+
+
+def test_trace_round_trip_dedupes_states(tmp_path: Path) -> None:
+    xml = get_app("music").dump_xml()
+    tree = parse_uiautomator(xml)
+    with TraceWriter.create(tmp_path / "t", app="org.tapir.music", source="test") as w:
+        s1 = w.add_state(xml, package="org.tapir.music", activity="a.Main", screenshot=b"\x89PNG1")
+        assert w.known_state(xml, package="org.tapir.music", activity="a.Main") == s1
+        assert w.add_state(xml, package="org.tapir.music", activity="a.Main") == s1
+        s2 = w.add_state(xml, package="org.tapir.music", activity="a.Other")
+        target = tree.find(lambda n: n.content_desc == "Search")[0]
+        w.add_step(s1, Action("tap", Target.of(target)), s2)
+        w.add_step(s2, Action("text", Target.of(target), text="hi"), s1, note="typed")
+    trace = read_trace(tmp_path / "t")
+    assert list(trace.states) == [s1, s2] and trace.meta["complete"] is True
+    assert trace.states[s1].screenshot and (tmp_path / "t" / trace.states[s1].screenshot).is_file()
+    step = trace.steps[0]
+    assert step.action.target == Target.of(target)
+    assert trace.tree(step.before).node(step.action.target.node).content_desc == "Search"
+    assert trace.steps[1].action.text == "hi" and trace.steps[1].note == "typed"
+    assert trace.activity(s2) == "a.Other" and trace.package == "org.tapir.music"
+
+
+def test_a_cut_last_line_is_skipped_and_a_bad_line_reported(tmp_path: Path) -> None:
+    xml = get_app("notes").dump_xml()
+    with TraceWriter.create(tmp_path / "t", app="org.tapir.notes", source="test") as w:
+        s = w.add_state(xml, package="org.tapir.notes")
+        w.add_step(s, Action("back"), s)
+        w.add_step(s, Action("back"), s)
+    steps = tmp_path / "t" / "steps.jsonl"
+    text = steps.read_text()
+    steps.write_text(text + '{"step": 3, "bef')  # an interrupted write
+    trace = read_trace(tmp_path / "t")
+    assert len(trace.steps) == 2 and trace.skipped_lines == 1
+    lines = text.splitlines()
+    steps.write_text("\n".join([lines[0], "{not json", lines[1]]) + "\n")
+    with pytest.raises(DocumentError) as err:
+        read_trace(tmp_path / "t")
+    assert err.value.problems[0].line == 2 and "steps.jsonl" in (err.value.filename or "")
+
+
+def test_reading_something_that_is_not_a_trace(tmp_path: Path) -> None:
+    (tmp_path / "rec" / "states").mkdir(parents=True)
+    (tmp_path / "rec" / "events").mkdir()
+    with pytest.raises(UsageError) as err:
+        read_trace(tmp_path / "rec")
+    assert "--import-droidbot" in (err.value.hint or "")
+    with pytest.raises(UsageError):
+        read_trace(tmp_path / "missing")
+    with pytest.raises(UsageError):
+        TraceWriter.create(tmp_path / "rec", app="x", source="test")  # not empty
+
+
+# -- one hierarchy ------------------------------------------------------------------------------
+
+
+def _anatomy(app: Any) -> Anatomy:
+    return Anatomy.of(parse_uiautomator(app.dump_xml()), activity=app.activity)
+
+
+def test_lists_windows_and_keys() -> None:
+    app = get_app("music")
+    songs = _anatomy(app)
+    assert songs.window == "full"
+    (info,) = songs.lists.values()
+    assert songs.tree.node(info.container).resource_name == "songs_list" and len(info.items) >= 8
+    title = songs.tree.find(lambda n: n.resource_name == "song_title")
+    # every row's title is one child element
+    assert len({songs.child_key[n.id] for n in title}) == 1
+    app.tap_on(desc="More options")
+    menu = _anatomy(app)
+    assert menu.window == "menu" and "options:Settings|Sort by" in menu.function_parts
+    app.tap_on(text="Settings")
+    app.tap_on(id="settings_theme_holder")
+    theme = _anatomy(app)
+    assert theme.window == "dialog" and theme.dialog_title == "Theme"
+    (radio,) = theme.lists.values()
+    assert [theme.label(i) for i in radio.items] == ["White", "Dark", "Auto light / dark"]
+
+
+def test_layout_ignores_content_and_repeated_rows() -> None:
+    app = get_app("music")
+    before = _anatomy(app)
+    app.swipe(540, 1800, 540, 700, 300)  # other songs in view
+    after = _anatomy(app)
+    first = "Amalfi Blue"
+    assert before.tree.find(lambda n: n.text == first) and not after.tree.find(lambda n: n.text == first)
+    assert before.layout == after.layout and before.state_key == after.state_key
+
+
+def test_tabs_sharing_an_id_are_elements_not_a_list() -> None:
+    def tab(label: str, x: int, selected: bool) -> str:
+        return node("android.widget.LinearLayout", (x, 2000, x + 200, 2100),
+                    node("android.widget.TextView", (x, 2000, x + 200, 2100), text=label, rid="org.x:id/tab_label"),
+                    rid="org.x:id/tab_item_holder", clickable="true", selected=str(selected).lower())
+
+    xml = hierarchy(node("android.widget.FrameLayout", (0, 0, 1080, 2400),
+                         node("android.widget.LinearLayout", (0, 2000, 1080, 2100),
+                              tab("Clock", 0, False), tab("Alarm", 200, True), tab("Timer", 400, False),
+                              rid="org.x:id/main_tabs_holder")))
+    a = Anatomy.of(parse_uiautomator(xml))
+    assert not a.lists
+    keys = [k for k in a.key_of.values() if k.split(">")[1].startswith("LinearLayout#tab_item_holder")]
+    assert sorted(keys) == sorted(f">LinearLayout#tab_item_holder@t={x}".join(["main_tabs_holder", ""])
+                                  for x in ("Clock", "Alarm", "Timer"))
+    assert a.selected == ("tab_item_holder",)
+
+
+# -- screens --------------------------------------------------------------------------------------
+
+
+def test_grouping_by_layout_and_function() -> None:
+    views = crawl(get_app("music"))
+    anatomies = {f"{k[0]}/{k[1]}": Anatomy.of(parse_uiautomator(v.dump_xml()), activity=v.activity)
+                 for k, v in views.items()}
+    groups = {frozenset(g.states) for g in group_states(anatomies)}
+    # one sort dialog wherever it is opened (two activities), apart from the look-alike theme dialog
+    assert frozenset({"songs/sort_songs", "playlists/sort_songs", "settings/sort_songs"}) in groups
+    assert frozenset({"settings/theme"}) in groups
+    # the main menu is the same on both tabs; the song options menu is another menu
+    assert frozenset({"songs/overflow_menu", "playlists/overflow_menu"}) in groups
+    assert frozenset({"songs/song_options"}) in groups
+    assert frozenset({"songs/None"}) in groups and frozenset({"playlists/None"}) in groups
+
+
+def test_a_title_that_repeats_the_tapped_row_is_content() -> None:
+    def dialog(title: str) -> Anatomy:
+        xml = hierarchy(node("android.widget.FrameLayout", (60, 800, 1020, 1600),
+                             node("android.widget.TextView", (60, 800, 1020, 900), text=title,
+                                  rid="android:id/alertTitle"),
+                             node("android.widget.Button", (60, 1500, 500, 1600), text="OK",
+                                  rid="android:id/button1", clickable="true")))
+        return Anatomy.of(parse_uiautomator(xml))
+
+    anatomies = {"a": dialog("Road trip"), "b": dialog("Favourites")}
+    assert len(group_states(anatomies)) == 2
+    assert len(group_states(anatomies, {"a": {"Road trip"}, "b": {"Favourites"}})) == 1
+
+
+# -- identifiers ----------------------------------------------------------------------------------
+
+
+def test_identifier_queue_most_precise_first_without_what_changed() -> None:
+    def screen(text: str) -> TreeIndex:
+        xml = hierarchy(node("android.widget.FrameLayout", (0, 0, 1080, 2400),
+                             node("android.widget.TextView", (0, 100, 500, 200), text=text, rid="org.x:id/count"),
+                             node("android.widget.Button", (0, 300, 500, 400), desc="Search", rid="org.x:id/search",
+                                  clickable="true")))
+        return TreeIndex(parse_uiautomator(xml))
+
+    one, two = screen("44 songs"), screen("43 songs")
+    search = [Sighting(i, i.tree.find(lambda n: n.resource_name == "search")[0].id) for i in (one, two)]
+    queue = identifier_queue(search).identifiers
+    assert [c.xpath() for c in queue] == [
+        "//node[@resource-id='org.x:id/search' and @content-desc='Search']",
+        "//node[@resource-id='org.x:id/search']",
+        "//node[@content-desc='Search']",
+    ]
+    count = [Sighting(i, i.tree.find(lambda n: n.resource_name == "count")[0].id) for i in (one, two)]
+    result = identifier_queue(count)
+    assert [c.xpath() for c in result.identifiers] == ["//node[@resource-id='org.x:id/count']"]
+    assert result.changed == ["text"]
+    # where the element is not, its identifiers must find nothing
+    gone = TreeIndex(parse_uiautomator(hierarchy(node("android.widget.FrameLayout", (0, 0, 1080, 2400),
+                     node("android.widget.ImageButton", (0, 0, 100, 100), desc="Search", clickable="true")))))
+    assert [c.xpath() for c in identifier_queue(search, [Absence(gone)]).identifiers] == [
+        "//node[@resource-id='org.x:id/search' and @content-desc='Search']",
+        "//node[@resource-id='org.x:id/search']",
+        "//node[@content-desc='Search' and @class='android.widget.Button']",  # the description alone finds another
+    ]
+
+
+def test_twins_are_told_apart_by_position_never_by_position_alone() -> None:
+    def row(holder: str, y: int) -> str:
+        return node("android.widget.RelativeLayout", (0, y, 1080, y + 100),
+                    node("android.widget.TextView", (0, y, 500, y + 100), text="On", rid="org.x:id/value"),
+                    rid=f"org.x:id/{holder}", clickable="true")
+
+    index = TreeIndex(parse_uiautomator(hierarchy(node("android.widget.FrameLayout", (0, 0, 1080, 2400),
+                                                       row("wifi_holder", 100), row("bt_holder", 300)))))
+    value = index.tree.find(lambda n: n.resource_name == "value")[1].id
+    queue = identifier_queue([Sighting(index, value)]).identifiers
+    holder = "//node[@resource-id='org.x:id/bt_holder']"
+    assert [c.xpath() for c in queue] == [f"{holder}//node[@resource-id='org.x:id/value' and @text='On']",
+                                          f"{holder}//node[@resource-id='org.x:id/value']",
+                                          f"{holder}//node[@text='On']"]
+    assert all(c.props for c in queue)  # a position always comes with a property
+
+
+def test_rows_are_found_by_the_label_inside_them() -> None:
+    def tab(label: str, x: int) -> str:
+        return node("android.widget.LinearLayout", (x, 0, x + 100, 100),
+                    node("android.widget.TextView", (x, 0, x + 100, 100), text=label), clickable="true")
+
+    index = TreeIndex(parse_uiautomator(hierarchy(node("android.widget.FrameLayout", (0, 0, 1080, 2400),
+                                                       tab("Clock", 0), tab("Alarm", 100)))))
+    alarm = index.tree.find(lambda n: n.clickable)[1].id
+    (first, *_) = identifier_queue([Sighting(index, alarm)]).identifiers
+    assert first.xpath() == "//node[@text='Alarm']/ancestor::node[@clickable='true'][1]"
+    assert XPathView(index.tree).select(Identifier(first.xpath(), Dialect.UIAUTOMATOR)) == [alarm]
+
+
+def test_generated_identifiers_find_their_element_and_only_it(music: Any) -> None:
+    """Every identifier of every generated element, evaluated with lxml the way the runtime does,
+    finds exactly the element's node in every hierarchy where the element was seen."""
+    trace, result = music
+    checked = 0
+    for screen in result.screens:
+        for d in screen.elements:
+            for s in d.seen[:4]:
+                view = XPathView(screen.group.anatomies[s.state].tree)
+                for c in d.identifiers:
+                    hits = view.select(Identifier(c.xpath(), Dialect.UIAUTOMATOR), s.item if s.item >= 0 else None)
+                    assert hits == [s.node], (d.name, c.xpath())
+                    checked += 1
+    assert checked > 300
+
+
+def test_signatures_tell_every_screen_apart(music: Any) -> None:
+    trace, result = music
+    doc = result.document
+    for screen in result.screens:
+        sig = doc.screen(screen.name).signature
+        for other in result.screens:
+            for sid in other.group.states:
+                anatomy = other.group.anatomies[sid]
+                view = XPathView(anatomy.tree)
+                holds = (not sig.activity or anatomy.activity.endswith(sig.activity)) and all(
+                    view.select(i) for i in sig.all_of) and not any(view.select(i) for i in sig.none_of)
+                assert holds == (other is screen), (screen.name, other.name, sid)
+
+
+# -- the transition graph ---------------------------------------------------------------------
+
+
+def test_paths_prefer_no_side_effects_and_stay_bounded() -> None:
+    edges = [
+        Edge(0, 2, "a__save.tap()", 101),            # short, but it saves something
+        Edge(0, 1, "a__menu.tap()", 1),
+        Edge(1, 2, "m__options.match('Settings').tap()", 1),
+        Edge(1, 3, "m__x.tap()", 1), Edge(3, 4, "x__y.tap()", 1), Edge(4, 5, "y__z.tap()", 1),
+    ]
+    paths = screen_paths(edges, 0, max_length=2, max_paths=4)
+    assert [[e.step for e in p] for p in paths[2]] == [["a__menu.tap()", "m__options.match('Settings').tap()"],
+                                                       ["a__save.tap()"]]
+    assert 3 in paths and 4 not in paths and 5 not in paths  # three steps away is over the bound
+    assert len(screen_paths(edges, 0, max_length=2, max_paths=1)[2]) == 1
+
+
+def test_the_music_document(music: Any) -> None:
+    trace, result = music
+    doc = result.document
+    names = {s.name for s in doc.screens}
+    assert {"songs_screen", "playlists_screen", "settings_screen", "now_playing_screen", "sort_by_dialog",
+            "theme_dialog", "new_playlist_dialog"} <= names
+    assert doc.app.start_screen == "songs_screen"
+    theme = doc.element("theme_dialog__options")
+    assert theme is not None and theme.kind is Kind.LIST and theme.item_kind is Kind.CHECKBOX
+    assert theme.options == ("White", "Dark", "Auto light / dark")
+    # how to get there: a dependency path from the start screen through the settings
+    assert any(str(p[-1]) == "settings_screen__theme_button.tap()" for p in theme.paths)
+    button = doc.element("songs_screen__search_button")
+    assert button is not None and button.leads_to == "search_screen"
+    # a song's options include Delete, which exploration never touched
+    menu = next(e for e in doc.elements if e.is_list and "Delete" in e.options)
+    assert menu.notes and "sensitive options: Delete" in menu.notes
+    assert result.report.dropped and "elements: a static text without an id" in " ".join(result.report.dropped)
+    # the bar only shows once a song plays: its path ends with playing one
+    bar = doc.element("songs_screen__now_playing_bar_button")
+    assert bar is not None and bar.paths and "songs_screen__songs_list.match(" in str(bar.paths[-1][-1])
+    assert loads_document(result.text).document == doc
+
+
+def test_sensitive_elements_are_marked(tmp_path: Path) -> None:
+    result = build_document([read_trace(explore_trace(tmp_path, "notes"))])
+    sensitive = [e.name for e in result.document.elements if e.sensitive]
+    assert "note_screen__delete_button" in sensitive
+    assert "sensitive: true" in result.text
+    assert all(result.document.element(n).kind is not Kind.TEXT for n in sensitive)
+
+
+def test_build_report_json(music: Any) -> None:
+    _, result = music
+    data = json.loads(json.dumps(result.report.to_json()))
+    assert data["elements"] == sum(1 for _ in result.document.elements)
+    assert len(data["screens"]) == len(result.document.screens)
+    assert "screens" in result.report.render()
+
+
+def test_a_trace_of_another_app_builds_nothing(tmp_path: Path, music: Any) -> None:
+    trace, _ = music
+    with pytest.raises(UsageError, match="no hierarchy of org.example"):
+        build_document([trace], BuildOptions(package="org.example"))
+
+
+# -- names and danger ---------------------------------------------------------------------------
+
+
+def test_names() -> None:
+    assert slug("Delete song?") == "delete_song" and slug("OK") == "ok" and slug("2 columns") == "n2_columns"
+    assert slug("settingsThemeHolder") == "settings_theme_holder"
+    assert element_base("org.x:id/tab_playlists", "", "Playlists", Kind.TAB) == "playlists"
+    assert element_base("org.x:id/songs_count", "", "44 songs", Kind.TEXT) == "songs_count"
+    assert element_base("org.x:id/settings_theme_holder", "", "", Kind.BUTTON) == "settings_theme"
+    assert with_suffix("search_button", Kind.BUTTON) == "search_button"
+    assert with_suffix("theme", Kind.SWITCH) == "theme_switch"
+    namer = Namer(["a"])
+    assert [namer.unique("a"), namer.unique("a", ["b"]), namer.unique("b")] == ["a_2", "b", "b_2"]
+
+
+def test_danger_policy() -> None:
+    policy = DangerPolicy.default()
+    assert policy.reason("Delete playlist") == "delete"
+    assert policy.reason("org.x:id/btnSignOut") == "sign out"
+    assert policy.reason("org.x:id/delete_button") == "delete"
+    assert policy.reason("Undeleted", "Playlists", "") is None
+    assert policy.extended(["archive"]).reason("Archive") == "archive"
+    assert DangerPolicy.none().reason("Delete") is None
+    assert isinstance(Conjunction((("rid", "x"),)).xpath(), str)
+
+
+def test_a_model_can_name_and_describe(music: Any) -> None:
+    """The ``Annotator`` hook: asked about every screen and element, may rename and describe them."""
+    from tapir.docgen.build import Annotation
+
+    class Model:
+        def __init__(self) -> None:
+            self.asked: list[str] = []
+
+        def screen(self, facts: str) -> Annotation | None:
+            self.asked.append(facts)
+            if "heuristic name: theme_dialog" in facts:
+                return Annotation("Appearance picker", "Choose light or dark.")
+            return None
+
+        def element(self, screen: str, facts: str) -> Annotation | None:
+            if screen == "songs_screen" and "heuristic name: search_button" in facts:
+                return Annotation("find button", "Opens the search.")
+            return None
+
+    trace, plain = music
+    model = Model()
+    result = build_document([trace], BuildOptions(annotator=model))
+    doc = result.document
+    assert len(model.asked) == len(plain.document.screens)
+    picker = doc.screen("appearance_picker_screen")
+    assert picker is not None and picker.description == "Choose light or dark."
+    assert doc.element("appearance_picker_screen__options") is not None
+    find = doc.element("songs_screen__find_button")
+    assert find is not None and find.description == "Opens the search."
+    # references follow the new names
+    assert doc.element("settings_screen__theme_button").leads_to == "appearance_picker_screen"
+
+
+def test_sensitive_elements_are_flagged_in_the_prompt_and_incomplete_traces_in_the_report(tmp_path: Path) -> None:
+    from tapir.docgen.prompt import render_full
+
+    _, device, _ = sim_device(get_app("notes"), foreground=False)
+    writer = TraceWriter.create(tmp_path / "t", app="org.tapir.notes", source="explore")
+    Explorer(device, ExploreConfig("org.tapir.notes", max_steps=400, delay=0, screenshots=False), writer).run()
+    meta = json.loads((tmp_path / "t" / "trace.json").read_text())
+    meta["complete"] = False
+    (tmp_path / "t" / "trace.json").write_text(json.dumps(meta))
+    result = build_document([read_trace(tmp_path / "t")])
+    prompt = render_full(result.document).prefix
+    block = prompt[prompt.index("element: $note_screen__delete_button"):]
+    assert "Sensitive: hard to undo" in block.split("element:", 2)[1]
+    assert any("incomplete" in w for w in result.report.warnings)
