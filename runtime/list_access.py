@@ -121,11 +121,16 @@ class ListAccess:
             yield handle.at(index)
             index += 1
 
-    def item_node(self, el: Element, index: int, span: Span, c: Call, *, act: bool) -> tuple[UINode, Observation]:
-        """The node of item ``index`` (counted from the list's top): in view and not cut off by
-        the list's edges (scrolling there when needed); reads may also use a dump of this
-        generation in which it was fully visible."""
-        state, view = self.at_top(el, span, c, read=not act)
+    def item_node(self, el: Element, index: int, span: Span, c: Call, *, act: bool,
+                  from_top: bool = True) -> tuple[UINode, Observation]:
+        """The node of item ``index``: in view and not cut off by the list's edges (scrolling
+        there when needed); reads may also use a dump of this generation in which it was fully
+        visible. ``from_top``: ``index`` counts from the list's top (``$list[i]``), which must then
+        be known; an index ``find_match`` gave counts from the first item known, top or not."""
+        if from_top:
+            state, view = self.at_top(el, span, c, read=not act)
+        else:
+            state, view = self.list_view(el, span, c, read=not act)
         generation = self.screen.generation
         for _ in range(self.config.max_scrolls + 1):
             start, end = state.window
@@ -135,6 +140,9 @@ class ListAccess:
                 node = view.items[k]
                 if view.full[k]:
                     return node, view.obs
+                snap = None if act else state.readable(index, generation)
+                if snap is not None:
+                    return snap.node, snap.obs  # cut off here, but read whole in an earlier dump
                 direction = "down" if node.bounds.y2 >= view.area.bounds.y2 - 1 else "up"
             else:
                 snap = None if act else state.readable(index, generation)

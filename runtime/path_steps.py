@@ -97,7 +97,7 @@ class PathSteps:
             if step.match is not None and el.is_list:
                 c = Call("navigation", screen.clock(), screen.stats.dumps, screen.stats.device_actions)
                 index = self.lists.find_match(el, step.match, where, c, read=False)
-                node, obs = self.lists.item_node(el, index, where, c, act=True)
+                node, obs = self.lists.item_node(el, index, where, c, act=True, from_top=False)
                 record["grounded"] = f"item {index}"
             elif el.item_of or (el.is_list and step.action in ("tap", "long_tap")):
                 node = self._first_item_node(el, obs)

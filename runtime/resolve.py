@@ -47,7 +47,8 @@ class Resolver:
                     index = sel.position
                 else:
                     index = self.lists.find_match(lst, sel.as_query(), span, c, read=not act)
-                node, where = self.lists.item_node(lst, index, span, c, act=act and last_item)
+                node, where = self.lists.item_node(lst, index, span, c, act=act and last_item,
+                                                   from_top=isinstance(sel, Index))
                 target = Target(lst, node, where, f"item {index}", list_name=lst.name, item_index=index, is_item=True)
             elif isinstance(sel, Child):
                 ch = self.reacher.element(sel.name, span)

@@ -21,8 +21,9 @@ Every screen gets an evidence score in [0, 1]:
 **Look-alikes.** Screens within the margin of the best one are decided by the evidence that
 differs: the one whose elements were found by more text or description identifiers wins, and
 when it has at least one such hit more than a rival, the rival is *beaten* (``ScreenMatch.beaten``):
-the answer is confident although the scores are close. Two dialogs made from the same layout
-(same skeleton, same resource ids, different options) are told apart this way, by their options.
+the answer is confident although the scores are close. When none shows any of its texts, a
+screen none of whose texts is missing beats one all of whose texts are. Two dialogs made from the
+same layout (same skeleton, same resource ids, different options) are told apart this way.
 
 Element evidence is computed only for screens that can still win on it, and the XPaths it uses
 are answered from an index of the screen's attribute values (``identifiers.simple_xpath``), so
@@ -132,10 +133,24 @@ class Evidence:
     structural: int = 0
     #: ``1 - prod(1 - p)`` over the found elements' weights
     score: float = 0.0
+    #: elements with a text or description identifier that found nothing
+    unseen: int = 0
 
     @property
-    def key(self) -> tuple[int, int]:
-        return self.specific, self.structural
+    def contradicted(self) -> bool:
+        """None of the texts the screen's elements are known by is showing (and it has some)."""
+        return self.specific == 0 and self.unseen > 0
+
+    @property
+    def key(self) -> tuple[int, int, int]:
+        return self.specific, 0 if self.contradicted else 1, self.structural
+
+    def beats(self, other: Evidence) -> bool:
+        """Decisively better than a look-alike: more elements found by their texts, or, when
+        neither shows any, none of its texts missing while all of the other's are."""
+        if self.specific != other.specific:
+            return self.specific > other.specific
+        return other.contradicted and not self.contradicted and self.unseen == 0
 
 
 def _evidence_sample(elements: Sequence[Element]) -> tuple[tuple[Element, tuple[tuple[Identifier, float], ...]], ...]:
@@ -181,18 +196,24 @@ class ScreenIdentifier:
             return False
 
     def evidence(self, facts: _ScreenFacts, view: ScreenView) -> Evidence:
-        specific = structural = 0
+        specific = structural = unseen = 0
         missing = 1.0
         for _, tests in facts.elements:
+            found = None
             for identifier, weight in tests:
                 if self._hits(identifier, view):
-                    if weight >= SPECIFIC:
-                        specific += 1
-                    else:
-                        structural += 1
-                    missing *= 1 - weight
+                    found = weight
                     break
-        return Evidence(specific, structural, 1 - missing)
+            if tests[0][1] >= SPECIFIC and (found is None or found < SPECIFIC):
+                unseen += 1  # known by a text that is not showing
+            if found is None:
+                continue
+            if found >= SPECIFIC:
+                specific += 1
+            else:
+                structural += 1
+            missing *= 1 - found
+        return Evidence(specific, structural, 1 - missing, unseen)
 
     def identify(self, view: ScreenView) -> ScreenMatch:
         tree = view.tree
@@ -253,7 +274,7 @@ class ScreenIdentifier:
             none = Evidence()
             name = max(close, key=lambda n: (evidence.get(n, none).key, scores[n]))
             mine = evidence.get(name, none)
-            beaten = {n for n in close if n != name and mine.specific > evidence.get(n, none).specific}
+            beaten = {n for n in close if n != name and mine.beats(evidence.get(n, none))}
             ranked.sort(key=lambda p: (p[0] != name, -p[1]))
         best = ranked[0][1]
         rivals = [(n, s) for n, s in ranked[1:] if n not in beaten]
@@ -261,9 +282,9 @@ class ScreenIdentifier:
         if margin >= margin_cfg:
             how = f"{name} leads by {margin:.2f}"
             if beaten:
-                found = evidence[name]
-                how += (f" ({found.specific} element(s) found by text or description, more than look-alike "
-                        f"{', '.join(sorted(beaten))})")
+                found = evidence.get(name, Evidence())
+                how += (f" (look-alike {', '.join(sorted(beaten))} beaten: {found.specific} element(s) found by "
+                        "text or description" + (", none of theirs showing)" if not found.specific else ")"))
             return ScreenMatch(name, best, tuple(ranked), how, frozenset(beaten))
         confidence = best * (0.5 + 0.5 * max(margin, 0.0) / margin_cfg)
         tied = [name, *(n for n, s in rivals if best - s < margin_cfg)]
