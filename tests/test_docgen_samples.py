@@ -82,7 +82,8 @@ def _dumps(app_name: str, plan: dict[str, tuple[Callable[[Any], None], set[str]]
 
 
 def _visit(doc: AppDocument, app_name: str, plan: dict[str, tuple[Callable[[Any], None], set[str]]]) -> dict[str, Any]:
-    return {name: (etree.fromstring(xml.encode()), activity) for name, (xml, activity) in _dumps(app_name, plan).items()}
+    dumps = _dumps(app_name, plan)
+    return {name: (etree.fromstring(xml.encode()), activity) for name, (xml, activity) in dumps.items()}
 
 
 NOTES_SCREENS: dict[str, tuple[Callable[[Any], None], set[str]]] = {
