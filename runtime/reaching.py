@@ -57,8 +57,8 @@ class Reacher:
         for n in obs.tree.nodes:
             label = (n.text or n.content_desc).strip()
             if n.visible and label and label not in texts:
-                texts.append(label[:60])
-            if len(texts) == 3:
+                texts.append(label[:160])
+            if len(texts) == 3 or sum(map(len, texts)) > 120:
                 break
         return "a screen the document does not describe" + (
             f" (showing {', '.join(repr(t) for t in texts)})" if texts else "")
