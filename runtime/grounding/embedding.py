@@ -10,7 +10,8 @@ repeat their labels from step to step), neither printing progress bars:
   fraction of a second, so a cascade that reaches the embedding stage (a ``match()`` that finds
   nothing, say) costs well under a second more, not the seconds torch takes to import;
 * ``SentenceEmbedder``: the same model through sentence-transformers and torch (the reference
-  the tests compare against; ``TAPIR_EMBEDDER=sentence-transformers`` makes it the default).
+  the tests compare against; ``TAPIR_EMBEDDER=sentence-transformers`` makes it the default,
+  ``TAPIR_EMBEDDER=off`` turns the stage off).
 
 ``default_embedder()`` returns one shared embedder when the packages are installed and None
 otherwise (only checking that they can be imported); the reason is logged once and kept in
@@ -150,12 +151,16 @@ def default_embedder() -> Embedder | None:
     """The shared embedder, or None (logged once) when its packages are missing.
 
     Only checks that the packages are importable; the model loads on the first similarity call.
-    ``TAPIR_EMBEDDER=sentence-transformers`` picks the torch implementation instead of NumPy.
+    ``TAPIR_EMBEDDER=sentence-transformers`` picks the torch implementation instead of NumPy,
+    ``TAPIR_EMBEDDER=off`` turns the stage off.
     """
     global _default, _status
     with _status_lock:
         if _status is None:
             backend = os.environ.get("TAPIR_EMBEDDER", "numpy").strip().lower() or "numpy"
+            if backend == "off":
+                _status = "embedding stage off (TAPIR_EMBEDDER=off)"
+                return None
             if backend not in _NEEDS:
                 backend = "numpy"
             missing = [m for m in _NEEDS[backend] if importlib.util.find_spec(m) is None]
