@@ -33,10 +33,12 @@ LABELS = ["Dark", "Night mode", "Sort by", "Auto light / dark", "Créer une play
           "a long sentence about the settings of the app, its theme options and what each of them does " * 6]
 
 
-def test_numpy_minilm_gives_sentence_transformers_vectors() -> None:
+def test_numpy_minilm_gives_sentence_transformers_vectors(capfd: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("sentence_transformers")
     ours, reference = MiniLMEmbedder(), SentenceEmbedder()
     a, b = ours.vectors(LABELS), reference.vectors(LABELS)
+    out, err = capfd.readouterr()
+    assert "%|" not in err + out and "Loading" not in err + out, "no model progress bars"
     assert a.shape == b.shape == (len(LABELS), 384)
     assert abs(a - b).max() < 1e-5
     sims = ours.similarity(["black"], ["White", "Dark"])[0]
