@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from tapir.docgen.model import AppDocument
-from tapir.dsl.errors import ActionError, Span
+from tapir.dsl.errors import ActionError, ScreenNotReached, Span
 from tapir.dsl.values import ElementHandle
 from tapir.runtime.action_checks import ActionChecks
 from tapir.runtime.call_trace import CallTrace
@@ -193,7 +193,15 @@ class DeviceRuntime:
     def match(self, handle: ElementHandle, query: str | dict[str, Any], span: Span) -> ElementHandle:
         def find(c: Call) -> ElementHandle:
             el = self.lists.list_element(handle, span, "match()")
-            c.extra["index"] = self.lists.find_match(el, query, span, c)
+            actions = self.stats.device_actions
+            try:
+                c.extra["index"] = self.lists.find_match(el, query, span, c)
+            except ScreenNotReached as exc:
+                if self.stats.device_actions != actions:
+                    raise
+                # ``$dialog__list.match("x").tap()``: a read may not open the dialog, the tap may;
+                # the item is looked up when it is used (a read of it fails then, as here)
+                c.extra["deferred"] = exc.message
             return handle.matching(query)
 
         result: ElementHandle = self.calls.run("match", handle, None, span, find, action=False, args={"query": query})

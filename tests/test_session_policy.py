@@ -95,6 +95,19 @@ def test_a_read_navigates_by_steps_without_side_effects(weather_doc: AppDocument
     assert len([c for c in inputs(sim) if c.startswith("input tap")]) == 2
 
 
+def test_a_match_on_a_closed_dialog_is_looked_up_when_the_item_is_used(music_doc: AppDocument) -> None:
+    app: Any = get_app("music")
+    rt, sim, trace = make_runtime(app, music_doc)
+    # match() is a read and may not open the dialog; the tap that uses the item may
+    assert run(rt, "$sort_dialog__sort_options.match('Artist').tap()").ok
+    assert app.state.sort == "Artist"
+    assert "which is not open" in trace.events("action")[0]["deferred"]
+    sent = len(inputs(sim))
+    result = run(rt, "t = $theme_dialog__theme_options.match('Dark').get_text()")
+    assert isinstance(result.error, ScreenNotReached) and "which is not open" in result.error.message
+    assert len(inputs(sim)) == sent
+
+
 def test_reading_a_weather_confirmation_that_is_not_open_sends_no_input(weather_doc: AppDocument) -> None:
     rt, sim, _ = real(get_app("weather"), weather_doc)
     result = run(rt, "m = $clear_history_dialog__message.get_text()")
