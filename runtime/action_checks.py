@@ -7,15 +7,20 @@ from __future__ import annotations
 from tapir.dsl.errors import ActionError, Span
 from tapir.dsl.values import ElementHandle
 from tapir.runtime.hierarchy.model import Bounds, UINode, UITree
-from tapir.runtime.reaching import Reaching
+from tapir.runtime.reaching import Reacher
+from tapir.runtime.screen_cache import ScreenCache
 from tapir.runtime.session_model import Call, Target, editable_node
 from tapir.runtime.settle import Expectation, Observation, clip
 
 
-class ActionChecks(Reaching):
+class ActionChecks:
     """Preconditions, touch points and the typed-text postcondition of ``DeviceRuntime``'s actions."""
 
-    def _check_tappable(self, t: Target, handle: ElementHandle, span: Span) -> None:
+    def __init__(self, screen: ScreenCache, reacher: Reacher) -> None:
+        self.screen = screen
+        self.reacher = reacher
+
+    def check_tappable(self, t: Target, handle: ElementHandle, span: Span) -> None:
         node, tree = t.node, t.obs.tree
         if not node.enabled or any(not a.enabled for a in tree.ancestors(node.id) if a.clickable):
             raise ActionError(f"{handle} is disabled: it cannot be tapped now", span,
@@ -24,7 +29,7 @@ class ActionChecks(Reaching):
         if clip(node.bounds, screen).area == 0:
             raise ActionError(f"{handle} is not visible (bounds {node.bounds})", span)
 
-    def _tap_point(self, node: UINode, obs: Observation) -> tuple[int, int]:
+    def tap_point(self, node: UINode, obs: Observation) -> tuple[int, int]:
         """Where to touch the node: the centre of its label when it is a container without text
         of its own (a row around a title), else its centre; always inside the visible part of
         the node, the screen and the scroll view around it.
@@ -61,8 +66,8 @@ class ActionChecks(Reaching):
                 return d
         return None
 
-    def _type_into(self, t: Target, text: str, span: Span | None, c: Call | None, *,
-                   handle: ElementHandle | None = None) -> None:
+    def type_into(self, t: Target, text: str, span: Span | None, c: Call | None, *,
+                  handle: ElementHandle | None = None) -> None:
         """Focus, clear, type; then check on the next dump that the field shows ``text``; once more if not."""
         shown = handle or ElementHandle(t.element.name)
         field_node = editable_node(t.obs.tree, t.node)
@@ -72,16 +77,17 @@ class ActionChecks(Reaching):
         if not field_node.enabled:
             raise ActionError(f"{shown} is disabled: no text can be entered now", span)
         obs = t.obs
+        device = self.screen.device
         for attempt in (1, 2):
             if not field_node.focused:
-                x, y = self._tap_point(field_node, obs)
-                self._input(lambda x=x, y=y: self.device.tap(x, y), c)  # type: ignore[misc]
+                x, y = self.tap_point(field_node, obs)
+                self.screen.input(lambda x=x, y=y: device.tap(x, y), c)  # type: ignore[misc]
             current = field_node.text
             if current and not field_node.password:
-                self._keys(["KEYCODE_MOVE_END", *(["KEYCODE_DEL"] * len(current))], c)
+                self.screen.keys(["KEYCODE_MOVE_END", *(["KEYCODE_DEL"] * len(current))], c)
             if text:
-                self._input(lambda: self.device.input_text(text), c)
-            after = self._settle(Expectation(change=True), c).observation
+                self.screen.input(lambda: device.input_text(text), c)
+            after = self.screen.settle(Expectation(change=True), c).observation
             landed, now = self._text_landed(t, shown, text, after)
             if c is not None:
                 c.extra["verified"] = landed
@@ -100,7 +106,7 @@ class ActionChecks(Reaching):
     def _text_landed(self, t: Target, shown: ElementHandle, text: str,
                      after: Observation) -> tuple[bool, UINode | None]:
         """Whether the field shows ``text`` on ``after`` (a password field cannot be read back)."""
-        g = self._present(t.element, after) if t.list_name is None else None
+        g = self.reacher.present(t.element, after) if t.list_name is None else None
         node = g.node if g is not None else None
         if node is None and t.list_name is None:
             return (text == "" or after.digest != t.obs.digest), None  # the field left the screen: trust it

@@ -1,4 +1,11 @@
-"""One script call of ``DeviceRuntime``: its counters, its error span and its trace line."""
+"""One script call of ``DeviceRuntime``: its counters, its error span and its trace line.
+
+A script that polls (``while $x.get_text() != "done": pass``) makes the same read many thousand
+times; the trace keeps the first line of such a run of identical reads (same call, element,
+statement, result and screen) and then one ``repeat`` line with the count, written when the run
+ends and, in case it never does, each time the count reaches a power of two (so a crash still
+leaves how many there were). A trace grows with what changed, not with how long a loop spun.
+"""
 
 from __future__ import annotations
 
@@ -10,24 +17,33 @@ from tapir.dsl.values import ElementHandle
 from tapir.runtime.grounding.items import node_text
 from tapir.runtime.screen_cache import ScreenCache
 from tapir.runtime.session_model import Call, action_label, bounds_tuple
+from tapir.runtime.trace import TraceSink
+
+#: Fields that differ between identical reads (when and how long), left out of the comparison.
+_VOLATILE = frozenset({"seq", "t", "ms", "dumps", "settled"})
 
 
-class CallTrace(ScreenCache):
-    """Runs one script call and writes its JSON trace line."""
+class CallTrace:
+    """Runs one script call and writes its JSON trace line (see the module docstring)."""
 
-    _seq: int
-    _source_lines: list[str]
+    def __init__(self, screen: ScreenCache, trace: TraceSink, source: str | None) -> None:
+        self.screen = screen
+        self.trace = trace
+        self._source_lines = source.splitlines() if source else []
+        self._seq = 0
+        # the last read written, and how many identical ones followed it unwritten
+        self._last_read: dict[str, Any] | None = None
+        self._repeats = 0
+        self._reported = 0
 
-    # =========================================================================================
-    # One script call: timing, errors, the trace line
-
-    def _run(self, name: str, handle: ElementHandle | None, child: ElementHandle | None, span: Span,
-             fn: Callable[[Call], Any], *, action: bool = True, args: dict[str, Any] | None = None) -> Any:
-        c = Call(name, self._clock(), self.stats.dumps, self.stats.device_actions)
+    def run(self, name: str, handle: ElementHandle | None, child: ElementHandle | None, span: Span,
+            fn: Callable[[Call], Any], *, action: bool = True, args: dict[str, Any] | None = None) -> Any:
+        stats = self.screen.stats
+        c = Call(name, self.screen.clock(), stats.dumps, stats.device_actions)
         if action:
-            self.stats.script_actions += 1
+            stats.script_actions += 1
         else:
-            self.stats.reads += 1
+            stats.reads += 1
         error: TapirError | None = None
         result: Any = None
         try:
@@ -39,16 +55,54 @@ class CallTrace(ScreenCache):
             error = exc
             raise
         finally:
-            self._write_call(c, handle, child, span, args, result, error)
+            self._write_call(c, handle, child, span, args, result, error, read=not action)
+
+    def write(self, record: dict[str, Any]) -> None:
+        """A line that is not a script call (navigation, scrolls): ends a run of repeated reads."""
+        self._end_repeats()
+        self.trace.write(record)
+
+    def close(self) -> None:
+        self._end_repeats()
 
     def _write_call(self, c: Call, handle: ElementHandle | None, child: ElementHandle | None, span: Span,
-                    args: dict[str, Any] | None, result: Any, error: TapirError | None) -> None:
+                    args: dict[str, Any] | None, result: Any, error: TapirError | None, *, read: bool) -> None:
         self._seq += 1
+        record = self._record(c, handle, child, span, args, result, error)
+        if read and error is None and c.navigation is None and self.screen.stats.device_actions == c.actions0:
+            key = {k: v for k, v in record.items() if k not in _VOLATILE}
+            if self._last_read is not None and key == self._last_read:
+                self._repeats += 1
+                if self._repeats & (self._repeats - 1) == 0:  # 1, 2, 4, 8...: a crash loses little
+                    self._flush_repeats()
+                return
+            self._end_repeats()
+            self._last_read = key
+        else:
+            self._end_repeats()
+        self.trace.write(record)
+
+    def _flush_repeats(self) -> None:
+        if self._repeats > self._reported:
+            last = self._last_read or {}
+            self.trace.write({"event": "repeat", "call": last.get("call"), "element": last.get("element"),
+                              "line": last.get("line"), "statement": last.get("statement"),
+                              "count": self._repeats, "t": self.screen.elapsed()})
+            self._reported = self._repeats
+
+    def _end_repeats(self) -> None:
+        self._flush_repeats()
+        self._last_read = None
+        self._repeats = self._reported = 0
+
+    def _record(self, c: Call, handle: ElementHandle | None, child: ElementHandle | None, span: Span,
+                args: dict[str, Any] | None, result: Any, error: TapirError | None) -> dict[str, Any]:
         t = c.target
+        stats = self.screen.stats
         record: dict[str, Any] = {
             "event": "action",
             "seq": self._seq,
-            "t": self._elapsed(),
+            "t": self.screen.elapsed(),
             "line": span.line,
             "column": span.column,
             "statement": self._statement(span),
@@ -62,10 +116,11 @@ class CallTrace(ScreenCache):
         if t is not None:
             record["grounded"] = "navigation+" + t.how if c.navigation and c.navigation.steps else t.how
             record["resolved"] = t.element.name
-            record["score"] = t.score
-            record["runner_up"] = t.runner_up
-            if t.detail:
-                record["detail"] = t.detail
+            g = t.grounding
+            record["score"] = g.score if g is not None else None
+            record["runner_up"] = g.runner_up_score if g is not None else None
+            if g is not None and g.detail:
+                record["detail"] = g.detail
             record["bounds"] = list(bounds_tuple(t.node.bounds))
             record["text"] = node_text(t.obs.tree, t.node) or None
             record["label"] = action_label(t.obs.tree, t.node)
@@ -74,15 +129,18 @@ class CallTrace(ScreenCache):
         if c.navigation is not None and c.navigation.steps:
             record["navigation"] = [s.step for s in c.navigation.steps]
             record["paths_tried"] = c.navigation.tried
+        if c.navigation is not None and c.navigation.refused:
+            record["not_taken"] = c.navigation.refused
+        current = self.screen.current
         record["screen_before"] = c.screen_before
-        record["screen_after"] = self._obs.screen if self._obs is not None else None
-        record["dumps"] = self.stats.dumps - c.dumps0
-        record["device_actions"] = self.stats.device_actions - c.actions0
+        record["screen_after"] = current.screen if current is not None else None
+        record["dumps"] = stats.dumps - c.dumps0
+        record["device_actions"] = stats.device_actions - c.actions0
         if c.settle_reason:
             record["settled"] = c.settle_reason
         record["ms"] = {
             "ground": round(c.ground_s * 1000, 1), "act": round(c.act_s * 1000, 1),
-            "settle": round(c.settle_s * 1000, 1), "total": round((self._clock() - c.started) * 1000, 1),
+            "settle": round(c.settle_s * 1000, 1), "total": round((self.screen.clock() - c.started) * 1000, 1),
         }
         if c.extra:
             record.update(c.extra)
@@ -95,7 +153,7 @@ class CallTrace(ScreenCache):
         else:
             record["ok"] = False
             record["error"] = {"category": error.category, "message": error.message}
-        self.trace.write(record)
+        return record
 
     def _statement(self, span: Span) -> str | None:
         if 1 <= span.line <= len(self._source_lines):

@@ -11,8 +11,10 @@ overlapping signatures agree, nearest to where the swipe should have brought the
 item is counted twice and none is skipped even when several items read the same. After any
 other action the knowledge is kept as a hint: when the list is next seen its visible items are
 aligned again (a dialog opened from row 30 and closed leaves the list where it was), and what
-was read from older dumps is no longer trusted for reads. A list first seen is assumed to be at
-its top, which is where apps open them.
+was read from older dumps is no longer trusted for reads. A list first seen is *not* assumed to
+be at its top (apps restore scrolled lists; a dump does not say where a list is scrolled to):
+``top_known`` says whether the first known item is the list's first, which only a swipe up that
+moves nothing (or a list that cannot scroll) proves.
 """
 
 from __future__ import annotations
@@ -158,12 +160,15 @@ class ListState:
     at_end: bool
     #: Match queries already resolved in this generation -> absolute index.
     matches: dict[Any, int] = field(default_factory=dict)
+    #: Whether item 0 is the list's first item (see the module docstring).
+    top_known: bool = False
 
     @classmethod
     def first_sight(cls, view: ListView, generation: int) -> ListState:
         state = cls(generation, [], [], (0, 0), False)
         state.place(view, 0, generation)
         state.at_end = view.ended
+        state.top_known = not view.area.scrollable
         return state
 
     def place(self, view: ListView, offset: int, generation: int) -> None:
@@ -206,6 +211,8 @@ class ListState:
         if not moved:
             if direction.endswith("down"):
                 self.at_end = True
+            elif start == 0:
+                self.top_known = True
             self.place(view, start, generation)
             return
         shown = max(end - start, 1)

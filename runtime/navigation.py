@@ -16,8 +16,28 @@ an element that is not on the current screen, the navigator repeatedly
 When no path applies, it falls back, in order, on a route through the document's ``leads_to``
 links (a breadth-first search from the current screen to the target's), on relaunching the app
 when another app is in front, and on BACK. Everything is bounded: rounds, steps in total, paths
-tried and BACK presses (``NavigationConfig``). Failure raises ``ScreenNotReached`` naming the
-paths that were tried and the screen the device ended on.
+tried and BACK presses (``NavigationConfig``). Navigation stops as soon as the target's screen
+is showing (the caller then looks for the element there). Failure raises ``ScreenNotReached``
+naming the paths that were tried, the steps refused, and where the device really is.
+
+**What navigation may do** (``step_risk``). Some steps have effects beyond moving between
+screens, or choose something the script did not:
+
+* a step on a list item that does not say which item (``$songs__list.tap()``, or an element
+  inside an item such as ``$songs__song_more_button.tap()``): which song's menu opens is the
+  script's choice, not the navigator's;
+* a *destructive* step (its element's name, label or matched item says delete, remove, clear,
+  reset, discard, sign out...) or a *sensitive* one (send, pay, buy, call, share, install...);
+* typing text (it changes what a form holds).
+
+For a script's **action** (tap, set_text...) such a step is taken only along a path the document
+gives for the target element itself (or for its list, for an element inside an item): the
+document's author named it for exactly this. Paths borrowed from the other elements of the
+screen, ``leads_to`` routes and chained paths of other elements never take one. For a script's
+**read** (``get_text``, ``get_attributes``, ``len``, indexing, ``match``, iteration) none is ever
+taken, and a read never opens a dialog or menu (``transient_screen``): a dialog that is not open
+has nothing to read, and opening it would invent the very state the script reads. Such a read
+fails at once, without touching the device, naming where the device is.
 """
 
 from __future__ import annotations
@@ -27,8 +47,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from tapir.docgen.model import AppDocument, Element, Step
+from tapir.docgen.model import AppDocument, Element, Screen, Step
 from tapir.dsl.errors import ActionError, ElementNotFound, ScreenNotReached, Span
+from tapir.runtime.grounding.fuzzy import words
+from tapir.runtime.grounding.identifiers import labels
 from tapir.runtime.settle import Observation
 
 
@@ -58,6 +80,10 @@ class NavigationHost(Protocol):
 
     def observe(self) -> Observation:
         """The current screen (the cached dump when nothing happened since)."""
+        ...
+
+    def where(self, obs: Observation) -> str:
+        """Where the device is, in words (``'songs_screen'``, ``another app: com.x``...)."""
         ...
 
     def step_available(self, step: Step, obs: Observation) -> bool:
@@ -91,6 +117,8 @@ class Navigation:
     target: str
     steps: list[NavStep] = field(default_factory=list)
     tried: list[str] = field(default_factory=list)
+    #: Steps the policy kept the navigator from taking, with why (see the module docstring).
+    refused: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -101,8 +129,73 @@ class _Plan:
     via: str
 
 
-def _render_path(steps: tuple[Step, ...]) -> str:
+@dataclass(frozen=True)
+class DocPath:
+    """A dependency path and whether the document gives it for the element being reached
+    (its own path, or its list's for an element inside an item) rather than for another
+    element of the screen."""
+
+    steps: tuple[Step, ...]
+    own: bool
+
+
+def render_path(steps: tuple[Step, ...]) -> str:
     return "[" + ", ".join(str(s) for s in steps) + "]" if steps else "[]"
+
+
+# ---------------------------------------------------------------------------------------------
+# What navigation may do
+
+#: Words that make a step destructive or sensitive (whole words of the element's name, its
+#: labels, or the item a step matches).
+DESTRUCTIVE = frozenset({
+    "delete", "remove", "erase", "clear", "reset", "discard", "wipe", "uninstall", "format", "empty", "trash",
+    "unsubscribe", "revoke", "logout", "signout", "deactivate", "block",
+})
+SENSITIVE = frozenset({
+    "send", "pay", "payment", "purchase", "buy", "checkout", "call", "dial", "donate", "subscribe", "post",
+    "publish", "share", "transfer", "install", "submit", "allow", "grant", "accept", "confirm",
+})
+#: Two-word phrases (sign in/out, log in/out).
+_PAIRS = {("sign", "out"), ("log", "out"), ("sign", "in"), ("log", "in")}
+#: Words of a screen's name or description that make it transient: opened by an action, gone after.
+TRANSIENT = frozenset({"dialog", "menu", "popup", "sheet", "picker", "dropdown", "chooser", "prompt", "snackbar",
+                       "toast", "overlay", "tooltip"})
+
+
+def _words(text: str) -> list[str]:
+    return words(text).split()
+
+
+def transient_screen(screen: Screen) -> bool:
+    """A dialog, menu or popup (by its name): it shows only after an action opened it."""
+    return any(w in TRANSIENT for w in _words(screen.name))
+
+
+def step_risk(document: AppDocument, step: Step) -> str | None:
+    """Why navigation should not take ``step`` on its own (see the module docstring), or None."""
+    if step.target is None:
+        return None
+    el = document.element(step.target)
+    if el is None:
+        return None
+    if step.action == "set_text":
+        return f"{step} types text"
+    said: list[str] = [*_words(el.local_name), *(w for label in labels(el.identifiers).words for w in _words(label))]
+    if step.match is not None:
+        said.extend(_words(step.match))
+    if el.item_of is not None and step.action in ("tap", "long_tap"):
+        return f"{step} acts on an item of ${el.item_of} without saying which"
+    if el.is_list and step.match is None and step.action in ("tap", "long_tap"):
+        return f"{step} taps an item of ${el.name} without saying which"
+    for w in said:
+        if w in DESTRUCTIVE:
+            return f"{step} is destructive ({w!r})"
+        if w in SENSITIVE:
+            return f"{step} is sensitive ({w!r})"
+    if set(zip(said, said[1:], strict=False)) & _PAIRS:
+        return f"{step} signs in or out"
+    return None
 
 
 class Navigator:
@@ -115,58 +208,77 @@ class Navigator:
         self._budget = self.config.max_steps
         # attempts that changed nothing are not repeated: (plan label, screen digest)
         self._fruitless: set[tuple[str, str]] = set()
+        self._read = False
 
-    def paths_for(self, element: Element) -> list[tuple[Step, ...]]:
+    def paths_for(self, element: Element) -> list[DocPath]:
         """The element's own paths, then its list's (for child elements), then those of the other
         elements of its screen (any way onto the screen is a way to the element)."""
         doc = self.host.document
-        out: list[tuple[Step, ...]] = []
+        out: list[DocPath] = []
         seen: set[tuple[Step, ...]] = set()
 
-        def add(paths: tuple[tuple[Step, ...], ...]) -> None:
+        def add(paths: tuple[tuple[Step, ...], ...], own: bool) -> None:
             for p in paths:
                 if p and p not in seen:
                     seen.add(p)
-                    out.append(p)
+                    out.append(DocPath(p, own))
 
-        add(element.paths)
+        add(element.paths, True)
         if element.item_of:
             parent = doc.element(element.item_of)
             if parent is not None:
-                add(parent.paths)
+                add(parent.paths, True)
         screen = doc.screen(element.screen)
         if screen is not None:
             for other in screen.elements:
                 if other.name != element.name:
-                    add(other.paths)
+                    add(other.paths, False)
         return out
 
     def reach(
         self,
         element: Element,
-        present: Callable[[Observation], bool],
+        arrived: Callable[[Observation], bool],
         span: Span | None = None,
+        *,
+        read: bool = False,
     ) -> tuple[Observation, Navigation]:
-        """Act until ``present(screen)`` holds; return the screen and what was done.
+        """Act until ``arrived(screen)`` holds; return the screen and what was done. ``read``:
+        the navigation is for a read, which takes no risky step (see the module docstring).
 
         Raises ``ScreenNotReached`` when the bounds run out first."""
         nav = Navigation(element.name)
         self._budget = self.config.max_steps
         self._fruitless = set()
-        obs = self._reach(element, present, span, nav, depth=0)
+        self._read = read
+        obs = self._reach(element, arrived, span, nav, depth=0)
         return obs, nav
+
+    def allowed(self, step: Step, path: DocPath, nav: Navigation | None = None) -> bool:
+        """Whether the policy lets navigation take ``step`` of ``path`` (module docstring)."""
+        risk = step_risk(self.host.document, step)
+        if risk is None:
+            return True
+        if path.own and not self._read:
+            return True
+        if nav is not None:
+            why = f"{risk} (reads take no such step)" if self._read else \
+                f"{risk} (the path belongs to another element)"
+            if why not in nav.refused:
+                nav.refused.append(why)
+        return False
 
     def _reach(
         self,
         element: Element,
-        present: Callable[[Observation], bool],
+        arrived: Callable[[Observation], bool],
         span: Span | None,
         nav: Navigation,
         depth: int,
     ) -> Observation:
         cfg = self.config
         obs = self.host.observe()
-        if present(obs):
+        if arrived(obs):
             return obs
         paths = self.paths_for(element)
         backs = 0
@@ -180,14 +292,14 @@ class Navigator:
                 obs = self.host.launch_app(span)
                 launched = True
                 nav.steps.append(NavStep(f"launch {self.host.document.app.package}", before, obs.screen, "launch"))
-                if present(obs):
+                if arrived(obs):
                     return obs
                 continue
             plan = self._plan(element, paths, obs, nav, fruitless=self._fruitless)
             if plan is None and depth < cfg.max_chain:
                 # no path starts here: first reach the screen where one of them starts
                 obs, progressed = self._chain(paths, obs, span, nav, depth, chained)
-                if present(obs):
+                if arrived(obs):
                     return obs
                 if progressed:
                     continue
@@ -200,7 +312,7 @@ class Navigator:
                 obs = self.host.run_step(Step(None, "back"), obs, span)
                 self._budget -= 1
                 nav.steps.append(NavStep("back()", before_obs.screen, obs.screen, "back"))
-                if present(obs):
+                if arrived(obs):
                     return obs
                 continue
             if plan.label not in nav.tried:
@@ -216,7 +328,7 @@ class Navigator:
                     break  # a step that cannot be done here ends the attempt; plan again
                 self._budget -= 1
                 nav.steps.append(NavStep(str(step), before_obs.screen, obs.screen, plan.via))
-                if present(obs):
+                if arrived(obs):
                     return obs
             if obs.digest == start_digest:
                 self._fruitless.add((plan.label, start_digest))
@@ -226,7 +338,7 @@ class Navigator:
 
     def _chain(
         self,
-        paths: list[tuple[Step, ...]],
+        paths: list[DocPath],
         obs: Observation,
         span: Span | None,
         nav: Navigation,
@@ -237,10 +349,12 @@ class Navigator:
         start; True when one was reached."""
         doc = self.host.document
         for path in paths:
-            first = path[0]
+            first = path.steps[0]
             target = doc.element(first.target) if first.target else None
             if target is None or target.name in chained or target.screen == obs.screen:
                 continue
+            if not all(self.allowed(s, path, nav) for s in path.steps):
+                continue  # the path itself could not be run
             chained.add(target.name)
 
             def can_start(o: Observation, step: Step = first) -> bool:
@@ -257,7 +371,7 @@ class Navigator:
     def _plan(
         self,
         element: Element,
-        paths: list[tuple[Step, ...]],
+        paths: list[DocPath],
         obs: Observation,
         nav: Navigation,
         fruitless: set[tuple[str, str]],
@@ -266,34 +380,38 @@ class Navigator:
         chosen: _Plan | None = None
         tried_new = len(nav.tried)
         for order, path in enumerate(paths):
-            label = _render_path(path)
+            steps = path.steps
+            label = render_path(steps)
             if (label, obs.digest) in fruitless:
                 continue
             if label not in nav.tried and tried_new >= self.config.max_paths:
                 continue
             # the available step closest to the end of the path: fewest actions left
-            for i in range(len(path) - 1, -1, -1):
-                step = path[i]
+            for i in range(len(steps) - 1, -1, -1):
+                step = steps[i]
                 if step.target is None and i > 0:
                     continue  # a global step mid-path depends on what came before it
                 if not self.host.step_available(step, obs):
                     continue
+                if not all(self.allowed(s, path, nav) for s in steps[i:]):
+                    break
                 # global steps (back(), enter()) are available anywhere: least preferred
-                rank = (1 if step.target is None else 0, len(path) - i, order)
+                rank = (1 if step.target is None else 0, len(steps) - i, order)
                 if best is None or rank < best:
-                    best, chosen = rank, _Plan(path, i, label, "path")
+                    best, chosen = rank, _Plan(steps, i, label, "path")
                 break
         if chosen is not None:
             return chosen
         route = self._route(obs.screen, element.screen)
         if route is not None:
-            label = "route " + _render_path(route)
+            label = "route " + render_path(route)
             if (label, obs.digest) not in fruitless and route and self.host.step_available(route[0], obs):
                 return _Plan(route, 0, label, "route")
         return None
 
     def _route(self, start: str | None, goal: str) -> tuple[Step, ...] | None:
-        """The shortest chain of taps on elements with ``leads_to`` from ``start`` to ``goal``."""
+        """The shortest chain of taps on elements with ``leads_to`` from ``start`` to ``goal``
+        (never through a risky element: routes are not the document's paths)."""
         if start is None or start == goal:
             return None
         queue: deque[tuple[str, tuple[Step, ...]]] = deque([(start, ())])
@@ -305,30 +423,38 @@ class Navigator:
             for target, element in self._routes.get(screen, ()):
                 if target in seen:
                     continue
-                route = (*steps, Step(element, "tap"))
+                step = Step(element, "tap")
+                if step_risk(self.host.document, step) is not None:
+                    continue
+                route = (*steps, step)
                 if target == goal:
                     return route
                 seen.add(target)
                 queue.append((target, route))
         return None
 
-    def _failure(
-        self, element: Element, obs: Observation, nav: Navigation, paths: list[tuple[Step, ...]]
-    ) -> ScreenNotReached:
-        where = obs.screen or ("another app: " + obs.package if obs.package and
-                               obs.package != self.host.document.app.package else "an unknown screen")
+    def _failure(self, element: Element, obs: Observation, nav: Navigation, paths: list[DocPath]) -> ScreenNotReached:
+        where = self.host.where(obs)
         if nav.tried:
             tried = "; ".join(nav.tried[:6]) + (f" (and {len(nav.tried) - 6} more)" if len(nav.tried) > 6 else "")
             how = f"tried {tried}"
+        elif nav.refused:
+            how = "no path can be taken"
         elif paths:
             how = f"none of its {len(paths)} dependency path(s) starts with an action possible on {where}"
         else:
             how = "the document gives no dependency path to it"
+        if nav.refused:
+            how += "; not taken: " + "; ".join(nav.refused[:3]) + (
+                f" (and {len(nav.refused) - 3} more)" if len(nav.refused) > 3 else "")
         done = f" after {len(nav.steps)} navigation step(s)" if nav.steps else ""
+        hint = ("add a dependency path to the element in the app document, or make the script "
+                f"navigate to {element.screen!r} first")
+        if nav.refused:
+            hint = f"make the script open {element.screen!r} itself (saying which item, when a list is in the way)"
         return ScreenNotReached(
             f"could not reach screen {element.screen!r} for ${element.name}{done}: {how}; the device shows {where}",
-            hint="add a dependency path to the element in the app document, or make the script "
-                 f"navigate to {element.screen!r} first",
+            hint=hint,
         )
 
 

@@ -1,29 +1,41 @@
-"""Grounding on the cached dump and reaching an element: on its screen (scrolling a little when
-it is absent there) or through the navigator's dependency paths."""
+"""Making an element present: on the current screen first, else on its own screen (scrolling a
+little when it is absent there), else through the navigator's dependency paths.
+
+**Element first.** Before anything else the element is grounded on the current dump. The
+grounder refuses when another screen is confidently showing and defines the same identifiers
+(a look-alike dialog's OK button is not this dialog's), so a hit means the element is here,
+whatever screen the identification named: the runtime acts without navigating. Only an absent
+element makes it navigate, and navigation stops as soon as the element's screen shows.
+
+**Reads never open what they read.** A read of an element whose screen is a dialog or menu
+that is not open fails at once, without any input; other reads navigate only by steps without
+side effects (``tapir.runtime.navigation``, "What navigation may do").
+"""
 
 from __future__ import annotations
 
 import difflib
-from typing import Any
 
-from tapir.docgen.model import Element
-from tapir.dsl.errors import ElementNotFound, Span, TapirError, UnknownElement
-from tapir.runtime.hierarchy.model import UINode
-from tapir.runtime.navigation import Navigator
+from tapir.docgen.model import AppDocument, Element
+from tapir.dsl.errors import ElementNotFound, ScreenNotReached, Span, TapirError, UnknownElement
+from tapir.runtime.grounding.result import Grounding
+from tapir.runtime.navigation import Navigator, render_path, transient_screen
 from tapir.runtime.screen_cache import ScreenCache
-from tapir.runtime.session_model import Call
+from tapir.runtime.session_model import Call, SessionConfig
 from tapir.runtime.settle import Expectation, Observation, region_digest
 
 
-class Reaching(ScreenCache):
-    """Find an element on the current screen, navigating to its screen when needed."""
+class Reacher:
+    """Finds elements on the current screen and reaches the screens of absent ones."""
 
-    navigator: Navigator
+    def __init__(self, document: AppDocument, screen: ScreenCache, config: SessionConfig) -> None:
+        self.document = document
+        self.screen = screen
+        self.config = config
+        #: Set by ``DeviceRuntime`` once the navigation host (which needs list access) exists.
+        self.navigator: Navigator | None = None
 
-    # =========================================================================================
-    # Grounding and reaching
-
-    def _element(self, name: str, span: Span | None) -> Element:
+    def element(self, name: str, span: Span | None) -> Element:
         el = self.document.element(name)
         if el is None:
             names = [e.name for e in self.document.elements]
@@ -34,72 +46,100 @@ class Reaching(ScreenCache):
             )
         return el
 
-    def _ground(self, name: str, obs: Observation, within: UINode | None = None) -> Any:
-        key = (name, obs.seq, within.id if within is not None else None)
-        if key in self._ground_cache:
-            return self._ground_cache[key]
-        g = self.grounder.ground(name, obs.tree, within=within) if within is not None else \
-            self.grounder.ground(name, obs.tree)
-        if obs is self._obs:
-            self._ground_cache[key] = g
-        return g
+    def where(self, obs: Observation) -> str:
+        """Where the device is, in words, for errors: the screen, another app, or an unknown
+        screen with the first texts it shows."""
+        if obs.package and obs.package != self.document.app.package:
+            return f"another app ({obs.package})"
+        if obs.screen is not None:
+            return repr(obs.screen)
+        texts: list[str] = []
+        for n in obs.tree.nodes:
+            label = (n.text or n.content_desc).strip()
+            if n.visible and label and label not in texts:
+                texts.append(label[:160])
+            if len(texts) == 3 or sum(map(len, texts)) > 120:
+                break
+        return "a screen the document does not describe" + (
+            f" (showing {', '.join(repr(t) for t in texts)})" if texts else "")
 
-    def _present(self, el: Element, obs: Observation) -> Any:
-        """The grounding of ``el`` when its screen is showing, else None."""
-        if obs.screen is not None and obs.screen != el.screen:
-            return None
+    def present(self, el: Element, obs: Observation) -> Grounding | None:
+        """The grounding of ``el`` on ``obs``, or None when it is not there (element first: the
+        screen's name does not matter, see the module docstring)."""
         if obs.package and obs.package != self.document.app.package:
             return None
-        g = self._ground(el.name, obs)
+        g = self.screen.ground(el.name, obs)
         if g is None:
             return None
-        if obs.screen is None and getattr(g, "method", "") != "identifier":
+        if obs.screen is None and g.method != "identifier":
             return None  # an unknown screen: only an exact identifier hit is trusted
         return g
 
-    def _reach(self, el: Element, span: Span, c: Call) -> tuple[Observation, Any]:
-        """Make ``el`` present (navigating if needed); return the screen and its grounding."""
-        started = self._clock()
-        obs = self.observe()
+    def reach(self, el: Element, span: Span, c: Call, *, read: bool) -> tuple[Observation, Grounding]:
+        """Make ``el`` present (navigating if needed, see the module docstring); return the
+        screen and its grounding. ``read``: the call only reads."""
+        started = self.screen.clock()
+        obs = self.screen.observe()
         if not c.observed:
             c.observed, c.screen_before = True, obs.screen
-        g = self._present(el, obs)
-        if g is None and obs.screen == el.screen:
-            g = self._find_by_scrolling(el, span, c)
-            obs = self.observe()
-            if g is None:
-                raise ElementNotFound(
-                    f"${el.name} is not on the screen: the device shows {el.screen!r} but no view matches "
-                    "the element's identifiers", span,
-                    hint="the app may be in another state than the document describes (an empty list, a "
-                         "closed section), or the identifiers are out of date",
-                )
+        g = self.present(el, obs)
+        if g is None and obs.screen != el.screen:
+            obs = self._navigate(el, obs, span, c, read=read)
+            g = self.present(el, obs)
         if g is None:
-            try:
-                obs, nav = self.navigator.reach(el, lambda o: self._present(el, o) is not None, span)
-            except TapirError as exc:
-                if exc.span is None:
-                    exc.span = span
-                raise
-            c.navigation = nav
-            g = self._present(el, obs)
-            assert g is not None
-        c.ground_s += self._clock() - started
+            g = self._find_by_scrolling(el, c)
+            obs = self.screen.observe(fresh=False)
+        if g is None:
+            reached = f" (reached after {len(c.navigation.steps)} navigation step(s))" \
+                if c.navigation is not None and c.navigation.steps else ""
+            raise ElementNotFound(
+                f"${el.name} is not on the screen: the device shows {self.where(obs)}{reached} but no view "
+                "matches the element's identifiers", span,
+                hint="the app may be in another state than the document describes (an empty list, a "
+                     "closed section, an error that did not happen), or the identifiers are out of date",
+            )
+        c.ground_s += self.screen.clock() - started
         return obs, g
 
-    def _find_by_scrolling(self, el: Element, span: Span, c: Call) -> Any:
+    def _navigate(self, el: Element, obs: Observation, span: Span, c: Call, *, read: bool) -> Observation:
+        screen = self.document.screen(el.screen)
+        assert self.navigator is not None, "DeviceRuntime attaches the navigator"
+        if read and screen is not None and transient_screen(screen):
+            paths = self.navigator.paths_for(el)
+            how = f" (the document opens it with {render_path(paths[0].steps)})" if paths else ""
+            raise ScreenNotReached(
+                f"${el.name} is on {el.screen!r}, which is not open: the device shows {self.where(obs)}; "
+                "a read does not open a dialog or menu to read it", span,
+                hint=f"open {el.screen!r} in the script before reading it{how}; the read sent no input",
+            )
+
+        def arrived(o: Observation) -> bool:
+            return o.screen == el.screen or self.present(el, o) is not None
+
+        try:
+            reached, nav = self.navigator.reach(el, arrived, span, read=read)
+        except TapirError as exc:
+            if exc.span is None:
+                exc.span = span
+            raise
+        c.navigation = nav
+        return reached
+
+    def _find_by_scrolling(self, el: Element, c: Call) -> Grounding | None:
         """On the right screen but the element is absent: it may be further down a scroll view."""
         for _ in range(self.config.find_scrolls):
-            obs = self.observe()
+            obs = self.screen.observe(fresh=False)
+            if obs.screen != el.screen:
+                return None
             scrollers = sorted((n for n in obs.tree.nodes if n.scrollable and n.bounds.area > 0),
                                key=lambda n: -n.bounds.area)
             if not scrollers:
                 return None
             before = region_digest(obs.tree, scrollers[0])
-            self._swipe(scrollers[0].bounds, "down", c)
-            self.stats.list_scrolls += 1
-            after = self._settle(Expectation(change=False), c).observation
-            g = self._present(el, after)
+            self.screen.swipe(scrollers[0].bounds, "down", c)
+            self.screen.stats.list_scrolls += 1
+            after = self.screen.settle(Expectation(change=False), c).observation
+            g = self.present(el, after)
             if g is not None:
                 return g
             moved = [n for n in after.tree.nodes if n.scrollable and n.bounds == scrollers[0].bounds]

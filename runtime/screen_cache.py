@@ -1,56 +1,75 @@
-"""The dump cache under ``DeviceRuntime``: one dump per action reused until the next, settling
-after an action, and the device inputs (counted in the session's statistics)."""
+"""The screen as the session knows it: the last dump, reused while it is fresh, settling after
+each input, the inputs themselves (counted) and groundings on the current dump.
+
+    screen = ScreenCache(device, grounder, config, stats)
+    obs = screen.observe()                       # the last dump, or a new one when it is stale
+    screen.input(lambda: device.tap(540, 1200), call)
+    obs = screen.settle(Expectation(change=True), call).observation
+    g = screen.ground("songs_screen__song_list", obs)   # cached for this dump
+
+A dump is reused by everything until the next input, for at most ``SettleConfig.fresh_s``
+seconds: after that the next call dumps again (a screen also changes by itself). Every input but
+a list swipe starts a new *generation*, and so does a fresh dump that shows a changed screen:
+what list access read from older dumps is no longer trusted as is.
+"""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from typing import Any
 
-from tapir.docgen.model import AppDocument
 from tapir.dsl.errors import DeviceError, HierarchyError
 from tapir.runtime.device import Device
-from tapir.runtime.hierarchy.model import Bounds
+from tapir.runtime.grounding.result import Grounding
+from tapir.runtime.hierarchy.model import Bounds, UINode
 from tapir.runtime.hierarchy.parse import parse_uiautomator
-from tapir.runtime.session_model import Call, GrounderLike, SessionConfig, SessionStats, how_grounded
-from tapir.runtime.settle import (
-    Expectation,
-    Observation,
-    Settled,
-    foreground_package,
-    settle,
-    tree_digest,
-)
-from tapir.runtime.trace import TraceSink
+from tapir.runtime.session_model import Call, GrounderLike, SessionConfig, SessionStats
+from tapir.runtime.settle import Expectation, Observation, Settled, foreground_package, settle, tree_digest
 
 
 class ScreenCache:
-    """The current dump and the inputs that invalidate it (``DeviceRuntime`` sets the fields)."""
+    """The current dump and the inputs that invalidate it (see the module docstring)."""
 
-    device: Device
-    document: AppDocument
-    grounder: GrounderLike
-    config: SessionConfig
-    trace: TraceSink
-    stats: SessionStats
-    _clock: Callable[[], float]
-    _sleep: Callable[[float], None]
-    _t0: float
-    _obs: Observation | None
-    #: Bumped by every action but a list swipe: reads from older dumps are no longer trusted as is.
-    _generation: int
-    _ground_cache: dict[tuple[str, int, int | None], Any]
+    def __init__(self, device: Device, grounder: GrounderLike, config: SessionConfig, stats: SessionStats, *,
+                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.device = device
+        self.grounder = grounder
+        self.config = config
+        self.stats = stats
+        self.clock = clock
+        self.sleep = sleep
+        self._t0 = clock()
+        #: The last dump (None before the first).
+        self.current: Observation | None = None
+        self._dumped_at = 0.0
+        #: Bumped by every input but a list swipe, and by a fresh dump of a changed screen.
+        self.generation = 0
+        self._grounded: dict[tuple[str, int, int | None], Grounding | None] = {}
+
+    def elapsed(self) -> float:
+        """Seconds since the session started (trace timestamps)."""
+        return round(self.clock() - self._t0, 4)
 
     # =========================================================================================
     # Observing
 
-    def observe(self) -> Observation:
-        """The current screen: the last dump, or a fresh one when there is none yet."""
-        if self._obs is None:
-            self._obs = self._dump()
-        return self._obs
+    def observe(self, *, fresh: bool = True) -> Observation:
+        """The current screen: the last dump while it is fresh (see the module docstring), else a
+        new one. ``fresh=False`` reuses the last dump however old (within one call's work)."""
+        if self.current is None:
+            self.current = self._dump()
+        elif fresh and self.clock() - self._dumped_at > self.config.settle.fresh_s:
+            before = self.current
+            self.current = self._dump()
+            self._grounded.clear()
+            self.stats.refresh_dumps += 1
+            if self.current.digest != before.digest:
+                self.generation += 1  # it changed by itself: what lists knew is only a hint now
+        return self.current
 
     def _dump(self) -> Observation:
         xml = self.device.dump_hierarchy()
+        self._dumped_at = self.clock()
         self.stats.dumps += 1
         try:
             tree = parse_uiautomator(xml)
@@ -60,48 +79,49 @@ class ScreenCache:
         match = self.grounder.identify_screen(tree)
         return Observation(
             tree=tree,
-            screen=getattr(match, "name", None),
+            screen=match.name,
             digest=tree_digest(tree),
             package=foreground_package(tree),
             seq=self.stats.dumps,
-            screen_score=getattr(match, "score", None),
-            at=self._elapsed(),
+            screen_score=match.score,
+            at=self.elapsed(),
         )
 
-    def _settle(self, expect: Expectation, c: Call | None, *, scrolling: bool = False) -> Settled:
-        """Dump after an action until the screen can be trusted. Any action but a list swipe starts
-        a new generation: what was read from older dumps is no longer trusted as is."""
-        started = self._clock()
-        done = settle(self._dump, self._obs, expect, self.config.settle, self._sleep)
+    def settle(self, expect: Expectation, c: Call | None, *, scrolling: bool = False) -> Settled:
+        """Dump after an input until the screen can be trusted (``tapir.runtime.settle``)."""
+        started = self.clock()
+        done = settle(self._dump, self.current, expect, self.config.settle, self.sleep)
         self.stats.settle_extra_dumps += done.dumps - 1
-        self._obs = done.observation
+        self.current = done.observation
         if not scrolling:
-            self._generation += 1
-        self._ground_cache.clear()
+            self.generation += 1
+        self._grounded.clear()
         if c is not None:
-            c.settle_s += self._clock() - started
+            c.settle_s += self.clock() - started
             c.settle_reason = done.reason
         return done
 
-    @staticmethod
-    def _grounding_fields(g: Any) -> dict[str, Any]:
-        return {"grounded": how_grounded(g), "score": getattr(g, "score", None),
-                "runner_up": getattr(g, "runner_up_score", None)}
-
-    def _elapsed(self) -> float:
-        return round(self._clock() - self._t0, 4)
+    def ground(self, name: str, obs: Observation, within: UINode | None = None) -> Grounding | None:
+        """The grounder's answer for ``name`` on ``obs``, asked once per dump."""
+        key = (name, obs.seq, within.id if within is not None else None)
+        if key in self._grounded:
+            return self._grounded[key]
+        g = self.grounder.ground(name, obs.tree, within=within)
+        if obs is self.current:
+            self._grounded[key] = g
+        return g
 
     # =========================================================================================
     # Device inputs (counted)
 
-    def _input(self, fn: Callable[[], None], c: Call | None) -> None:
-        started = self._clock()
+    def input(self, fn: Callable[[], None], c: Call | None) -> None:
+        started = self.clock()
         fn()
         self.stats.device_actions += 1
         if c is not None:
-            c.act_s += self._clock() - started
+            c.act_s += self.clock() - started
 
-    def _keys(self, names: list[str], c: Call | None) -> None:
+    def keys(self, names: list[str], c: Call | None) -> None:
         """Several key presses in one round trip where the device has a shell (``input keyevent``
         takes many codes), else one by one."""
         if not names:
@@ -109,12 +129,13 @@ class ScreenCache:
         shell = getattr(self.device, "shell", None)
         if callable(shell):
             codes = " ".join(n if n.startswith("KEYCODE_") else f"KEYCODE_{n.upper()}" for n in names)
-            self._input(lambda: shell(f"input keyevent {codes}"), c)
+            self.input(lambda: shell(f"input keyevent {codes}"), c)
             return
         for name in names:
-            self._input(lambda name=name: self.device.key(name), c)  # type: ignore[misc]
+            self.input(lambda name=name: self.device.key(name), c)  # type: ignore[misc]
 
-    def _swipe(self, bounds: Bounds, direction: str, c: Call | None) -> None:
+    def swipe(self, bounds: Bounds, direction: str, c: Call | None) -> None:
+        """Swipe inside ``bounds`` to show what is ``direction`` (``down``: further down the list)."""
         fraction = self.config.page_fraction if direction.startswith("page_") else self.config.swipe_fraction
         way = direction.removeprefix("page_")
         w, h = bounds.width, bounds.height
@@ -132,4 +153,4 @@ class ScreenCache:
             right = left + span_px
             x1, x2 = (right, left) if way == "right" else (left, right)
             y1 = y2 = cy
-        self._input(lambda: self.device.swipe(x1, y1, x2, y2, self.config.swipe_ms), c)
+        self.input(lambda: self.device.swipe(x1, y1, x2, y2, self.config.swipe_ms), c)

@@ -3,12 +3,14 @@ for its trace line, and the small helpers the ``DeviceRuntime`` parts share."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from tapir.docgen.model import Element
 from tapir.runtime.grounding.config import GroundingConfig
 from tapir.runtime.grounding.items import node_text
+from tapir.runtime.grounding.result import Grounding, ScreenMatch
 from tapir.runtime.hierarchy.model import Bounds, UINode, UITree
 from tapir.runtime.navigation import Navigation, NavigationConfig
 from tapir.runtime.settle import Observation, SettleConfig
@@ -18,18 +20,19 @@ from tapir.runtime.settle import Observation, SettleConfig
 
 
 class GrounderLike(Protocol):
-    """Its answers are duck-typed: a screen match has ``.name`` and ``.score``; a grounding has
-    ``.node``, ``.method``, ``.identifier_index``, ``.score``, ``.runner_up_score``, ``.detail``."""
+    """The grounding core as the session uses it (``Grounder`` implements it)."""
 
-    def identify_screen(self, tree: UITree) -> Any: ...
+    def identify_screen(self, tree: UITree) -> ScreenMatch: ...
 
-    def ground(self, element_name: str, tree: UITree, *, within: Any = None) -> Any: ...
+    def ground(self, element_name: str, tree: UITree, *, within: UINode | None = None) -> Grounding | None: ...
 
     def items(self, list_element_name: str, tree: UITree) -> list[UINode]: ...
 
-    def match_item(self, list_element_name: str, items: list[UINode], tree: UITree, query: Any) -> Any: ...
+    def match_item(self, list_element_name: str, items: list[UINode], tree: UITree,
+                   query: str | Mapping[str, Any]) -> Grounding | None: ...
 
-    def child(self, list_element_name: str, child_element_name: str, item: UINode, tree: UITree) -> Any: ...
+    def child(self, list_element_name: str, child_element_name: str, item: UINode,
+              tree: UITree) -> Grounding | None: ...
 
 
 # ---------------------------------------------------------------------------------------------
@@ -68,6 +71,8 @@ class SessionStats:
     navigation_steps: int = 0
     list_scrolls: int = 0
     settle_extra_dumps: int = 0
+    #: Dumps taken because the last one was older than ``SettleConfig.fresh_s`` (polling reads).
+    refresh_dumps: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -86,10 +91,10 @@ class Target:
     element: Element
     node: UINode
     obs: Observation
+    #: How it was found, as the trace names it: ``identifier 0``, ``fuzzy``, ``item 3``...
     how: str
-    score: float | None = None
-    runner_up: float | None = None
-    detail: str | None = None
+    #: The grounder's answer (None for a list item, which is found by position or match).
+    grounding: Grounding | None = None
     #: The list and absolute item index when the node is an item or inside one.
     list_name: str | None = None
     item_index: int | None = None
@@ -136,13 +141,16 @@ def describe_query(query: Any) -> str:
     return repr(query) if isinstance(query, str) else str(dict(query) if not isinstance(query, dict) else query)
 
 
-def how_grounded(g: Any) -> str:
+def how_grounded(g: Grounding) -> str:
     """How a grounding was found, as the trace names it."""
-    method = getattr(g, "method", "identifier")
-    if method == "identifier":
-        k = getattr(g, "identifier_index", None)
-        return f"identifier {k}" if k is not None else "identifier"
-    return str(method)
+    if g.method == "identifier":
+        return f"identifier {g.identifier_index}" if g.identifier_index is not None else "identifier"
+    return g.method
+
+
+def grounding_fields(g: Grounding) -> dict[str, Any]:
+    """A grounding's part of a trace line."""
+    return {"grounded": how_grounded(g), "score": g.score, "runner_up": g.runner_up_score}
 
 
 def bounds_tuple(b: Bounds) -> tuple[int, int, int, int]:

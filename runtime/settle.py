@@ -14,6 +14,8 @@ that one dump can be trusted:
   as soon as two dumps in a row agree or the dump limit is reached.
 
 So a typical action costs one dump; only actions whose effect is late or invisible cost two.
+A dump is reused for at most ``SettleConfig.fresh_s`` seconds: screens also change by themselves
+(a download finishes, a timer runs), and a script that polls must see it.
 """
 
 from __future__ import annotations
@@ -96,10 +98,14 @@ class SettleConfig:
     first_delay_s: float = 0.35
     poll_delay_s: float = 0.4
     max_dumps: int = 3
+    #: A dump older than this is not reused: the next call dumps again, so a script polling a
+    #: read (``while $x.get_text() != "done": pass``) sees the screen change by itself. The
+    #: settle interval on a phone; shorter on the simulator, whose dumps are cheap.
+    fresh_s: float = 0.4
 
     @classmethod
     def for_simulator(cls) -> SettleConfig:
-        return cls(first_delay_s=0.0, poll_delay_s=0.0, max_dumps=2)
+        return cls(first_delay_s=0.0, poll_delay_s=0.0, max_dumps=2, fresh_s=0.25)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,8 @@ Lines carry an ``event`` field:
 * ``action``: a call of the script (``tap``, ``set_text``, ``get_text``, ``len``...);
 * ``navigation``: a step the runtime took by itself to reach an element's screen (Algorithm 1);
 * ``scroll``: a swipe the runtime made to bring list items into view;
+* ``repeat``: how many more times the read on the line before was made with the same result (a
+  polling loop), written when the run of reads ends and each time the count doubles;
 * ``end``: the last line, with the session's totals (dumps, device actions).
 
 ``read_trace`` reads a trace back (tolerating a torn last line from a crash).

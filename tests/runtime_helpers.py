@@ -8,13 +8,13 @@ own logic (navigation, scrolling, settling, checks) is tested apart from the gro
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from lxml import etree
 from tapir.docgen.model import AppDocument, Dialect
 from tapir.runtime.device import AdbDevice
 from tapir.runtime.grounding.items import node_text
+from tapir.runtime.grounding.result import Grounding, ScreenMatch
 from tapir.runtime.hierarchy.model import UINode, UITree
 from tapir.runtime.retry import RetryPolicy
 from tapir.runtime.session import DeviceRuntime, SessionConfig
@@ -35,21 +35,8 @@ class DirectTransport:
         return self.sim.run_shell(command).output
 
 
-@dataclass(frozen=True)
-class FakeGrounding:
-    node: UINode
-    method: str = "identifier"
-    identifier_index: int | None = 0
-    score: float = 1.0
-    runner_up_score: float | None = None
-    detail: str = ""
-
-
-@dataclass(frozen=True)
-class FakeScreenMatch:
-    name: str | None
-    score: float = 1.0
-    candidates: tuple[tuple[str, float], ...] = ()
+def grounding(node: UINode, method: str = "identifier", identifier_index: int | None = 0) -> Grounding:
+    return Grounding(node, method, identifier_index, 1.0, None, "")
 
 
 def _as_xml(tree: UITree) -> tuple[Any, dict[Any, UINode]]:
@@ -93,17 +80,17 @@ class XPathGrounder:
             found = [n for n in found if n.id in inside]
         return found
 
-    def identify_screen(self, tree: UITree) -> FakeScreenMatch:
+    def identify_screen(self, tree: UITree) -> ScreenMatch:
         for screen in self.document.screens:
             sig = screen.signature
             if not sig.all_of:
                 continue
             if all(self._hits(i.xpath, tree) for i in sig.all_of) and not any(
                     self._hits(i.xpath, tree) for i in sig.none_of):
-                return FakeScreenMatch(screen.name)
-        return FakeScreenMatch(None, 0.0)
+                return ScreenMatch(screen.name, 1.0, ((screen.name, 1.0),))
+        return ScreenMatch(None, 0.0, ())
 
-    def ground(self, element_name: str, tree: UITree, *, within: UINode | None = None) -> FakeGrounding | None:
+    def ground(self, element_name: str, tree: UITree, *, within: UINode | None = None) -> Grounding | None:
         self.calls.append(element_name)
         el = self.document.element(element_name)
         assert el is not None
@@ -112,7 +99,7 @@ class XPathGrounder:
                 continue
             hits = [n for n in self._hits(ident.xpath, tree, within) if n.bounds.area > 0]
             if hits:
-                return FakeGrounding(hits[0], identifier_index=k)
+                return grounding(hits[0], identifier_index=k)
         return None
 
     def items(self, list_element_name: str, tree: UITree) -> list[UINode]:
@@ -122,20 +109,20 @@ class XPathGrounder:
         return [tree.node(c) for c in g.node.children if tree.node(c).bounds.area > 0]
 
     def match_item(self, list_element_name: str, items: list[UINode], tree: UITree,
-                   query: Any) -> FakeGrounding | None:
+                   query: Any) -> Grounding | None:
         for item in items:
             if isinstance(query, str):
                 texts = [item.text, *(d.text for d in tree.descendants(item.id))]
                 if any(t.strip().casefold() == query.strip().casefold() for t in texts if t):
-                    return FakeGrounding(item, method="exact", identifier_index=None)
+                    return grounding(item, method="exact", identifier_index=None)
             else:
                 attrs = {"selected": item.selected, "checked": item.checked, "text": node_text(tree, item)}
                 if all(attrs.get(k) == v for k, v in query.items()):
-                    return FakeGrounding(item, method="attributes", identifier_index=None)
+                    return grounding(item, method="attributes", identifier_index=None)
         return None
 
     def child(self, list_element_name: str, child_element_name: str, item: UINode,
-              tree: UITree) -> FakeGrounding | None:
+              tree: UITree) -> Grounding | None:
         return self.ground(child_element_name, tree, within=item)
 
 

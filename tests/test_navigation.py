@@ -131,6 +131,9 @@ class ScriptedHost:
         self.seq += 1
         return Observation(_EMPTY, self.screen, f"{self.package}:{self.screen}", self.package, self.seq)
 
+    def where(self, obs: Observation) -> str:
+        return repr(obs.screen) if obs.package == "org.t" else f"another app ({obs.package})"
+
     def step_available(self, step: Step, obs: Observation) -> bool:
         if step.target is None:
             return True
@@ -217,7 +220,7 @@ def test_failure_names_the_screen_and_what_was_tried(doc: AppDocument) -> None:
     # the route to the path's first step, then the path itself, which leads nowhere
     assert "tried route [home__menu.tap(), menu__settings.tap()]; [settings__dark.tap()]" in message
     assert host.done[:3] == ["home__menu.tap()", "menu__settings.tap()", "settings__dark.tap()"]
-    assert message.endswith(f"the device shows {host.screen}")
+    assert message.endswith(f"the device shows {host.screen!r}")
 
 
 def test_navigation_is_bounded(doc: AppDocument) -> None:

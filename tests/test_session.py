@@ -59,7 +59,7 @@ def test_len_and_iteration_see_every_item_once(doc: AppDocument) -> None:
     assert result.ok, result.error
     assert result.variables["n"] == str(len(app.state.songs)) == "44"
     assert result.variables["names"].startswith(repr(titles(app)[:3])[:-1])
-    state = rt._lists[SONGS]
+    state = rt.lists.lists[SONGS]
     assert [s.split("\x1f")[0] for s in state.sigs if s] == titles(app)
     # len() swiped to the end; reading all 44 rows afterwards cost no dump at all
     dumps = rt.stats.dumps

@@ -47,7 +47,7 @@ def type_into(app: ToolkitApp, ident: str, text: str) -> None:
 
 
 def test_registry_knows_the_apps() -> None:
-    assert set(APP_NAMES) == {"music", "notes", "clock", "contacts"}
+    assert set(APP_NAMES) == {"music", "notes", "clock", "contacts", "weather"}
     for name in APP_NAMES:
         app = get_app(name)
         assert isinstance(app, SimApp)

@@ -13,7 +13,7 @@ from PIL import Image
 from tapir.dsl.errors import UsageError
 from tapir.runtime.sim.app import SimApp
 from tapir.runtime.sim.apps import get_app
-from tapir.runtime.sim.replay import ReplayApp
+from tapir.runtime.sim.replay import UNRECORDED, ReplayApp
 
 pytestmark = pytest.mark.upstream
 
@@ -90,11 +90,10 @@ def test_recorded_text_and_keys_are_replayed(app: ReplayApp) -> None:
 def test_unrecorded_input_is_logged_and_changes_nothing(app: ReplayApp) -> None:
     before = app.dump_xml()
     app.tap(3, 3)
-    app.input_text("never typed")
     app.swipe(540, 1800, 540, 600, 300)
     assert app.key("KEYCODE_VOLUME_UP") is False
     assert app.dump_xml() == before and app.current_state == app.start_state
-    assert [u.action for u in app.unmatched] == ["tap", "text", "swipe", "key"]
+    assert [u.action for u in app.unmatched] == ["tap", "swipe", "key"]
     assert app.key("KEYCODE_BACK") is False  # on the start screen BACK leaves the app
     app.tap(*next(e for e in app.events_from(app.start_state, "click")).bounds.center)
     assert app.current_state != app.start_state
@@ -102,13 +101,26 @@ def test_unrecorded_input_is_logged_and_changes_nothing(app: ReplayApp) -> None:
     assert app.current_state == app.start_state and app.unmatched == []
 
 
-def test_a_click_whose_outcome_was_not_recorded_stays(app: ReplayApp) -> None:
+def test_text_the_recording_lacks_shows_in_the_search_field(app: ReplayApp) -> None:
+    search = next(n for n in etree.fromstring(app.dump_xml().encode()).iter("node")
+                  if n.get("resource-id", "").endswith("top_toolbar_search"))
+    assert search.get("text") == "Search"
+    app.input_text("never typed")  # the recorded focused field takes it, as a phone would
+    shown = {n.get("resource-id"): n.get("text") for n in etree.fromstring(app.dump_xml().encode()).iter("node")}
+    assert shown[search.get("resource-id")] == "Searchnever typed" and app.unmatched == []
+
+
+def test_a_click_whose_outcome_was_not_recorded_says_so(app: ReplayApp) -> None:
     lost = [e for e in app.events if e.kind == "click" and e.start in app.states and e.stop not in app.states]
     assert lost
     app.go_to(lost[0].start)
     app.tap(*lost[0].bounds.center)
-    assert app.current_state == lost[0].start
+    assert app.current_state == UNRECORDED
+    texts = [n.get("text") for n in etree.fromstring(app.dump_xml().encode()).iter("node") if n.get("text")]
+    assert len(texts) == 1 and texts[0].startswith("Not in the recording: the tap at ")
+    assert texts[0].endswith(f"(event {lost[0].tag}) led to state {lost[0].stop[:12]}, which was not saved")
     assert "not recorded" in app.unmatched[-1].detail
+    assert app.key("KEYCODE_BACK") is True and app.current_state == lost[0].start
 
 
 def test_nondeterministic_recordings_follow_the_most_frequent_outcome(upstream: Path) -> None:

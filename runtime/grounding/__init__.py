@@ -10,13 +10,20 @@
     grounder.child("songs_screen__song_list", "songs_screen__song_menu_button", items[0], tree)
 
 Modules: ``grounder`` (the cascade), ``screens`` (screen identification), ``identifiers``
-(XPath evaluation in both dialects), ``fuzzy`` (rapidfuzz), ``embedding`` (sentence-transformers,
-optional), ``items`` (list items, attributes, match), ``targets`` (kind-aware targets),
+(XPath evaluation in both dialects), ``fuzzy`` (rapidfuzz), ``embedding`` and ``minilm``
+(all-MiniLM-L6-v2 sentence embeddings, optional), ``items`` (list items, attributes, match),
+``targets`` (kind-aware targets), ``terms`` (the HTML form's facts straight from the tree),
 ``baseline`` (upstream AutoDroid-V2's identifier rules and lookup, for comparison).
 """
 
 from tapir.runtime.grounding.config import GroundingConfig
-from tapir.runtime.grounding.embedding import Embedder, SentenceEmbedder, default_embedder, embedding_status
+from tapir.runtime.grounding.embedding import (
+    Embedder,
+    MiniLMEmbedder,
+    SentenceEmbedder,
+    default_embedder,
+    embedding_status,
+)
 from tapir.runtime.grounding.grounder import Grounder
 from tapir.runtime.grounding.items import node_attributes, node_text
 from tapir.runtime.grounding.result import Grounding, ScreenMatch
@@ -26,6 +33,7 @@ __all__ = [
     "Grounder",
     "Grounding",
     "GroundingConfig",
+    "MiniLMEmbedder",
     "ScreenMatch",
     "SentenceEmbedder",
     "default_embedder",

@@ -180,9 +180,7 @@ class Grounder:
         if not any(lookalike(name) for name in self._xpaths_by_screen if name != element.screen):
             return None  # no other screen could be mistaken for this one
         match = self.identify_screen(tree)
-        if match.name is None or match.name == element.screen or not match.confident:
-            return None
-        if match.score - match.score_of(element.screen) < self.config.screen_margin:
+        if match.name is None or not match.rules_out(element.screen, self.config.screen_margin):
             return None
         if lookalike(match.name):
             return match.name
@@ -242,7 +240,8 @@ class Grounder:
         match = self.identify_screen(tree)
         if match.name is None or match.name == element.screen:
             return True
-        return match.score_of(match.name) - match.score_of(element.screen) < self.config.screen_margin
+        return match.score_of(match.name) - match.score_of(element.screen) < self.config.screen_margin \
+            and element.screen not in match.beaten
 
     def _unique_hit(self, element: Element, view: ScreenView) -> tuple[int, int] | None:
         """(identifier index, view id) of the element's identifier stage on ``view``, cached."""

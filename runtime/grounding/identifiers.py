@@ -22,7 +22,8 @@ from lxml import etree
 from tapir.docgen.model import Dialect, Identifier
 from tapir.dsl.errors import DocumentError
 from tapir.runtime.grounding.fuzzy import LABEL_CAP
-from tapir.runtime.grounding.screen_view import UIA_INDEXED, ScreenView, uiautomator_attributes
+from tapir.runtime.grounding.screen_view import ScreenView, uiautomator_attributes
+from tapir.runtime.grounding.terms import UIA_FIELDS
 from tapir.runtime.hierarchy import UINode
 
 _COMPILED: dict[str, etree.XPath | DocumentError] = {}
@@ -96,37 +97,31 @@ def simple_xpath(expr: str) -> tuple[str, tuple[tuple[str, str], ...]] | None:
 
 def _by_terms(view: ScreenView, dialect: Dialect, tag: str,
               terms: tuple[tuple[str, str], ...]) -> list[UINode] | None:
-    """The hits of a simple XPath from the index; None when the index cannot answer it."""
-    rest: list[tuple[str, str]] = []
+    """The hits of a simple XPath from the indexes; None when they cannot answer it."""
+    tree = view.tree
     if dialect == Dialect.HTML:
-        index, tags = view.html_terms
-    else:
-        tags = None
-        if tag not in ("*", "node"):
-            return []
-        if any(name == "text()" for name, _ in terms):
-            return []  # uiautomator elements hold no text
-        rest = [t for t in terms if t[0] not in UIA_INDEXED]
-        terms = tuple(t for t in terms if t[0] in UIA_INDEXED)
-        if not terms:
-            return None
-        index = view.uiautomator_terms
-    lists = [index.get(term, ()) for term in terms]
-    if not all(lists):
+        ids = view.html_on_demand.query(tag, terms)
+        if ids is None:
+            ids = _intersect(view.html_terms, terms, tag)
+        return [n for n in (tree.node(i) for i in ids) if n.visible]
+    if tag not in ("*", "node"):
         return []
-    lists.sort(key=len)
+    if any(name == "text()" for name, _ in terms):
+        return []  # uiautomator elements hold no text
+    indexed = [t for t in terms if t[0] in UIA_FIELDS]
+    if not indexed:
+        return None
+    rest = [t for t in terms if t[0] not in UIA_FIELDS]
+    lists = sorted((view.tree_terms.ids(name, value) for name, value in indexed), key=len)
+    if not lists[0]:
+        return []
     others = [set(x) for x in lists[1:]]
     out: list[UINode] = []
-    seen: set[int] = set()
-    tree = view.tree
-    for nid in lists[0]:
-        if nid in seen or not all(nid in o for o in others):
+    for nid in dict.fromkeys(lists[0]):
+        if not all(nid in o for o in others):
             continue
-        if tags is not None and tag != "*" and tags.get(nid) != tag:
-            continue
-        seen.add(nid)
-        node = tree.get(nid)
-        if node is None or not node.visible:
+        node = tree.node(nid)
+        if not node.visible:
             continue
         if rest:
             attrs = uiautomator_attributes(node)
@@ -134,6 +129,19 @@ def _by_terms(view: ScreenView, dialect: Dialect, tag: str,
                 continue
         out.append(node)
     return out
+
+
+def _intersect(indexed: tuple[dict[tuple[str, str], list[int]], dict[int, str]],
+               terms: tuple[tuple[str, str], ...], tag: str) -> list[int]:
+    """The ids having every term in a full term index (and the tag, unless ``*``), in order."""
+    index, tags = indexed
+    lists = [index.get(term, ()) for term in terms]
+    if not all(lists):
+        return []
+    lists.sort(key=len)
+    others = [set(x) for x in lists[1:]]
+    return [nid for nid in dict.fromkeys(lists[0])
+            if all(nid in o for o in others) and (tag == "*" or tags.get(nid) == tag)]
 
 
 def positional(xpath: str) -> bool:
@@ -164,9 +172,9 @@ def evaluate(identifier: Identifier, view: ScreenView, *, within: int | None = N
     if within is None and indexed:
         simple = simple_xpath(identifier.xpath)
         if simple is not None:
-            found = _by_terms(view, identifier.dialect, *simple)
-            if found is not None:
-                return found
+            hits = _by_terms(view, identifier.dialect, *simple)
+            if hits is not None:
+                return hits
     xpath = compile_xpath(identifier.xpath)
     if identifier.dialect == Dialect.HTML:
         html = view.html

@@ -37,22 +37,26 @@ class ScreenMatch:
     """Which document screen is showing.
 
     ``name`` is None when no screen reaches the threshold. ``score`` is the confidence in [0, 1]:
-    the winner's evidence, lowered when the runner-up is within the margin (a tie keeps the first
+    the winner's evidence, lowered when a runner-up is within the margin (a tie keeps the first
     screen in document order, with at most half the confidence). ``candidates`` lists every
-    screen with some evidence, best first, with its raw evidence score.
+    screen with some evidence, best first (the winner first), with its raw evidence score.
+    ``beaten`` are look-alikes within the margin that the winner beat on evidence only it has
+    (elements found by their texts or descriptions): they are ruled out as surely as screens
+    far behind.
     """
 
     name: str | None
     score: float
     candidates: tuple[tuple[str, float], ...]
     detail: str = ""
+    beaten: frozenset[str] = frozenset()
 
     @property
     def confident(self) -> bool:
-        """Named, and clearly ahead of the runner-up."""
+        """Named, and clearly ahead of every rival (by the margin, or beaten on evidence)."""
         if self.name is None or not self.candidates:
             return False
-        return self.score >= self.candidates[0][1] - 1e-9
+        return self.score >= self.score_of(self.name) - 1e-9
 
     def score_of(self, screen: str) -> float:
         """The raw evidence score of ``screen`` (0.0 when it had none)."""
@@ -60,3 +64,10 @@ class ScreenMatch:
             if name == screen:
                 return score
         return 0.0
+
+    def rules_out(self, screen: str, margin: float) -> bool:
+        """True when another screen is confidently showing and ``screen`` is not a contender:
+        behind the winner by ``margin``, or a look-alike it beat."""
+        if not self.confident or self.name == screen:
+            return False
+        return screen in self.beaten or self.score_of(self.name or "") - self.score_of(screen) >= margin

@@ -2,7 +2,10 @@
 
 A ``ScreenView`` wraps a ``UITree`` and builds, on first use only,
 
-* the AutoDroid-V2 HTML rendering (``tapir.runtime.hierarchy.html_view``) for ``html`` XPaths;
+* the facts of AutoDroid-V2's HTML form (``terms.html_facts``: tags, attribute values, text
+  nodes, skeleton) straight from the tree, which answer nearly every ``html`` identifier;
+* the HTML rendering itself (``tapir.runtime.hierarchy.html_view``), only for the ``html`` XPaths
+  the index cannot answer;
 * a ``uiautomator dump``-shaped lxml tree (``<hierarchy><node resource-id=... text=...>``) for
   ``uiautomator`` XPaths, with every element mapped back to its node;
 * the nearest clickable / scrollable ancestor of every node, and the set of resource names.
@@ -20,6 +23,7 @@ from typing import Any
 
 from lxml import etree
 from tapir.runtime.grounding.fuzzy import LABEL_CAP
+from tapir.runtime.grounding.terms import HtmlFacts, HtmlOnDemand, SkeletonPath, TermIndex, TreeTerms, html_facts
 from tapir.runtime.hierarchy import HtmlView, UINode, UITree, html_view
 
 
@@ -49,11 +53,6 @@ def uiautomator_attributes(node: UINode) -> dict[str, str]:
         "bounds": str(node.bounds),
     }
 
-
-#: (``@attribute`` or ``text()``, value) -> ids of the elements that have it, in document order.
-TermIndex = dict[tuple[str, str], list[int]]
-#: The uiautomator attributes ``ScreenView.uiautomator_terms`` indexes.
-UIA_INDEXED = frozenset({"@resource-id", "@text", "@content-desc", "@class"})
 
 
 class UiautomatorView:
@@ -104,43 +103,39 @@ class ScreenView:
         return UiautomatorView(self.tree)
 
     @cached_property
+    def html_facts(self) -> HtmlFacts:
+        """The HTML form's attribute values, text nodes, tags and skeleton, straight from the tree."""
+        return html_facts(self.tree)
+
+    @property
     def html_terms(self) -> tuple[TermIndex, dict[int, str]]:
         """Every attribute value and text node of the HTML form, indexed; and each element's tag."""
-        index: TermIndex = {}
-        tags: dict[int, str] = {}
-        for el in self.html.root.iter():
-            raw = el.get("id")
-            if not isinstance(el.tag, str) or raw is None:
-                continue
-            nid = int(raw)
-            tags[nid] = el.tag
-            for key, value in el.attrib.items():
-                index.setdefault(("@" + key, value), []).append(nid)
-            texts = [el.text] + [c.tail for c in el]
-            for text in texts:
-                if text is not None:
-                    index.setdefault(("text()", text), []).append(nid)
-        return index, tags
+        facts = self.html_facts
+        return facts.terms, facts.tags
+
+    @property
+    def skeleton(self) -> frozenset[SkeletonPath]:
+        """Root-to-view (tag, resource id) paths of the HTML form (``screens.skeleton_paths``)."""
+        return self.html_facts.skeleton
 
     @cached_property
-    def uiautomator_terms(self) -> TermIndex:
-        """The identifying attribute values of the uiautomator form (``UIA_INDEXED``), indexed;
-        the others (flags, bounds) are checked node by node. Its elements hold no text."""
-        index: TermIndex = {}
-        for node in self.tree.nodes:
-            for key, value in (("@resource-id", node.resource_id), ("@text", node.text),
-                               ("@content-desc", node.content_desc), ("@class", node.class_name)):
-                index.setdefault((key, value), []).append(node.id)
-        return index
+    def tree_terms(self) -> TreeTerms:
+        """The views' attribute values, indexed per attribute on first use (both dialects)."""
+        return TreeTerms(self.tree)
+
+    @cached_property
+    def html_on_demand(self) -> HtmlOnDemand:
+        """The HTML form's facts for single views, for answering identifiers without rendering."""
+        return HtmlOnDemand(self.tree, self.tree_terms)
 
     @cached_property
     def resource_names(self) -> frozenset[str]:
         """Resource ids on screen, both full (``pkg:id/x``) and short (``x``)."""
         out: set[str] = set()
-        for node in self.tree.nodes:
-            if node.resource_id:
-                out.add(node.resource_id)
-                out.add(node.resource_name)
+        for rid in self.tree_terms.index("@resource-id"):
+            if rid:
+                out.add(rid)
+                out.add(rid.rsplit("/", 1)[-1])
         return frozenset(out)
 
     @cached_property

@@ -8,18 +8,31 @@ Every screen gets an evidence score in [0, 1]:
   match, the similarity of its AutoDroid-V2 ``skeleton`` to the tree's (Dice coefficient of the
   sets of root-to-node tag/resource-id paths; upstream only tries an exact string match, then a
   top-down common structure), and 1.0 for a matching activity;
-* **elements**: the fraction of the screen's own elements (list-item children excluded; at most
-  12, spread over the screen) that at least one of their attribute/text identifiers finds. A
+* **elements**: what the screen's own elements (list-item children excluded; at most 12, spread
+  over the screen) found, counted by how *specific* the identifier that found each one is: an
+  identifier that tests a text or a description is strong evidence (screens built from the same
+  layout differ in their texts), a resource id weaker, a class or other attribute weakest. The
+  evidence of the found elements adds up (``1 - prod(1 - p)``): more found elements, more
+  evidence, whatever the length of the document's element list; a screen is not penalised
+  because its document lists elements that are absent (an error text shown only on error). A
   screen without signature parts is scored on this alone; otherwise it weighs 0.3 against the
-  signature's 0.7 and separates screens with equal signatures.
+  signature's 0.7.
+
+**Look-alikes.** Screens within the margin of the best one are decided by the evidence that
+differs: the one whose elements were found by more text or description identifiers wins, and
+when it has at least one such hit more than a rival, the rival is *beaten* (``ScreenMatch.beaten``):
+the answer is confident although the scores are close. When none shows any of its texts, a
+screen none of whose texts is missing beats one all of whose texts are. Two dialogs made from the
+same layout (same skeleton, same resource ids, different options) are told apart this way.
 
 Element evidence is computed only for screens that can still win on it, and the XPaths it uses
 are answered from an index of the screen's attribute values (``identifiers.simple_xpath``), so
-identifying a screen costs about one HTML rendering of it.
+identifying a screen needs no HTML rendering.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -80,26 +93,78 @@ def activity_matches(signature: str, activity: str) -> bool:
     return activity == want or activity.endswith("." + want)
 
 
+#: How much one found element says, by the kind of identifier that found it.
+SPECIFIC, STRUCTURAL, WEAK = 0.6, 0.35, 0.2
+_SPECIFIC_KEYS = frozenset({"text()", "@text", "@content-desc", "@alt", "@content_desc", "@content_description"})
+_RID_KEYS = frozenset({"@resource-id", "@resource_id"})
+_SPECIFIC_LITERAL = re.compile(r"""(?:text\(\)|@text|@content-desc|@alt|@content_desc|\balt\b)\s*(?:=|,)\s*["']""")
+_RID_LITERAL = re.compile(r"@resource[-_]id\s*(?:=|,)")
+
+
+def specificity(xpath: str) -> float:
+    """The evidence weight of an identifier's hit: a text or description test is specific,
+    a resource id structural, anything else weak."""
+    simple = simple_xpath(xpath)
+    if simple is not None:
+        keys = {k for k, _ in simple[1]}
+        if keys & _SPECIFIC_KEYS:
+            return SPECIFIC
+        return STRUCTURAL if keys & _RID_KEYS else WEAK
+    if _SPECIFIC_LITERAL.search(xpath):
+        return SPECIFIC
+    return STRUCTURAL if _RID_LITERAL.search(xpath) else WEAK
+
+
 @dataclass(frozen=True)
 class _ScreenFacts:
     screen: Screen
     skeleton: frozenset[Path]
-    #: (element, the identifiers that count as evidence), a sample spread over the screen
-    elements: tuple[tuple[Element, tuple[Identifier, ...]], ...]
+    #: (element, its evidence identifiers, most specific first), a sample spread over the screen
+    elements: tuple[tuple[Element, tuple[tuple[Identifier, float], ...]], ...]
 
 
-def _evidence_sample(elements: Sequence[Element]) -> tuple[tuple[Element, tuple[Identifier, ...]], ...]:
+@dataclass(frozen=True)
+class Evidence:
+    """What a screen's elements found on a tree."""
+
+    #: elements found by a text or description identifier
+    specific: int = 0
+    #: elements found by structure only (resource id, class)
+    structural: int = 0
+    #: ``1 - prod(1 - p)`` over the found elements' weights
+    score: float = 0.0
+    #: elements with a text or description identifier that found nothing
+    unseen: int = 0
+
+    @property
+    def contradicted(self) -> bool:
+        """None of the texts the screen's elements are known by is showing (and it has some)."""
+        return self.specific == 0 and self.unseen > 0
+
+    @property
+    def key(self) -> tuple[int, int, int]:
+        return self.specific, 0 if self.contradicted else 1, self.structural
+
+    def beats(self, other: Evidence) -> bool:
+        """Decisively better than a look-alike: more elements found by their texts, or, when
+        neither shows any, none of its texts missing while all of the other's are."""
+        if self.specific != other.specific:
+            return self.specific > other.specific
+        return other.contradicted and not self.contradicted and self.unseen == 0
+
+
+def _evidence_sample(elements: Sequence[Element]) -> tuple[tuple[Element, tuple[tuple[Identifier, float], ...]], ...]:
     """At most ``EVIDENCE_SAMPLE`` of a screen's own elements, evenly spread, with the identifiers
-    that test attributes or texts. Bare positions are left out: nearly any screen of the app
-    has a view at ``//FrameLayout/LinearLayout/...``, so their hits say little about the screen,
-    and they are the slow XPaths (the attribute tests are answered from an index)."""
+    that test attributes or texts, most specific first. Bare positions are left out: nearly any
+    screen of the app has a view at ``//FrameLayout/LinearLayout/...``, so their hits say little
+    about the screen, and they are the slow XPaths (the attribute tests are answered from an index)."""
     usable = []
     for e in elements:
         if e.item_of is not None:
             continue
-        tests = tuple(i for i in e.identifiers if simple_xpath(i.xpath) is not None)
+        tests = [(i, specificity(i.xpath)) for i in e.identifiers if simple_xpath(i.xpath) is not None]
         if tests:
-            usable.append((e, tests))
+            usable.append((e, tuple(sorted(tests, key=lambda t: -t[1]))))
     if len(usable) <= EVIDENCE_SAMPLE:
         return tuple(usable)
     step = len(usable) / EVIDENCE_SAMPLE
@@ -130,12 +195,28 @@ class ScreenIdentifier:
             self.broken.setdefault(identifier.xpath, exc.message)
             return False
 
-    def _any_hit(self, identifiers: Sequence[Identifier], view: ScreenView) -> bool:
-        return any(self._hits(i, view) for i in identifiers)
+    def evidence(self, facts: _ScreenFacts, view: ScreenView) -> Evidence:
+        specific = structural = unseen = 0
+        missing = 1.0
+        for _, tests in facts.elements:
+            found = None
+            for identifier, weight in tests:
+                if self._hits(identifier, view):
+                    found = weight
+                    break
+            if tests[0][1] >= SPECIFIC and (found is None or found < SPECIFIC):
+                unseen += 1  # known by a text that is not showing
+            if found is None:
+                continue
+            if found >= SPECIFIC:
+                specific += 1
+            else:
+                structural += 1
+            missing *= 1 - found
+        return Evidence(specific, structural, 1 - missing, unseen)
 
     def identify(self, view: ScreenView) -> ScreenMatch:
         tree = view.tree
-        current_skeleton: frozenset[Path] | None = None
         signature_scores: dict[str, float | None] = {}
         for facts in self._facts:
             sig = facts.screen.signature
@@ -149,14 +230,13 @@ class ScreenIdentifier:
             if sig.all_of:
                 parts.append(sum(self._hits(i, view) for i in sig.all_of) / len(sig.all_of))
             if facts.skeleton:
-                if current_skeleton is None:
-                    current_skeleton = skeleton_paths(view.html.root)
-                parts.append(dice(facts.skeleton, current_skeleton))
+                parts.append(dice(facts.skeleton, view.skeleton))
             signature_scores[facts.screen.name] = sum(parts) / len(parts) if parts else None
 
         known = [s for s in signature_scores.values() if s is not None]
         best_signature = max(known, default=0.0)
         scores: dict[str, float] = {}
+        evidence: dict[str, Evidence] = {}
         for facts in self._facts:
             name = facts.screen.name
             if name not in signature_scores:
@@ -168,25 +248,45 @@ class ScreenIdentifier:
                 scores[name] = SIGNATURE_WEIGHT * sig_score
                 continue
             if facts.elements:
-                found = sum(self._any_hit(tests, view) for _, tests in facts.elements)
-                element_score = found / len(facts.elements)
+                found = evidence[name] = self.evidence(facts, view)
+                element_score = found.score
             else:
                 element_score = 0.0 if sig_score is None else sig_score
             if sig_score is None:
                 scores[name] = element_score
             else:
                 scores[name] = SIGNATURE_WEIGHT * sig_score + (1 - SIGNATURE_WEIGHT) * element_score
+        return self._decide(scores, evidence)
 
+    def _decide(self, scores: dict[str, float], evidence: dict[str, Evidence]) -> ScreenMatch:
+        margin_cfg = self.config.screen_margin
         ranked = sorted(((n, round(s, 6)) for n, s in scores.items() if s > 0), key=lambda p: -p[1])
         if not ranked or ranked[0][1] < self.config.screen_threshold:
             best = ranked[0][1] if ranked else 0.0
             return ScreenMatch(None, best, tuple(ranked), "no screen reaches the threshold "
                                f"{self.config.screen_threshold:.2f}")
-        name, best = ranked[0]
-        margin = best - ranked[1][1] if len(ranked) > 1 else best
-        if margin >= self.config.screen_margin:
-            return ScreenMatch(name, best, tuple(ranked), f"{name} leads by {margin:.2f}")
-        confidence = best * (0.5 + 0.5 * margin / self.config.screen_margin)
-        tied = [n for n, s in ranked if best - s < self.config.screen_margin]
+        top = ranked[0][1]
+        close = [n for n, s in ranked if top - s < margin_cfg and s >= self.config.screen_threshold]
+        beaten: set[str] = set()
+        name = ranked[0][0]
+        if len(close) > 1:
+            # look-alikes: the evidence that differs decides (texts and descriptions found)
+            none = Evidence()
+            name = max(close, key=lambda n: (evidence.get(n, none).key, scores[n]))
+            mine = evidence.get(name, none)
+            beaten = {n for n in close if n != name and mine.beats(evidence.get(n, none))}
+            ranked.sort(key=lambda p: (p[0] != name, -p[1]))
+        best = ranked[0][1]
+        rivals = [(n, s) for n, s in ranked[1:] if n not in beaten]
+        margin = best - rivals[0][1] if rivals else best
+        if margin >= margin_cfg:
+            how = f"{name} leads by {margin:.2f}"
+            if beaten:
+                found = evidence.get(name, Evidence())
+                how += (f" (look-alike {', '.join(sorted(beaten))} beaten: {found.specific} element(s) found by "
+                        "text or description" + (", none of theirs showing)" if not found.specific else ")"))
+            return ScreenMatch(name, best, tuple(ranked), how, frozenset(beaten))
+        confidence = best * (0.5 + 0.5 * max(margin, 0.0) / margin_cfg)
+        tied = [name, *(n for n, s in rivals if best - s < margin_cfg)]
         return ScreenMatch(name, round(confidence, 6), tuple(ranked),
-                           f"near tie between {', '.join(tied)} (margin {margin:.2f})")
+                           f"near tie between {', '.join(tied)} (margin {margin:.2f})", frozenset(beaten))

@@ -14,6 +14,12 @@ screen led where. ``ReplayApp`` walks that map:
   then the earliest;
 * long taps, typed text (``set_text`` with the same text), keys (``BACK``...) and swipes
   (``scroll`` in the swipe's direction) follow a matching recorded event the same way;
+* text fields behave like text fields where the recording is silent: a tap on a field focuses
+  it, typed text the recording does not have is shown in the focused field (``input text``
+  appends at the end, ``DEL`` deletes the last character), until the state changes;
+* an input whose recorded outcome state was not saved leads to a stand-in screen that says so
+  ("Not in the recording: ..."), so a run on the replay fails with that in its error instead of
+  acting on a screen that did not change; BACK returns from it;
 * anything else leaves the state unchanged and is logged in ``unmatched``.
 
 Start state: the state reached by the first recorded launch (an ``intent`` event, in tag order),
@@ -25,9 +31,11 @@ back to the start state.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,6 +67,13 @@ class Unmatched:
     action: str
     detail: str
     state: str
+
+
+#: ``current_state`` of the stand-in screen shown after an input whose outcome was not saved.
+UNRECORDED = "unrecorded"
+UNRECORDED_ID = "org.tapir.replay:id/unrecorded"
+
+Path_ = tuple[int, ...]
 
 
 def _rect(bounds: Any) -> Rect:
@@ -129,6 +144,15 @@ def _swipe_direction(x1: int, y1: int, x2: int, y2: int) -> str:
     return "RIGHT" if dx < 0 else "LEFT"
 
 
+def _walk(roots: list[Node]) -> Iterator[tuple[Path_, Node]]:
+    """Every node with its path of child positions from the roots, in pre-order."""
+    stack: list[tuple[Path_, Node]] = [((i,), r) for i, r in reversed(list(enumerate(roots)))]
+    while stack:
+        path, node = stack.pop()
+        yield path, node
+        stack.extend(((*path, i), c) for i, c in reversed(list(enumerate(node.children))))
+
+
 class ReplayApp:
     """A ``SimApp`` over a DroidBot recording (see the module docstring for the rules)."""
 
@@ -170,7 +194,8 @@ class ReplayApp:
 
     @property
     def activity(self) -> str:
-        fg = str(self.states[self.current_state].get("foreground_activity") or f"{self.package}/.MainActivity")
+        state = self._gap[0] if self.current_state == UNRECORDED and self._gap else self.current_state
+        fg = str(self.states[state].get("foreground_activity") or f"{self.package}/.MainActivity")
         package, _, act = fg.partition("/")
         return package + act if act.startswith(".") else act
 
@@ -183,9 +208,19 @@ class ReplayApp:
         self.unmatched: list[Unmatched] = []
         #: The events followed so far, in order (a trace of the replay).
         self.followed: list[RecordedEvent] = []
+        self._enter(self.start_state)
 
     def launch(self) -> None:
-        self.current_state = self.start_state
+        self._enter(self.start_state)
+
+    def _enter(self, state: str) -> None:
+        """Move to a state: what was typed into the fields of the last one is gone with it."""
+        self.current_state = state
+        #: Text shown in fields instead of the recorded one (field path -> text), for this state.
+        self.typed: dict[Path_, str] = {}
+        self._focus: Path_ | None = None
+        if state != UNRECORDED:
+            self._gap: tuple[str, str] | None = None  # (state before, why) for the stand-in screen
 
     def dump_xml(self) -> str:
         return dump_xml(self.window_roots())
@@ -209,8 +244,18 @@ class ReplayApp:
         self._follow(found, "swipe", f"{x1},{y1} -> {x2},{y2} ({direction})")
 
     def input_text(self, text: str) -> None:
-        found = [e for e in self._from_here("set_text") if e.text == text]
-        self._follow(found, "text", repr(text))
+        field = self._field()
+        shown = self._field_text(field) if field is not None else None
+        recorded = [e for e in self._from_here("set_text") if e.text == text]
+        # the recorded input replaced the field's text: follow it when the field was emptied first
+        # (or nothing was typed into it yet)
+        if recorded and (field is None or field not in self.typed or not shown):
+            self._follow(recorded, "text", repr(text))
+            return
+        if field is None:
+            self.unmatched.append(Unmatched("text", repr(text) + " (no text field)", self.current_state))
+            return
+        self.typed[field] = (shown or "") + text
 
     def key(self, keycode: str) -> bool:
         name = key_name(keycode)
@@ -218,6 +263,14 @@ class ReplayApp:
         if found:
             self._follow(found, "key", name)
             return True
+        if self.current_state == UNRECORDED and name == "BACK" and self._gap is not None:
+            self._enter(self._gap[0])
+            return True
+        field = self._field()
+        if field is not None and name in ("DEL", "MOVE_END", "MOVE_HOME", "FORWARD_DEL"):
+            if name == "DEL":
+                self.typed[field] = self._field_text(field)[:-1]
+            return True  # the field's cursor moves (at the end: FORWARD_DEL deletes nothing)
         if name == "HOME" or (name == "BACK" and self.current_state == self.start_state):
             return False  # the device handles it: the app is left
         self.unmatched.append(Unmatched("key", name, self.current_state))
@@ -231,11 +284,52 @@ class ReplayApp:
         return self.activity.rsplit(".", 1)[-1]
 
     def window_roots(self) -> list[Node]:
+        if self.current_state == UNRECORDED:
+            return [self._stand_in()]
+        tree = self._recorded_roots()
+        if not self.typed and self._focus is None:
+            return tree
+        tree = copy.deepcopy(tree)
+        for path, node in _walk(tree):
+            if path in self.typed:
+                node.text = self.typed[path]
+            if self._focus is not None:
+                node.focused = path == self._focus
+        return tree
+
+    def _recorded_roots(self) -> list[Node]:
         tree = self._trees.get(self.current_state)
         if tree is None:
             tree = _views_to_nodes(self.states[self.current_state], Rect(0, 0, *self._size))
             self._trees[self.current_state] = tree
         return tree
+
+    def _stand_in(self) -> Node:
+        """The screen after an input whose outcome state the recording did not save."""
+        why = self._gap[1] if self._gap else "this input"
+        width, height = self._size
+        text = Node(cls="android.widget.TextView", bounds=Rect(42, 200, width - 42, 420), resource_id=UNRECORDED_ID,
+                    text=f"Not in the recording: {why}", package=self.package)
+        return Node(cls="android.widget.FrameLayout", bounds=Rect(0, 0, width, height), package=self.package,
+                    children=[text])
+
+    def _field(self) -> Path_ | None:
+        """The text field typed text goes to: the one tapped last, else the recorded focused one,
+        else the only one."""
+        if self.current_state == UNRECORDED:
+            return None
+        if self._focus is not None:
+            return self._focus
+        fields = [(path, n) for path, n in _walk(self._recorded_roots()) if n.style == "input"]
+        focused = [path for path, n in fields if n.focused]
+        if focused:
+            return focused[0]
+        return fields[0][0] if len(fields) == 1 else None
+
+    def _field_text(self, path: Path_) -> str:
+        if path in self.typed:
+            return self.typed[path]
+        return next((n.text for p, n in _walk(self._recorded_roots()) if p == path), "")
 
     def events_from(self, state: str, kind: str | None = None) -> list[RecordedEvent]:
         return [e for e in self.events if e.start == state and (kind is None or e.kind == kind)]
@@ -244,7 +338,7 @@ class ReplayApp:
         """Jump to a recorded state (tests start flows in the middle of a recording)."""
         if state not in self.states:
             raise UsageError(f"state {state[:12]}… is not in the recording")
-        self.current_state = state
+        self._enter(state)
 
     # ------------------------------------------------------------------------------------ machinery
 
@@ -255,13 +349,29 @@ class ReplayApp:
         found = [e for e in self._from_here(kind) if e.bounds is not None and e.bounds.contains(x, y)]
         # The smallest view under the finger is the one on top; ties go to the earliest event.
         found.sort(key=lambda e: (e.bounds.width * e.bounds.height if e.bounds else 0, e.tag))
+        if not found and kind == "click" and self.current_state != UNRECORDED:
+            field = self._field_at(x, y)
+            if field is not None:
+                self._focus = field  # a tap on a text field focuses it
+                return
         self._follow(found, "tap" if kind == "click" else "long_tap", f"{x},{y}")
+
+    def _field_at(self, x: int, y: int) -> Path_ | None:
+        hits = [(n.bounds.width * n.bounds.height, path) for path, n in _walk(self._recorded_roots())
+                if n.style == "input" and n.bounds.contains(x, y)]
+        return min(hits)[1] if hits else None
 
     def _follow(self, found: list[RecordedEvent], action: str, detail: str) -> None:
         known = [e for e in found if e.stop in self.states]
         if not known:
             why = " (its stop state was not recorded)" if found else ""
             self.unmatched.append(Unmatched(action, detail + why, self.current_state))
+            if found and self.current_state != UNRECORDED:
+                lost = found[0]
+                why = (f"the {action} at {detail} on state {self.current_state[:12]} (event {lost.tag}) led to "
+                       f"state {lost.stop[:12]}, which was not saved")
+                self._gap = (self.current_state, why)
+                self._enter(UNRECORDED)
             return
         # The same input on the same view can be recorded more than once with different outcomes
         # (state the hash does not capture); the outcome recorded most often wins, then the earliest.
@@ -270,4 +380,4 @@ class ReplayApp:
         votes = Counter(e.stop for e in rivals)
         chosen = min(rivals, key=lambda e: (-votes[e.stop], e.tag))
         self.followed.append(chosen)
-        self.current_state = chosen.stop
+        self._enter(chosen.stop)

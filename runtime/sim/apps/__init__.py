@@ -15,12 +15,14 @@ from tapir.runtime.sim.apps.clock import ClockApp
 from tapir.runtime.sim.apps.contacts import ContactsApp
 from tapir.runtime.sim.apps.music import MusicApp
 from tapir.runtime.sim.apps.notes import NotesApp
+from tapir.runtime.sim.apps.weather import WeatherApp
 
 _FACTORIES: dict[str, Callable[[], SimApp]] = {
     "music": MusicApp,
     "notes": NotesApp,
     "clock": ClockApp,
     "contacts": ContactsApp,
+    "weather": WeatherApp,
 }
 
 #: Names ``get_app`` knows, besides ``replay:<folder>``.
@@ -28,7 +30,7 @@ APP_NAMES: tuple[str, ...] = tuple(_FACTORIES)
 
 
 def get_app(name: str) -> SimApp:
-    """A fresh app by name (``music``, ``notes``, ``clock``, ``contacts``, or ``replay:<folder>``)."""
+    """A fresh app by name (``music``, ``notes``, ``clock``, ``contacts``, ``weather``, or ``replay:<folder>``)."""
     if name.startswith("replay:"):
         from tapir.runtime.sim.replay import ReplayApp
 
@@ -42,4 +44,4 @@ def get_app(name: str) -> SimApp:
     return factory()
 
 
-__all__ = ["APP_NAMES", "ClockApp", "ContactsApp", "MusicApp", "NotesApp", "get_app"]
+__all__ = ["APP_NAMES", "ClockApp", "ContactsApp", "MusicApp", "NotesApp", "WeatherApp", "get_app"]
