@@ -15,7 +15,7 @@ from functools import lru_cache
 from lxml import etree
 from tapir.docgen.model import AppDocument, Dialect, Element, Identifier, Step
 from tapir.dsl.api import ELEMENT_METHODS, GLOBALS
-from tapir.dsl.errors import Problem
+from tapir.dsl.diagnostics import Diagnostic
 
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -29,11 +29,11 @@ _FOREIGN_ATTRS = {
 }
 
 
-def validate(doc: AppDocument) -> list[Problem]:
-    problems: list[Problem] = []
+def validate(doc: AppDocument) -> list[Diagnostic]:
+    problems: list[Diagnostic] = []
 
     def add(line: int | None, message: str, code: str, severity: str = "error") -> None:
-        problems.append(Problem(message, line, None, severity, code))
+        problems.append(Diagnostic.at_line(message, line, severity=severity, code=code))
 
     screen_names = {s.name for s in doc.screens}
     if doc.app.start_screen not in screen_names:
