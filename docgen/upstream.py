@@ -192,7 +192,7 @@ def import_data(
     if result.document is None:
         # The lines are those of the converted YAML, not of ``source``: drop them rather than point
         # at unrelated lines of the JSON (the messages name the screen or element).
-        problems = [replace(p, line=None, column=None) for p in result.errors]
+        problems = [replace(p, span=None) for p in result.errors]
         raise DocumentError("the imported document does not validate", problems, filename=source)
     notes = list(conv.notes)
     if package is None:
