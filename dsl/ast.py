@@ -352,6 +352,15 @@ def element_refs(node: Node) -> Iterator[ElementRef]:
             yield n
 
 
+#: The statement classes and the expression classes (``Refused`` is both).
+STATEMENT_TYPES: tuple[type[Node], ...] = (
+    ExprStmt, Assign, AugAssign, If, While, For, Break, Continue, Pass, FunctionDef, Return, Assert, ErrorStmt, Refused,
+)
+EXPRESSION_TYPES: tuple[type[Node], ...] = (
+    Constant, FString, FormattedValue, Name, ElementRef, ListExpr, TupleExpr, DictExpr, BinOp, UnaryOp, BoolOp,
+    Compare, IfExp, Slice, Subscript, Attribute, Call, ListComp, Refused,
+)
+
 #: Every node class, by name (what ``NodeVisitor`` dispatches on).
 NODE_TYPES: dict[str, type[Node]] = {
     cls.__name__: cls

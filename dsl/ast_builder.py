@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import fields, replace
-from typing import Any, cast
+from typing import Any
 
 from lark import Token
 from tapir.dsl.ast import (
@@ -60,8 +60,6 @@ from tapir.dsl.ast import (
     While,
 )
 from tapir.dsl.errors import Span, TapirError
-from tapir.dsl.visitor import NodeVisitor
-from tapir.dsl.syntax_messages import token_span
 from tapir.dsl.literals import (
     FLiteral,
     LiteralProblem,
@@ -70,6 +68,8 @@ from tapir.dsl.literals import (
     split_fstring,
     split_string,
 )
+from tapir.dsl.syntax_messages import token_span
+from tapir.dsl.visitor import NodeVisitor
 
 # (text of a replacement field, its 1-based line and column and its offset in the script) -> the
 # expression; raises TapirError when the field is not an expression
@@ -685,7 +685,7 @@ class _Shift(NodeVisitor[Any]):
         return Span(a[0], a[1], b[0], b[1], span.offset + shift if span.offset >= 0 else -1,
                     span.end_offset + shift if span.end_offset >= 0 else -1)
 
-    def generic_visit(self, node: Any, *args: Any) -> Any:
+    def generic_visit(self, node: Any, context: Any = None) -> Any:
         if isinstance(node, tuple):
             return tuple(self.visit(item) for item in node)
         if not isinstance(node, Node):

@@ -57,7 +57,7 @@ class _StatementChecks(NodeVisitor[None]):
 
     # statements: expressions are searched, blocks walked with their context
 
-    def generic_visit(self, node: object, *args: object) -> None:
+    def generic_visit(self, node: object, context: object = None) -> None:
         if isinstance(node, A.Node):
             self.expressions(node)
 

@@ -14,8 +14,13 @@ The syntax checks, the analysis (and so the checker and the language service), t
 the parser's own tree edits are visitors. Dispatch is on the node's exact class, looked up in a
 table built once per visitor class from its ``visit_<Class>`` methods and the classes of
 ``tapir.dsl.ast``: a foreign class that merely shares a name never reaches a ``visit_`` method
-(the compiler relies on this: what it has no method for, it refuses). Extra positional arguments
-of ``visit`` are passed on to the method (the compiler passes its scope).
+(the compiler relies on this: what it has no method for, it refuses).
+
+``visit(node, context)`` passes one optional context on (the analysis passes its flow state); a
+visitor with a calling convention of its own (the compiler: scope, loop, function) looks its
+method up with ``method_for`` and calls it directly. Calls are made with plain positional
+arguments, never ``*args``: Python 3.11 runs those without growing the C stack, so a tree as
+deep as the recursion limit allows is walked without risk.
 """
 
 from __future__ import annotations
@@ -30,8 +35,11 @@ __all__ = ["NodeVisitor"]
 R = TypeVar("R")
 
 
+_NONE: Any = object()
+
+
 class NodeVisitor(Generic[R]):
-    """Calls ``visit_<Class>(node, *args)`` for each node; ``generic_visit`` for the others."""
+    """Calls ``visit_<Class>(node[, context])`` for each node; ``generic_visit`` for the others."""
 
     _dispatch: ClassVar[dict[type, Callable[..., Any]]] = {}
 
@@ -44,19 +52,28 @@ class NodeVisitor(Generic[R]):
                 table[node_type] = method
         cls._dispatch = table
 
-    def visit(self, node: Any, *args: Any) -> R:
-        method = self._dispatch.get(type(node))
-        if method is None:
-            return self.generic_visit(node, *args)
-        return method(self, node, *args)  # type: ignore[no-any-return]
+    @classmethod
+    def method_for(cls, node_type: type) -> Callable[..., Any] | None:
+        """The ``visit_`` function for exactly this node class (None: ``generic_visit``)."""
+        return cls._dispatch.get(node_type)
 
-    def generic_visit(self, node: Any, *args: Any) -> R:
+    def visit(self, node: Any, context: Any = _NONE) -> R:
+        method = self._dispatch.get(type(node))
+        if context is _NONE:
+            if method is None:
+                return self.generic_visit(node)
+            return method(self, node)  # type: ignore[no-any-return]
+        if method is None:
+            return self.generic_visit(node, context)
+        return method(self, node, context)  # type: ignore[no-any-return]
+
+    def generic_visit(self, node: Any, context: Any = _NONE) -> R:
         """Visit every child node (in source order); the result is None."""
         if isinstance(node, Node):
             for child in node.children():
-                self.visit(child, *args)
+                self.visit(child, context)
         return None  # type: ignore[return-value]
 
-    def visit_all(self, nodes: Any, *args: Any) -> list[R]:
+    def visit_all(self, nodes: Any, context: Any = _NONE) -> list[R]:
         """``visit`` each node of a sequence, in order."""
-        return [self.visit(n, *args) for n in nodes]
+        return [self.visit(n, context) for n in nodes]

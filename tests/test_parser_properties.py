@@ -57,7 +57,8 @@ def check_spans(module: T.Module, text: str) -> None:
         assert (s.line, s.column) <= (s.end_line, s.end_column), node
         assert 1 <= s.line <= s.end_line <= len(lines), node
         assert 1 <= s.column and s.end_column <= len(lines[s.end_line - 1]) + 1, node
-        assert (s.offset, s.end_offset) == (index.offset(s.line, s.column), index.offset(s.end_line, s.end_column)), node
+        offsets = index.offset(s.line, s.column), index.offset(s.end_line, s.end_column)
+        assert (s.offset, s.end_offset) == offsets, node
 
 
 def check_tokens(result: object) -> None:
