@@ -139,7 +139,8 @@ def _check_step(
         add(step.line, f"{where}: path step {step}: {step.action!r} is not an action (known: {actions})",
             "bad-step")
         return
-    if not entry.min_args <= len(step.args) <= entry.max_args or (step.args and entry.params[0].type == "element"):
+    top = entry.max_args if entry.max_args is not None else len(step.args)
+    if not entry.min_args <= len(step.args) <= top or (step.args and entry.params[0].type == "element"):
         add(step.line, f"{where}: path step {step}: wrong arguments for {entry.signature()}", "bad-step")
         return
     if step.match is not None and not target.is_list:

@@ -160,15 +160,21 @@ class Scope:
 
 @dataclass(frozen=True)
 class Reference:
-    """A read of a name: where, in which scope, and the bindings it may see."""
+    """A read of a name: where, in which scope, and the scope that binds the name (None: a
+    builtin, an API function, or a name bound nowhere)."""
 
     name: str
     span: Span
     node: A.Name
     scope: Scope
-    bindings: tuple[Binding, ...]
+    owner: Scope | None
     #: The registry entry the name means when no binding of the script does (builtin, API function).
     entry: Entry | None = None
+
+    @property
+    def bindings(self) -> tuple[Binding, ...]:
+        """Every binding of the name in its scope (where the read may get its value from)."""
+        return tuple(self.owner.bindings.get(self.name, ())) if self.owner is not None else ()
 
 
 def _seq(value: Any) -> tuple[Any, ...]:
@@ -706,8 +712,7 @@ class FlowChecker(NodeVisitor[Any]):
         owner = self.scope.owner(e.id)
         if not self.quiet:
             entry = None if owner is not None else (REGISTRY.builtin(e.id) or REGISTRY.global_function(e.id))
-            bindings = tuple(owner.bindings.get(e.id, ())) if owner is not None else ()
-            self.a.references.append(Reference(e.id, e.span, e, self.scope, bindings, entry))
+            self.a.references.append(Reference(e.id, e.span, e, self.scope, owner, entry))
         if e.id in state.maybe:
             return state.types.get(e.id, UNKNOWN)
         if owner is not None and owner is self.flow_scope():
@@ -814,7 +819,7 @@ class FlowChecker(NodeVisitor[Any]):
             if REGISTRY.script_value(func.id) is not None:
                 self.typed(func, Ty("builtin", func.id))
             if not self.quiet and REGISTRY.script_value(func.id) is not None:
-                self.a.references.append(Reference(func.id, func.span, func, self.scope, (),
+                self.a.references.append(Reference(func.id, func.span, func, self.scope, None,
                                                    REGISTRY.builtin(func.id) or REGISTRY.global_function(func.id)))
             entry = REGISTRY.get(Namespace.GLOBAL, func.id)
             if entry is not None:

@@ -95,37 +95,37 @@ def _enter(call: ApiCall) -> None:
 
 
 _CHILD = {"child": "a child element of this list item to act on instead"}
-_DEVICE = {"needs_device": True}
-_ACTION = {"needs_device": True, "acts_on_device": True}
 
 for _entry in (
     Entry.define("tap(child: element = None) -> None", Namespace.ELEMENT,
-                 "Tap the element (or its child element).", _tap, params=_CHILD, legacy_global=True, **_ACTION),
+                 "Tap the element (or its child element).", _tap, params=_CHILD, legacy_global=True,
+                 needs_device=True, acts_on_device=True),
     Entry.define("long_tap(child: element = None) -> None", Namespace.ELEMENT,
                  "Long-press the element (or its child element).", _long_tap, params=_CHILD, legacy_global=True,
-                 **_ACTION),
+                 needs_device=True, acts_on_device=True),
     Entry.define("set_text(text: str) -> None", Namespace.ELEMENT, "Replace the text of an editable field.",
                  _set_text, params={"text": "the text to enter, replacing what is there"}, kinds=TEXT_KINDS,
-                 legacy_global=True, **_ACTION),
+                 legacy_global=True, needs_device=True, acts_on_device=True),
     Entry.define("scroll(direction: str = 'down') -> bool", Namespace.ELEMENT,
                  "Scroll the element (default down). Returns True when nothing moved, i.e. the end was reached.",
                  _scroll, params={"direction": "where to scroll"}, choices={"direction": SCROLL_DIRECTIONS},
-                 kinds=SCROLL_KINDS, legacy_global=True, **_ACTION),
+                 kinds=SCROLL_KINDS, legacy_global=True, needs_device=True, acts_on_device=True),
     Entry.define("get_text(child: element = None) -> str", Namespace.ELEMENT,
                  "The visible text of the element (or its child element); '' if none.", _get_text, params=_CHILD,
-                 legacy_global=True, **_DEVICE),
+                 legacy_global=True, needs_device=True),
     Entry.define("get_attributes(child: element = None) -> dict", Namespace.ELEMENT,
                  "The element's state: keys 'selected', 'checked', 'enabled', 'focused', 'scrollable', "
                  "'editable', 'clickable' (bool) and 'text', 'content_desc', 'resource_id' (str).",
-                 _get_attributes, params=_CHILD, legacy_global=True, **_DEVICE),
+                 _get_attributes, params=_CHILD, legacy_global=True, needs_device=True),
     Entry.define("match(query: str | dict) -> item", Namespace.ELEMENT,
                  "The item of the list that matches the text (exact, then case-insensitive, then fuzzy) "
                  "or whose attributes equal the dict; scrolls to find it.", _match,
                  params={"query": "an item's text, or attributes such as {'selected': True}"}, kinds=LIST_KINDS,
-                 **_DEVICE),
-    Entry.define("back() -> None", Namespace.GLOBAL, "Press the BACK key.", _back, **_ACTION),
+                 needs_device=True),
+    Entry.define("back() -> None", Namespace.GLOBAL, "Press the BACK key.", _back,
+                 needs_device=True, acts_on_device=True),
     Entry.define("enter() -> None", Namespace.GLOBAL, "Press the ENTER key, e.g. to submit a search.", _enter,
-                 **_ACTION),
+                 needs_device=True, acts_on_device=True),
 ):
     REGISTRY.add(_entry)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import fields, replace
-from typing import Any
+from typing import Any, cast
 
 from lark import Token
 from tapir.dsl.ast import (
@@ -254,7 +254,7 @@ class AstBuilder:
         return children[1]  # type: ignore[no-any-return]
 
     def simple_stmt(self, children: list[Any]) -> list[Stmt]:
-        return [c for c in children if isinstance(c, Node)]
+        return [cast(Stmt, c) for c in children if isinstance(c, Node)]
 
     def suite(self, children: list[Any]) -> tuple[Stmt, ...]:
         return self._statements(children)
@@ -405,7 +405,7 @@ class AstBuilder:
     # -- expressions -------------------------------------------------------------------------
 
     def testlist_tuple(self, children: list[Any]) -> TupleExpr:
-        return TupleExpr(self._whole(children), tuple(c for c in children if isinstance(c, Node)))
+        return TupleExpr(self._whole(children), tuple(cast(Expr, c) for c in children if isinstance(c, Node)))
 
     exprlist_tuple = testlist_tuple
 
@@ -489,7 +489,7 @@ class AstBuilder:
         return Subscript(self._range(children[0], children[3]), children[0], children[2])
 
     def subscripts(self, children: list[Any]) -> Expr:
-        items = [c for c in children if isinstance(c, Node)]
+        items = [cast(Expr, c) for c in children if isinstance(c, Node)]
         if len(items) == 1 and len(children) == 2 and children[1] is None:
             return items[0]
         return TupleExpr(self._whole(children), tuple(items))
@@ -624,7 +624,7 @@ class AstBuilder:
                                     "unsupported" if p.unsupported else "syntax")
         span = self._range(children[0], children[-1])
         if not is_f:
-            return Constant(span, "".join(p.value for p in parts))  # type: ignore[union-attr]
+            return Constant(span, "".join(str(cast(Constant, p).value) for p in parts))
         merged: list[Expr] = []
         for part in parts:
             prev = merged[-1] if merged else None

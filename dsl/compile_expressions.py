@@ -7,7 +7,7 @@ Each function compiles one expression type for a ``Compiler`` (``comp``); the di
 from __future__ import annotations
 
 import difflib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tapir.dsl import ast as A
 from tapir.dsl.budget import budget_exceeded
@@ -295,7 +295,7 @@ def e_compare(comp: Compiler, node: A.Compare, scope: Scope) -> Eval:
         if type(c) is A.Constant and type(c.value) in (int, str) and op in CONST_CMP:
             local = comp.local_name(node.left, scope)
             if local is not None:
-                return local_const_compare(op, local, left, c.value, m, span)
+                return local_const_compare(op, local, left, cast(int | str, c.value), m, span)
             return const_compare(op, left, c.value, m, span)
         return compare1(op, left, right, m, span)
 

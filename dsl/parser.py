@@ -174,17 +174,18 @@ class _TokenStream:
         """The lexer's tokens; tolerant, unreadable text becomes an INVALID token and lexing goes
         on after it (an unterminated string: at the end of its line)."""
         lexer, state = self._lexer, self._lex_state
+        assert state is not None
         while True:
             try:
                 tok = lexer.next_token(state)
             except EOFError:
                 return
             except UnexpectedCharacters as exc:
-                err = unexpected_character(self.text, exc.line, exc.column, exc.pos_in_stream)
+                pos = exc.pos_in_stream or 0
+                err = unexpected_character(self.text, exc.line, exc.column, pos)
                 if not self.tolerant:
                     raise err from None
                 ctr = state.line_ctr
-                pos = exc.pos_in_stream
                 line_end = self.text.find("\n", pos)
                 line_end = len(self.text) if line_end < 0 else line_end
                 if err.message.startswith("unterminated triple-quoted"):
@@ -326,17 +327,27 @@ class _TokenStream:
         )
 
     def resync(self, tok: Token) -> Token:
-        """Start a new logical line at ``tok`` (its brackets are taken as closed): returns the
-        newline token that ends the line before; the indentation tokens of ``tok``'s line and
-        ``tok`` itself come next from the stream."""
+        """Start a new logical line at ``tok``, read again from there (its brackets are taken as
+        closed): returns the newline token that ends the line before; the indentation tokens of
+        ``tok``'s line come next from the stream, then ``tok`` and what follows it, lexed anew."""
         self.brackets.clear()
+        self._queue.clear()
         start = tok.start_pos or 0
+        assert self._lex_state is not None
+        ctr = self._lex_state.line_ctr
+        ctr.char_pos, ctr.line, ctr.column = start, tok.line or 1, tok.column or 1
+        ctr.line_start_pos = start - (ctr.column - 1)
+        self._lex_state.last_token = None
+        while self.kept and (self.kept[-1].start_pos or 0) >= start:
+            self.kept.pop()
         line_start = self.text.rfind("\n", 0, start) + 1
         ws = self.text[line_start:start]
         nl = Token("_NEWLINE", "\n" + ws, max(line_start - 1, 0), max((tok.line or 1) - 1, 1), 1,
                    tok.line, len(ws) + 1, start)
         self.prev_type = "_NEWLINE"
-        self.push(*self._indentation(nl), tok)
+        self.last = None
+        self.line_first = None
+        self.push(*self._indentation(nl))
         return nl
 
 
@@ -596,9 +607,13 @@ class _Run:
             return
         # skip the rest of the logical line (or up to where an unclosed bracket evidently ends)
         last = tok
-        if err is not None and err.message.startswith("unclosed") and stream.brackets and stream.line_first is tok:
-            nl = stream.resync(tok)
-            self._error_statement(begin or here, read or here, nl)
+        first = stream.line_first
+        if err is not None and err.message.startswith("unclosed") and stream.brackets and first is not None \
+                and (first.line or 0) > (stream.brackets[-1].line or 0):
+            # the statement ran into the line that starts at `first`: read that line again
+            before = self._last_before(first)
+            nl = stream.resync(first)
+            self._error_statement(begin or here, before or read or here, nl)
             return
         for t in stream:
             if t.type == "_NEWLINE":
@@ -614,6 +629,14 @@ class _Run:
                 return
             last = t
         self._error_statement(begin or here, token_span(last), None)
+
+    def _last_before(self, tok: Token) -> Span | None:
+        """The span of the last token read before ``tok`` (newlines aside)."""
+        start = tok.start_pos or 0
+        for k in reversed(self.stream.kept):
+            if (k.start_pos or 0) < start and k.type != "_NEWLINE":
+                return token_span(k)
+        return None
 
     def _bracket_ran_out(self, t: Token) -> bool:
         """While skipping: ``t`` starts a line that cannot continue the open bracket's statement

@@ -75,7 +75,14 @@ class _StatementChecks(NodeVisitor[None]):
                 self.expressions(part)
 
     def visit_ErrorStmt(self, node: A.ErrorStmt) -> None:
-        self.block(node.body)
+        # the block under a broken header is read as that header's: a def's, a loop's
+        first = node.text.split(None, 1)[0] if node.text.strip() else ""
+        if first == "def":
+            self.block(node.body, loop=False, function=True)
+        elif first in ("for", "while"):
+            self.block(node.body, loop=True)
+        else:
+            self.block(node.body)
 
     def visit_If(self, node: A.If) -> None:
         self.expressions(node.test)

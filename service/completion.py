@@ -107,8 +107,9 @@ def _elements(view: ScriptView, typed: str, replace: Span) -> list[CompletionIte
     else:
         for s in symbols.screens:
             if s.name.lower().startswith(low):
-                items.append(CompletionItem(f"${s.name}__", CompletionKind.SCREEN, f"screen · {len(s.elements)} elements",
-                                            s.description, replace=replace, sort_text=f"0{s.name}"))
+                items.append(CompletionItem(f"${s.name}__", CompletionKind.SCREEN,
+                                            f"screen · {len(s.elements)} elements", s.description, replace=replace,
+                                            sort_text=f"0{s.name}"))
         pool = [e for e in symbols.elements if e.name.lower().startswith(low) or e.local_name.lower().startswith(low)]
     for e in pool:
         items.append(CompletionItem(f"${e.name}", CompletionKind.ELEMENT, element_detail(e),
@@ -125,8 +126,9 @@ def _methods(view: ScriptView, at: Position, dot: int, typed: str, replace: Span
     out = []
     for entry in methods_of(view, ty):
         if entry.name.startswith(typed):
+            order = f"{entry.namespace != Namespace.ELEMENT:d}{entry.name}"  # element methods first
             out.append(CompletionItem(entry.name, CompletionKind.METHOD, entry.signature(), entry_markdown(entry),
-                                      replace=replace, sort_text=f"{entry.namespace != Namespace.ELEMENT:d}{entry.name}"))
+                                      replace=replace, sort_text=order))
     return out
 
 

@@ -162,6 +162,7 @@ def load_config(path: Path) -> ProjectConfig:
         else:
             warnings = value
     if problems:
+        problems.sort(key=lambda p: p.line or 0)
         raise ConfigError(path, problems, text)
     return ProjectConfig(path, path.parent, tuple(rules), warnings, data)
 

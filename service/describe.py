@@ -25,7 +25,8 @@ def element_detail(sym: ElementSymbol) -> str:
     return f"{kind} · {where}"
 
 
-def element_markdown(sym: ElementSymbol, loaded: LoadedDocument | None = None, symbols: SymbolTable | None = None) -> str:
+def element_markdown(sym: ElementSymbol, loaded: LoadedDocument | None = None,
+                     symbols: SymbolTable | None = None) -> str:
     """Everything a person wants to know of an element, from the document."""
     lines = [f"**${sym.name}** — {element_detail(sym)}", ""]
     if sym.description:

@@ -91,9 +91,10 @@ def references(view: ScriptView, at: Position, include_declaration: bool = True)
         return []
     here = _script(view)
     if isinstance(node, A.ElementRef):
-        return [Location(here, r.span) for r in view.analysis.element_refs if r.name == node.name]
+        found = [Location(here, r.span) for r in view.analysis.element_refs if r.name == node.name]
+        return sorted(found, key=lambda loc: (loc.span.line, loc.span.column))
     bindings = set(map(id, _bindings_of(view, node, at)))
-    name = node.id if isinstance(node, A.Name) else node.name  # type: ignore[union-attr]
+    name = node.id if isinstance(node, A.Name) else getattr(node, "name", "")
     out: list[Location] = []
     if bindings:
         for ref in view.analysis.references:

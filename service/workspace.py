@@ -191,8 +191,8 @@ class Workspace:
     # -- positions ------------------------------------------------------------------------------------------
 
     def position(self, path: str | Path, at: At) -> Position:
-        view = self.view(path)
-        return at if isinstance(at, Position) and at.offset >= 0 else view.at(at[0], at[1])
+        """``at`` with its offset in the script."""
+        return self._at(path, at)[1]
 
     def from_lsp(self, path: str | Path, line: int, character: int) -> Position:
         """An editor's position (0-based line, UTF-16 character) in the script's terms."""

@@ -585,8 +585,9 @@ def test_cli_run_budgets_and_missing_device(tmp_path: Any, capsys: Any) -> None:
     assert code == 1 and "time budget exceeded" in err
     code, _, err = _cli(tmp_path, capsys, "n = 0\nwhile True:\n    n += 1\n", "--max-steps", "500")
     assert code == 1 and "steps budget exceeded" in err and "limit 500" in err
+    # a script that needs the app but names no document is refused before it starts, as check says
     code, out, err = _cli(tmp_path, capsys, "print('ok')\nback()\n")
-    assert code == 1 and out == "ok\n" and "no device runtime is available to run back()" in err
+    assert code == 1 and out == "" and "error[no-document]" in err and "not run" in err
     code, _, err = _cli(tmp_path, capsys, "x = 1\n", "--max-actions", "0")
     assert code == 2 and "--max-actions must be positive" in err
 
@@ -596,7 +597,8 @@ def test_cli_run_with_a_document_checks_names_before_any_device(repo: Any, tmp_p
     if not doc.is_file():
         pytest.skip("the music sample document is not present")
     code, _, err = _cli(tmp_path, capsys, "print(1)\n$songs_screen__song_lst.tap()\n", "--doc", str(doc))
-    assert code == 1 and "s.tap:2:1: UnknownElement" in err and "$songs_screen__song_list" in err
+    assert code == 1 and "s.tap:2:1: error[unknown-element]" in err and "$songs_screen__song_list" in err
+    assert "not run" in err
 
 
 def test_element_handle_api() -> None:
