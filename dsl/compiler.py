@@ -7,7 +7,7 @@ a value; statement closures return ``None`` or a control signal (``BREAK``/``CON
 compiles has a ``visit_<Class>`` (the functions of the modules below), looked up by exact class;
 anything else is refused (default deny), and node fields are checked as they are compiled, so a
 hand-built AST cannot smuggle in a host object. Which names are local to a function or a
-comprehension comes from the analysis' ``Binder`` (``tapir.dsl.analysis.scope_table``).
+comprehension comes from the analysis' ``Binder`` (``tapir.dsl.bindings.scope_table``).
 
 Every statement closure charges its steps inline (``meter.steps += cost``; the slower checks run
 only when a checkpoint is passed) and turns Python exceptions raised beneath it into the
@@ -30,7 +30,7 @@ from tapir.dsl import ast as A
 from tapir.dsl import compile_calls as C
 from tapir.dsl import compile_expressions as E
 from tapir.dsl import compile_statements as S
-from tapir.dsl.analysis import local_scope, scope_table
+from tapir.dsl.bindings import local_scope, scope_table
 from tapir.dsl.builtins import materialize
 from tapir.dsl.closure_runtime import BREAK, CONTINUE, RETURN, Eval, Exec, Frame, convert_exception, span_of
 from tapir.dsl.errors import SandboxViolation, ScriptError, Span, TapirError

@@ -31,7 +31,8 @@ from bisect import bisect_left
 from collections import deque
 from collections.abc import Iterator
 from copy import copy
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from lark import Lark, Token
@@ -42,6 +43,7 @@ from tapir.dsl.ast import Expr, Module, Refused
 from tapir.dsl.ast_builder import AstBuilder, shift_spans
 from tapir.dsl.diagnostics import Diagnostic
 from tapir.dsl.errors import Span, TapirError, TapirSyntaxError, UnsupportedConstruct
+from tapir.dsl.gcpause import paused_gc
 from tapir.dsl.positions import LineIndex, normalize_newlines
 from tapir.dsl.syntax_checks import post_parse_problems, refusal_error, statement_context_problems
 from tapir.dsl.syntax_messages import (
@@ -83,13 +85,18 @@ class ParseResult:
 
     module: Module
     errors: tuple[Diagnostic, ...]
-    tokens: tuple[ScriptToken, ...]
     #: The text as parsed (newlines normalised, a byte-order mark dropped): offsets refer to it.
     text: str
+    _lexed: tuple[Token, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
         return not self.errors
+
+    @cached_property
+    def tokens(self) -> tuple[ScriptToken, ...]:
+        """Every token, comments included, in order (made when first asked for)."""
+        return from_lark(self._lexed, self.text, LineIndex(self.text))
 
 
 class TapirIndenter(Indenter):
@@ -738,7 +745,9 @@ def parse(source: str, filename: str = "<script>") -> Module:
     _, _, builder = _lark()
     builder.reset()
     try:
-        module: Module = _Run(text if text.endswith("\n") else text + "\n", "file_input", tolerant=False).strict()
+        with paused_gc():
+            module: Module = _Run(text if text.endswith("\n") else text + "\n", "file_input",
+                                  tolerant=False).strict()
         first = builder.first_refusal()
         if first is not None:
             raise refusal_error(first)
@@ -775,9 +784,11 @@ def parse_tolerant(source: str, filename: str = "<script>") -> ParseResult:
     run = _Run(padded, "file_input", tolerant=True)
     problems: list[TapirError] = []
     try:
-        module: Module = run.tolerant_parse()
+        with paused_gc():
+            module: Module = run.tolerant_parse()
         module = replace(module, span=_module_span(text))
-        problems = run.stream.errors + run.errors + post_parse_problems(module)
+        refused = builder.first_refusal() is not None
+        problems = run.stream.errors + run.errors + post_parse_problems(module, refused)
     except (TapirError, RecursionError, LarkError) as exc:
         # nesting deeper than the parser's limits: nothing can be read
         if isinstance(exc, TapirError):
@@ -791,8 +802,7 @@ def parse_tolerant(source: str, filename: str = "<script>") -> ParseResult:
     index = LineIndex(text)
     diagnostics = sorted({_key(e): _with_offsets(e, index).diagnostic() for e in problems}.values(),
                          key=lambda d: (d.span or Span(0, 0, 0, 0), d.code))
-    tokens = from_lark(run.stream.kept, text, index)
-    return ParseResult(module, tuple(diagnostics), tokens, text)
+    return ParseResult(module, tuple(diagnostics), text, tuple(run.stream.kept))
 
 
 def _key(e: TapirError) -> tuple[Any, ...]:

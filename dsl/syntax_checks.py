@@ -115,9 +115,10 @@ class _StatementChecks(NodeVisitor[None]):
         self.expressions(node.value)
 
 
-def post_parse_problems(module: A.Module) -> list[TapirError]:
-    """Every refused construct and misplaced statement of ``module``, in source order."""
-    checks = _StatementChecks(refusals=True)
+def post_parse_problems(module: A.Module, refusals: bool = True) -> list[TapirError]:
+    """Every refused construct and misplaced statement of ``module``, in source order
+    (``refusals=False``: the parser made no ``Refused`` node, so expressions need no search)."""
+    checks = _StatementChecks(refusals=refusals)
     checks.visit(module)
     return sorted(checks.problems, key=lambda e: e.span or module.span)
 

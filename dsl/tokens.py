@@ -83,15 +83,18 @@ def from_lark(tokens: Iterable[Any], text: str, index: Any) -> tuple[Token, ...]
         start, end = tok.start_pos, tok.end_pos
         if start is None or end is None:
             continue
-        out.extend(comments_in(text, pos, start, index))
+        if start > pos and "#" in text[pos:start]:
+            out.extend(comments_in(text, pos, start, index))
         if tok.type == "_NEWLINE":
             # a newline token folds the comment lines after it; the line ends at its first '\n'
             nl = text.find("\n", start, end)
             if nl >= 0:
                 out.append(Token("NEWLINE", "\n", index.span(nl, nl + 1)))
-            out.extend(comments_in(text, start, end, index))
+            if "#" in str(tok):
+                out.extend(comments_in(text, start, end, index))
         else:
-            out.append(Token(tok.type, str(tok), index.span(start, end)))
+            # (the lexer's own positions: no search in the line index per token)
+            out.append(Token(tok.type, str(tok), Span(tok.line, tok.column, tok.end_line, tok.end_column, start, end)))
         pos = max(pos, end)
     out.extend(comments_in(text, pos, len(text), index))
     out.sort(key=lambda t: t.span.offset)
