@@ -659,10 +659,15 @@ class FlowChecker(NodeVisitor[Any]):
 
 
 def _close(word: str, choices: Iterable[str], limit: int = 3) -> list[str]:
+    """Names close to ``word`` for "did you mean": similar as a whole, not only in part (WRatio
+    alone finds 'x' in 'set_text')."""
     from rapidfuzz import fuzz, process
 
+    if len(word) < 3:
+        return []
     pool = [c for c in choices if c != word]
-    return [m for m, _, _ in process.extract(word, pool, scorer=fuzz.WRatio, limit=limit, score_cutoff=75)]
+    found = process.extract(word, pool, scorer=fuzz.WRatio, limit=limit * 3, score_cutoff=75)
+    return [m for m, _, _ in found if fuzz.ratio(word, m) >= 60][:limit]
 
 
 def _count(n: int, noun: str) -> str:

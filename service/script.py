@@ -129,7 +129,8 @@ def build_view(path: Path | None, source: str, ref: DocumentRef | None, loaded: 
     analysis = analyze(parsed.module, symbols)
     found = [*parsed.errors, *analysis.diagnostics, *_document_diagnostics(ref, loaded, analysis), *extra]
     found.sort(key=lambda d: (d.span or Span(0, 0, 0, 0), d.code))
-    if loaded is not None and loaded.problems and not any(r.path == str(loaded.path) for r in related):
+    readable = loaded is not None and loaded.text is not None  # (a missing file has no problems of its own)
+    if loaded is not None and readable and loaded.problems and not any(r.path == str(loaded.path) for r in related):
         related = (*related, FileDiagnostics(str(loaded.path), loaded.problems, loaded.text))
     return ScriptView(path, parsed.text, parsed, analysis, ref, loaded, tuple(found), related,
                       LineIndex(parsed.text))
