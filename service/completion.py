@@ -29,7 +29,7 @@ from tapir.dsl.symbols import SymbolTable
 from tapir.dsl.tokens import KEYWORDS
 from tapir.service.context import CallSite, call_site, expression_before, open_string
 from tapir.service.describe import element_detail, element_markdown, entry_markdown, function_signature
-from tapir.service.infer import methods_of, type_at
+from tapir.service.infer import callee_entry, methods_of, type_at
 from tapir.service.script import ScriptView
 
 __all__ = ["CompletionItem", "CompletionKind", "complete"]
@@ -175,22 +175,9 @@ def _legacy_signature(entry: Entry) -> str:
     return f"{entry.name}({params}) -> {entry.returns}"
 
 
-def _callee_entry(view: ScriptView, at: Position, call: CallSite) -> tuple[Entry | None, bool]:
-    """The registry entry a call site calls, and whether it is the legacy form (element first)."""
-    if call.receiver is not None:
-        ty = type_at(view, call.receiver_start, call.receiver_start + len(call.receiver), at)
-        candidates = [e for e in methods_of(view, ty) if e.name == call.name]
-        return (candidates[0] if candidates else None), False
-    entry = REGISTRY.get(Namespace.GLOBAL, call.name) or REGISTRY.builtin(call.name)
-    if entry is not None:
-        return entry, False
-    legacy = REGISTRY.global_function(call.name)
-    return legacy, legacy is not None
-
-
 def _keyword_arguments(view: ScriptView, at: Position, call: CallSite, typed: str,
                        replace: Span) -> list[CompletionItem]:
-    entry, _ = _callee_entry(view, at, call)
+    entry, _ = callee_entry(view, at, call)
     if entry is None:
         return []
     out = []
@@ -208,7 +195,7 @@ def _string_values(view: ScriptView, at: Position, quote: int, typed: str) -> li
     call = call_site(view.text, at.offset)
     if call is None:
         return []
-    entry, legacy = _callee_entry(view, at, call)
+    entry, legacy = callee_entry(view, at, call)
     if entry is None:
         return []
     index = call.arg_index - (1 if legacy else 0)

@@ -13,9 +13,10 @@ from tapir.dsl.positions import Position
 from tapir.dsl.registry import REGISTRY, Entry, Namespace
 from tapir.dsl.types import LIST_KINDS, Kind, type_of_constant
 from tapir.dsl.visitor import NodeVisitor
+from tapir.service.context import CallSite
 from tapir.service.script import ScriptView
 
-__all__ = ["kind_of", "methods_of", "node_spanning", "type_at"]
+__all__ = ["callee_entry", "kind_of", "methods_of", "node_spanning", "type_at"]
 
 _VALUE_NAMESPACES = {"str": Namespace.STR, "list": Namespace.LIST, "tuple": Namespace.TUPLE, "dict": Namespace.DICT}
 
@@ -88,6 +89,19 @@ def methods_of(view: ScriptView, ty: Ty) -> list[Entry]:
                 seen.setdefault(e.name, e)
         return list(seen.values())
     return []
+
+
+def callee_entry(view: ScriptView, at: Position, call: CallSite) -> tuple[Entry | None, bool]:
+    """The registry entry a call site calls, and whether it is the legacy form (element first)."""
+    if call.receiver is not None:
+        ty = type_at(view, call.receiver_start, call.receiver_start + len(call.receiver), at)
+        candidates = [e for e in methods_of(view, ty) if e.name == call.name]
+        return (candidates[0] if candidates else None), False
+    entry = REGISTRY.get(Namespace.GLOBAL, call.name) or REGISTRY.builtin(call.name)
+    if entry is not None:
+        return entry, False
+    legacy = REGISTRY.global_function(call.name)
+    return legacy, legacy is not None
 
 
 class _Evaluate(NodeVisitor[Ty]):

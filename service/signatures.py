@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from tapir.dsl import ast as A
 from tapir.dsl.positions import Position
 from tapir.dsl.registry import Entry, ParamKind
-from tapir.service.completion import _callee_entry
 from tapir.service.context import call_site
 from tapir.service.describe import function_signature
+from tapir.service.infer import callee_entry
 from tapir.service.script import ScriptView
 
 __all__ = ["ParameterInfo", "SignatureHelp", "SignatureInfo", "signature_help"]
@@ -88,7 +88,7 @@ def signature_help(view: ScriptView, at: Position) -> SignatureHelp | None:
             return SignatureHelp((info,), 0, _active(names, call.arg_index, call.keyword))
         if binding is not None:
             return None  # a variable holding something unknown
-    entry, legacy = _callee_entry(view, at, call)
+    entry, legacy = callee_entry(view, at, call)
     if entry is None:
         return None
     info = _from_entry(entry, legacy)
