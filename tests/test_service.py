@@ -9,10 +9,13 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from tapir.cli import main
 from tapir.dsl.positions import LineIndex, Position, Span
 from tapir.dsl.registry import REGISTRY
 from tapir.service import CompletionKind, ConfigError, Workspace, load_config
+from test_parser_properties import TAPIR_PIECES
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -408,3 +411,24 @@ def test_queries_survive_any_text(tmp_path: Path) -> None:
         ws.semantic_tokens(script)
         ws.code_actions(script, Span(1, 1, 1, 1))
     assert isinstance(ws.view(script).at(1, 1), Position)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(TAPIR_PIECES), max_size=40).map("".join), st.integers(0, 10_000))
+def test_queries_survive_random_text(tmp_path: Path, text: str, where: int) -> None:
+    ws = Workspace()
+    script = tmp_path / "s.tap"
+    ws.open(script, f"# doc: {GOLDEN / 'example_app.yaml'}\n" + text)
+    view = ws.view(script)
+    at = view.index.position(where % (len(view.text) + 1))
+    ws.complete(script, at)
+    ws.hover(script, at)
+    ws.definition(script, at)
+    ws.references(script, at)
+    ws.signature_help(script, at)
+    ws.semantic_tokens(script)
+    ws.document_symbols(script)
+    ws.code_actions(script, Span(at.line, at.column, at.line, at.column))
+    ws.formatting(script)
+    Workspace.input_status(text)
