@@ -24,7 +24,9 @@ from tapir.dsl.errors import TapirError, UsageError
 __all__ = ["COMMANDS", "main"]
 
 #: The command modules, in the order of `tapir --help`.
-COMMANDS: tuple[str, ...] = ("check", "run", "test", "eval", "doc", "compile", "explore", "docgen", "sim")
+COMMANDS: tuple[str, ...] = (
+    "check", "fmt", "run", "test", "eval", "doc", "compile", "explore", "docgen", "sim",
+)
 
 
 def _build_parser() -> argparse.ArgumentParser:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from tapir.cli.common import Subparsers, print_problems, read_script
+from tapir.cli.common import Subparsers
 from tapir.dsl.errors import UsageError
 
 
@@ -13,10 +13,12 @@ def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "check",
         help="check Tapir scripts: syntax, and names, kinds and calls against the app document",
-        description="Report every problem of each script: syntax, unknown $elements (with suggestions), actions\n"
-                    "the element's kind does not allow, wrong arguments, unknown names, use before assignment.\n"
-                    "The document comes from --doc or the script's first line `# doc: path/app.yaml`; without\n"
-                    "one, only the document-free checks run. Exit status: 0 clean, 1 diagnostics, 2 usage error.",
+        description="Report every problem of each script: every syntax error (the rest of the script is still\n"
+                    "checked), unknown $elements (with suggestions), actions the element's kind does not allow,\n"
+                    "wrong arguments, unknown names, use before assignment, and problems of the app document.\n"
+                    "The document comes from --doc, the script's first line `# doc: path/app.yaml`, or the\n"
+                    "[documents] of the project's tapir.toml. `tapir run` and `tapir test` refuse exactly the\n"
+                    "errors reported here. Exit status: 0 clean (warnings allowed), 1 errors, 2 usage error.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("scripts", nargs="+", metavar="FILE.tap", help="script files to check")
@@ -29,50 +31,41 @@ def _cmd_check(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from tapir.docgen.check import document_for, symbols_for
-    from tapir.dsl.checker import check
-    from tapir.dsl.errors import DocumentError, TapirSyntaxError
-    from tapir.dsl.parser import parse
+    from tapir.service import Workspace
 
-    sources = {name: read_script(name) for name in args.scripts}
     if args.doc and not Path(args.doc).is_file():
         raise UsageError(f"no such file: {args.doc}")
+    ws = Workspace()
+    results = [ws.check(name, doc=args.doc) for name in args.scripts]  # (reads every file first)
     status = 0
     found: list[dict[str, object]] = []
-    for name, source in sources.items():
-        try:
-            module = parse(source, name)
-        except TapirSyntaxError as exc:
-            if args.json:
-                span = exc.span
-                found.append({"file": name, "line": span.line if span else 1, "column": span.column if span else 1,
-                              "severity": "error", "code": exc.code, "message": exc.message})
-            else:
-                print(exc.render(), file=sys.stderr)
+    reported: set[str] = set()
+    for name, result in zip(args.scripts, results, strict=True):
+        policy = ws.warnings_policy(name)
+        if result.blocking(policy):
             status = 1
+        if args.json:
+            found += [{"file": name, **d.to_dict()} for d in result.shown(policy)]
+            for other in result.related:
+                if other.path not in reported:
+                    reported.add(other.path)
+                    found += [{"file": other.path, **d.to_dict()} for d in other.diagnostics]
             continue
-        document = document_for(Path(name), source, args.doc)
-        if document is not None and not document.is_file():
-            raise UsageError(f"{name}: the app document {document} does not exist")
-        try:
-            symbols = symbols_for(document) if document is not None else None
-        except DocumentError as exc:
-            if exc.problems:
-                print_problems(exc.problems, exc.filename or str(document))
-                return 1
-            raise
-        diagnostics = check(module, symbols)
-        if diagnostics:
-            status = 1
-        for d in diagnostics:
-            if args.json:
-                found.append({"file": name, "line": d.span.line, "column": d.span.column,
-                              "end_line": d.span.end_line, "end_column": d.span.end_column, "severity": d.severity,
-                              "code": d.code, "message": d.message, "suggestions": list(d.suggestions)})
-            else:
-                print(d.render(source, name), file=sys.stderr)
-        if not diagnostics and not args.json:
-            print(f"{name}: ok" + (f" (against {document})" if document is not None else ""))
+        for d in result.shown(policy):
+            print(d.render(result.source, name), file=sys.stderr)
+        for other in result.related:
+            if other.path not in reported:
+                reported.add(other.path)
+                for d in other.diagnostics:
+                    print(d.render(other.text, other.path), file=sys.stderr)
+        if not result.shown(policy):
+            against = f" (against {result.document.path})" if result.document is not None else ""
+            print(f"{name}: ok{against}")
     if args.json:
         print(json.dumps(found, indent=2, ensure_ascii=False))
+    elif len(results) > 1 or status:
+        errors = sum(len(r.errors) for r in results)
+        warnings = sum(len(r.warnings) for r in results)
+        print(f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''} "
+              f"in {len(results)} script{'s' if len(results) != 1 else ''}", file=sys.stderr)
     return status

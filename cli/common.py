@@ -6,7 +6,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from tapir.dsl.errors import Problem, UsageError
+from tapir.dsl.diagnostics import Diagnostic
+from tapir.dsl.errors import UsageError
 
 #: The ``sub`` argument each command module's ``register`` receives.
 Subparsers = argparse._SubParsersAction  # type: ignore[type-arg]
@@ -33,10 +34,18 @@ def read_script(name: str) -> str:
                          " (save the script as UTF-8)") from None
 
 
-def print_problems(problems: Sequence[Problem], filename: str) -> None:
-    from tapir.docgen.diagnostics import render_problems
+def print_problems(problems: Sequence[Diagnostic], filename: str, source: str | None = None) -> None:
+    """Document problems (or any diagnostics of one file) as every error is shown, then a count."""
+    from pathlib import Path
 
-    print(render_problems(problems, filename), file=sys.stderr)
+    from tapir.dsl.diagnostics import render_diagnostics
+
+    if source is None:
+        try:
+            source = Path(filename).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            source = None
+    print(render_diagnostics(problems, source, filename), file=sys.stderr)
 
 
 def check_device_flag(device: str | None) -> None:

@@ -53,7 +53,7 @@ def _cmd_doc_import(args: argparse.Namespace) -> int:
         raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
     if args.json:
         data = asdict(report)
-        data["problems"] = [asdict(p) for p in report.problems]
+        data["problems"] = [p.to_dict() for p in report.problems]
         data["output"] = args.output
         print(json.dumps(data, indent=2, sort_keys=True))
     else:

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from tapir.cli.common import Subparsers, check_device_flag, check_positive, read_script
+from tapir.cli.common import Subparsers, check_device_flag, check_positive
 from tapir.dsl.errors import UsageError
 
 if TYPE_CHECKING:
@@ -17,9 +17,10 @@ def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "run",
         help="run a Tapir script (on a device, or without one if it makes no UI call)",
-        description="Parse and run a script in the sandboxed interpreter. Its print() output goes to stdout;\n"
-                    "an error is shown as file:line:col with the line and a caret. Exit status 0 when the\n"
-                    "script finished, 1 when it failed.",
+        description="Check a script as `tapir check` does, then run it in the sandboxed interpreter: a script\n"
+                    "with errors is refused before any device is touched (warnings are shown and it runs). Its\n"
+                    "print() output goes to stdout; an error is shown as file:line:col with the line and a caret.\n"
+                    "Exit status 0 when the script finished, 1 when it was refused or failed.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("script", metavar="FILE.tap", help="the script to run")
@@ -27,7 +28,7 @@ def register(sub: Subparsers) -> None:
                    help="the device to drive (an adb serial, or the simulator); connected on the first UI call")
     p.add_argument("--doc", metavar="APP.yaml",
                    help="the app document: unknown $elements and illegal actions fail before touching the device "
-                        "(default: the script's `# doc: APP.yaml` first line)")
+                        "(default: the script's `# doc: APP.yaml` first line, or tapir.toml [documents])")
     p.add_argument("--trace", metavar="FILE.jsonl",
                    help="write one JSON line per UI call (element, grounding, screens, dumps, timings) as it happens")
     p.add_argument("--max-actions", type=int, metavar="N", help="UI action budget (default: 50)")
@@ -53,15 +54,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from tapir.dsl.budget import Budgets
-    from tapir.dsl.checker import doc_comment
     from tapir.dsl.interpreter import run_script
-    from tapir.runtime.connect import connection_for, find_document
+    from tapir.runtime.connect import connection_for
+    from tapir.service import Workspace
 
     path = Path(args.script)
-    source = read_script(args.script)
+    ws = Workspace()
+    source = ws.text_of(args.script)
     check_positive(max_actions=args.max_actions, max_steps=args.max_steps, timeout=args.timeout)
-    symbols, connection = None, None
     check_device_flag(args.device)
+    if args.doc and not Path(args.doc).is_file():
+        raise UsageError(f"--doc: {args.doc} {'is a directory' if Path(args.doc).is_dir() else 'does not exist'}")
     if args.trace and not args.device:
         raise UsageError("--trace needs a device run (--device)")
     if args.trace:
@@ -71,20 +74,32 @@ def _cmd_run(args: argparse.Namespace) -> int:
             raise UsageError(f"--trace: {trace} is a directory")
         if not trace.resolve().parent.is_dir():
             raise UsageError(f"--trace: the folder of {trace} does not exist")
-    # the document: --doc, else the script's `# doc: app.yaml` first line (required with a device)
+    # what `tapir check` reports, before anything runs: errors refuse the run, warnings are shown
+    checked = ws.check(args.script, source, doc=args.doc)
+    policy = ws.warnings_policy(args.script)
+    report = checked.render(policy)
+    if report:
+        print(report, file=sys.stderr)
+    blocking = checked.blocking(policy)
+    if blocking:
+        print(f"{args.script}: not run: {len(blocking)} problem{'s' if len(blocking) != 1 else ''} "
+              "found before running (see above)", file=sys.stderr)
+        return 1
+    connection = None
     if args.device:
-        from tapir.docgen.symbols import build_symbols
-
-        connection = connection_for(path, source, device=args.device, doc=args.doc, trace=args.trace)
-        symbols = build_symbols(connection.document)
-    elif args.doc or doc_comment(source):
-        from tapir.docgen.symbols import load_symbols  # a document or a compiled symbol table
-
-        symbols = load_symbols(find_document(path, source, args.doc))
+        if checked.document is None:
+            raise UsageError("no app document: pass --doc APP.yaml, or start the script with a comment such as "
+                             "`# doc: app.yaml`")
+        loaded = ws.load_document(checked.document.path)
+        if loaded.document is None:
+            raise UsageError(f"{checked.document.path} is a compiled symbol table: a device run needs the app "
+                             "document itself (its identifiers and paths)")
+        connection = connection_for(path, source, device=args.device, doc=str(checked.document.path),
+                                    trace=args.trace, document=loaded.document)
     budgets = Budgets().replace(max_actions=args.max_actions, max_steps=args.max_steps, timeout_s=args.timeout)
     result = run_script(source, _run_runtime_factory(args, connection), budgets,
                         output=lambda line: print(line, flush=True),
-                        symbols=symbols, filename=args.script, debug=args.debug)
+                        symbols=checked.symbols, filename=args.script, debug=args.debug)
     if args.stats:
         actions = f"{result.actions} UI action{'' if result.actions == 1 else 's'}"
         print(f"{args.script}: {'ok' if result.ok else 'failed'}: {result.steps:,} steps, {actions},"

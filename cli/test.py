@@ -13,8 +13,9 @@ def register(sub: Subparsers) -> None:
         "test",
         help="run test scripts (*.tap with asserts), each on a fresh simulated device or on a device",
         description="Run every script named (or found under the folders named) and print one PASS/FAIL line\n"
-                    "per script, then `N passed, M failed`. A script passes when it runs to its end (every\n"
-                    "assert held). Exit status 1 when any failed.",
+                    "per script, then `N passed, M failed`. Each script is checked first, as `tapir check` does:\n"
+                    "one with errors fails without starting a device (warnings are shown). A script passes when\n"
+                    "it runs to its end (every assert held). Exit status 1 when any failed.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="scripts or folders (default: .)")
@@ -47,6 +48,8 @@ def _cmd_test(args: argparse.Namespace) -> int:
 
     def report(r: TestResult) -> None:
         print(f"{'PASS' if r.ok else 'FAIL'} {r.script} ({r.seconds:.2f} s)", flush=True)
+        if r.warnings:
+            print("    " + r.warnings.replace("\n", "\n    "), flush=True)
         if args.verbose:
             for line in r.printed:
                 print(f"    | {line}")

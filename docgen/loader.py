@@ -17,7 +17,8 @@ from pathlib import Path
 import yaml
 from tapir.docgen.model import AppDocument, AppInfo, Dialect, Element, Identifier, Screen, Signature, Step
 from tapir.dsl.api import Kind
-from tapir.dsl.errors import DocumentError, Problem
+from tapir.dsl.diagnostics import Diagnostic
+from tapir.dsl.errors import DocumentError, Span
 
 try:  # libyaml's composer is several times faster on large imported documents
     _Loader: type = yaml.CSafeLoader
@@ -43,14 +44,14 @@ class LoadResult:
     """A document (None when it has errors) and every problem found, warnings included."""
 
     document: AppDocument | None
-    problems: tuple[Problem, ...]
+    problems: tuple[Diagnostic, ...]
 
     @property
-    def errors(self) -> list[Problem]:
+    def errors(self) -> list[Diagnostic]:
         return [p for p in self.problems if p.severity == "error"]
 
     @property
-    def warnings(self) -> list[Problem]:
+    def warnings(self) -> list[Diagnostic]:
         return [p for p in self.problems if p.severity == "warning"]
 
 
@@ -82,7 +83,7 @@ def loads_document(text: str, source: str | None = None) -> LoadResult:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
-        problem = Problem(f"not valid YAML/JSON: {exc.problem or exc}", line, code="syntax")
+        problem = Diagnostic.at_line(f"not valid YAML/JSON: {exc.problem or exc}", line, code="syntax")
         return LoadResult(None, (problem,))
     builder = _Builder(source)
     doc = builder.build(root)
@@ -117,8 +118,12 @@ def _line(node: yaml.Node) -> int:
     return int(node.start_mark.line) + 1
 
 
-def _column(node: yaml.Node) -> int:
-    return int(node.start_mark.column) + 1
+def _span(node: yaml.Node) -> Span:
+    """Where a node is, from the start of its first line to its end (offsets included)."""
+    a, b = node.start_mark, node.end_mark
+    if b.line != a.line and b.column == 0:  # a block node ends at the start of the next line
+        return Span(a.line + 1, a.column + 1, a.line + 1, 0, a.index, -1)
+    return Span(a.line + 1, a.column + 1, b.line + 1, b.column + 1, a.index, b.index)
 
 
 class _Builder:
@@ -126,13 +131,12 @@ class _Builder:
 
     def __init__(self, source: str | None) -> None:
         self.source = source
-        self.problems: list[Problem] = []
+        self.problems: list[Diagnostic] = []
         self.dialect = Dialect.UIAUTOMATOR
 
     def problem(self, node: yaml.Node | None, message: str, code: str, severity: str = "error") -> None:
-        line = _line(node) if node is not None else None
-        column = _column(node) if node is not None else None
-        self.problems.append(Problem(message, line, column, severity, code))
+        span = _span(node) if node is not None else None
+        self.problems.append(Diagnostic(code, severity, span, message))
 
     # -- typed access ---------------------------------------------------------------------------
 
@@ -219,7 +223,7 @@ class _Builder:
 
     def build(self, root: yaml.Node | None) -> AppDocument | None:
         if root is None:
-            self.problems.append(Problem("the document is empty", 1, code="missing-field"))
+            self.problems.append(Diagnostic.at_line("the document is empty", 1, code="missing-field"))
             return None
         if isinstance(root, yaml.MappingNode) and _looks_upstream(root):
             self.problem(root, "this is an AutoDroid-V2 document; convert it first with "

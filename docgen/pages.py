@@ -1,11 +1,13 @@
-"""Typed page objects: the base classes of the modules ``tapir compile`` generates.
+"""Typed page objects: the run-time base of the modules ``tapir compile`` generates.
 
 A generated module exposes an app document as classes (one per screen, one per list item type)
-whose properties return these element classes, e.g.
-``app.songs_screen.song_list.match("Emil").song_artist.get_text()``. Each kind of element has
-its own class with exactly the methods the API registry (``tapir.dsl.api``) allows on that kind,
-so a type checker rejects ``set_text`` on a button; ``tests/test_docgen_pages.py`` holds the
-classes to the registry.
+whose properties return element objects, e.g.
+``app.songs_screen.song_list.match("Emil").song_artist.get_text()``. The element classes of the
+module (``Button``, ``Input``, ``ElementList``...) are generated from the registry
+(``tapir.dsl.registry``) with exactly the methods it allows on each kind, typed from the
+signatures, so a type checker rejects ``set_text`` on a button; each generated method calls
+``Element._call``, which runs the registry entry's own implementation: a method added to the
+registry is on the page objects of every module compiled after.
 
 Page objects hold no state of the screen: each call builds the same ``ElementHandle`` a script
 would and hands it to the runtime the interpreter uses, so Python tests and scripts share
@@ -15,15 +17,16 @@ element location, dependency navigation and error reporting.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar, Generic, Literal, TypeVar
+from collections.abc import Iterator
+from typing import Any, ClassVar, Generic, TypeVar
 
-from tapir.dsl.api import Kind
 from tapir.dsl.errors import ActionError, Span
+from tapir.dsl.registry import REGISTRY, ApiCall, Entry, Namespace, bind_arguments
 from tapir.dsl.runtime_api import UIRuntime
+from tapir.dsl.types import Kind
 from tapir.dsl.values import Child, ElementHandle
 
-Direction = Literal["up", "down", "left", "right", "page_up", "page_down", "page_left", "page_right"]
+__all__ = ["App", "Element", "ElementList", "PageRuntime", "Screen"]
 
 #: The runtime page objects call: the interpreter's.
 PageRuntime = UIRuntime
@@ -32,13 +35,20 @@ PageRuntime = UIRuntime
 def _caller_span() -> Span:
     """The line of the Python code using the page object, for the runtime's traces and errors."""
     frame = sys._getframe(1)
-    while frame.f_back is not None and frame.f_globals.get("__name__") == __name__:
+    while frame.f_back is not None and (frame.f_globals.get("__name__") == __name__
+                                        or frame.f_globals.get("_TAPIR_PAGES")):
         frame = frame.f_back
     return Span.point(frame.f_lineno, 1)
 
 
+def _run(runtime: PageRuntime, entry: Entry, handle: ElementHandle | None, args: dict[str, Any]) -> Any:
+    span = _caller_span()
+    values = bind_arguments(entry, [], {k: v for k, v in args.items() if v is not None}, span)
+    return entry.impl(ApiCall(entry, handle, values, span, lambda: runtime))
+
+
 class Element:
-    """An element of any kind: tap it, read it."""
+    """An element of any kind; generated subclasses add the methods the registry allows on theirs."""
 
     kind: ClassVar[Kind] = Kind.OTHER
 
@@ -50,6 +60,24 @@ class Element:
     def handle(self) -> ElementHandle:
         """The element as a script names it (``$screen__element`` plus selectors)."""
         return self._handle
+
+    def _call(self, name: str, **args: Any) -> Any:
+        """Run the registry's element method ``name`` on this element (what generated methods do).
+
+        Element arguments are passed as their handles; a method with a ``child`` parameter acts
+        on a list item's child element as a script does: ``item.tap(child)`` is
+        ``$list[i].tap($child)``, and ``item.child.tap()`` the same.
+        """
+        entry = REGISTRY.element_method(name)
+        if entry is None:
+            raise AttributeError(f"elements have no method {name!r}")
+        handle = self._handle
+        if entry.param("child") is not None:
+            handle, args["child"] = self._target(args.get("child"))
+        for key, value in args.items():
+            if isinstance(value, Element):
+                args[key] = ElementHandle(value._document_name())
+        return _run(self._runtime, entry, handle, args)
 
     def _target(self, child: Element | None) -> tuple[ElementHandle, ElementHandle | None]:
         """(element, child) as the runtime takes them: an item's child element is passed as the
@@ -66,86 +94,25 @@ class Element:
         path = self._handle.path
         return path[-1].name if path and isinstance(path[-1], Child) else self._handle.name
 
-    def tap(self, child: Element | None = None) -> None:
-        """Tap the element (or its child element)."""
-        self._runtime.tap(*self._target(child), _caller_span())
-
-    def long_tap(self, child: Element | None = None) -> None:
-        """Long-press the element (or its child element)."""
-        self._runtime.long_tap(*self._target(child), _caller_span())
-
-    def get_text(self, child: Element | None = None) -> str:
-        """The visible text of the element (or its child element); '' if none."""
-        return self._runtime.get_text(*self._target(child), _caller_span())
-
-    def get_attributes(self, child: Element | None = None) -> dict[str, Any]:
-        """The element's state: 'selected', 'checked', 'enabled', ... (see the language reference)."""
-        return self._runtime.get_attributes(*self._target(child), _caller_span())
-
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self._handle}>"
-
-
-class Button(Element):
-    kind = Kind.BUTTON
-
-
-class Checkbox(Element):
-    kind = Kind.CHECKBOX
-
-
-class Switch(Element):
-    kind = Kind.SWITCH
-
-
-class Text(Element):
-    kind = Kind.TEXT
-
-
-class Image(Element):
-    kind = Kind.IMAGE
-
-
-class Tab(Element):
-    kind = Kind.TAB
-
-
-class Input(Element):
-    kind = Kind.INPUT
-
-    def set_text(self, text: str) -> None:
-        """Replace the text of an editable field."""
-        self._runtime.set_text(self._handle, text, _caller_span())
-
-
-class Scroller(Element):
-    kind = Kind.SCROLLER
-
-    def scroll(self, direction: Direction = "down") -> bool:
-        """Scroll (default down); True when nothing moved, i.e. the end was reached."""
-        return self._runtime.scroll(self._handle, direction, _caller_span())
 
 
 ItemT = TypeVar("ItemT", bound=Element)
 
 
 class ElementList(Element, Generic[ItemT]):
-    """A list element: index it, iterate it, ``match`` an item, scroll it."""
+    """A list element: index it, iterate it; generated subclasses add ``match``, ``scroll``..."""
 
     kind = Kind.LIST
 
     def __init__(self, runtime: PageRuntime, handle: ElementHandle, item: type[ItemT]) -> None:
         super().__init__(runtime, handle)
-        self._item = item
+        self._item_class = item
 
-    def scroll(self, direction: Direction = "down") -> bool:
-        """Scroll the list (default down); True when the end was reached."""
-        return self._runtime.scroll(self._handle, direction, _caller_span())
-
-    def match(self, query: str | Mapping[str, Any]) -> ItemT:
-        """The item whose text matches ``query``, or whose attributes equal the mapping."""
-        q: str | dict[str, Any] = query if isinstance(query, str) else dict(query)
-        return self._item(self._runtime, self._runtime.match(self._handle, q, _caller_span()))
+    def _item(self, handle: Any) -> ItemT:
+        """An item (a handle the runtime returned) as an object of the list's item class."""
+        return self._item_class(self._runtime, handle)
 
     def __getitem__(self, index: int) -> ItemT:
         span = _caller_span()
@@ -154,7 +121,7 @@ class ElementList(Element, Generic[ItemT]):
             if index + count < 0:
                 raise ActionError(f"index {index} is out of range for {self._handle} ({count} items)", span)
             index += count
-        return self._item(self._runtime, self._runtime.item(self._handle, index, span))
+        return self._item(self._runtime.item(self._handle, index, span))
 
     def __len__(self) -> int:
         return self._runtime.item_count(self._handle, _caller_span())
@@ -162,22 +129,7 @@ class ElementList(Element, Generic[ItemT]):
     def __iter__(self) -> Iterator[ItemT]:
         span = _caller_span()
         for position in range(self._runtime.item_count(self._handle, span)):
-            yield self._item(self._runtime, self._runtime.item(self._handle, position, span))
-
-
-#: The page-object class of each kind (lists are ``ElementList[Item]``).
-KIND_CLASSES: dict[Kind, type[Element]] = {
-    Kind.BUTTON: Button,
-    Kind.INPUT: Input,
-    Kind.CHECKBOX: Checkbox,
-    Kind.SWITCH: Switch,
-    Kind.TEXT: Text,
-    Kind.IMAGE: Image,
-    Kind.LIST: ElementList,
-    Kind.SCROLLER: Scroller,
-    Kind.TAB: Tab,
-    Kind.OTHER: Element,
-}
+            yield self._item(self._runtime.item(self._handle, position, span))
 
 
 class Screen:
@@ -190,18 +142,16 @@ class Screen:
 
 
 class App:
-    """The app; generated subclasses add one property per screen."""
+    """The app; generated subclasses add one property per screen and the registry's functions."""
 
     package: ClassVar[str] = ""
 
     def __init__(self, runtime: PageRuntime) -> None:
         self._runtime = runtime
 
-    def back(self) -> None:
-        """Press the BACK key."""
-        self._runtime.back(_caller_span())
-
-    def enter(self) -> None:
-        """Press the ENTER key, e.g. to submit a search."""
-        self._runtime.enter(_caller_span())
-
+    def _call(self, name: str, **args: Any) -> Any:
+        """Run the registry's API function ``name`` (``back``, ``enter``...)."""
+        entry = REGISTRY.get(Namespace.GLOBAL, name)
+        if entry is None:
+            raise AttributeError(f"the app has no function {name!r}")
+        return _run(self._runtime, entry, None, args)

@@ -21,7 +21,8 @@ from tapir.docgen.loader import LoadResult, loads_document, parse_step
 from tapir.docgen.model import Step
 from tapir.docgen.writer import FlowList, to_yaml
 from tapir.dsl.api import Kind
-from tapir.dsl.errors import DocumentError, Problem
+from tapir.dsl.diagnostics import Diagnostic
+from tapir.dsl.errors import DocumentError
 
 # Upstream ``type`` values (written by GPT-4o, so free-form) and what they mean here.
 TYPE_TO_KIND: dict[str, Kind] = {
@@ -74,7 +75,7 @@ class ImportReport:
     renamed: dict[str, str]
     #: Screens whose skeleton has no resource id of its own: only the skeleton can recognise them.
     screens_without_distinct_ids: tuple[str, ...]
-    problems: tuple[Problem, ...] = field(default=())
+    problems: tuple[Diagnostic, ...] = field(default=())
     notes: tuple[str, ...] = ()
 
     def render(self) -> str:
@@ -139,7 +140,7 @@ def import_file(
     except UnicodeDecodeError as exc:
         raise DocumentError(f"not UTF-8 text: {exc}", filename=str(path)) from exc
     except json.JSONDecodeError as exc:
-        raise DocumentError("not JSON", [Problem(exc.msg, exc.lineno, exc.colno, code="syntax")],
+        raise DocumentError("not JSON", [Diagnostic.at_line(exc.msg, exc.lineno, exc.colno, code="syntax")],
                             filename=str(path)) from exc
     name = app_name or default_app_name(path)
     return import_data(data, source=str(path), package=package, app_name=name)
@@ -191,7 +192,7 @@ def import_data(
     if result.document is None:
         # The lines are those of the converted YAML, not of ``source``: drop them rather than point
         # at unrelated lines of the JSON (the messages name the screen or element).
-        problems = [replace(p, line=None, column=None) for p in result.errors]
+        problems = [replace(p, span=None) for p in result.errors]
         raise DocumentError("the imported document does not validate", problems, filename=source)
     notes = list(conv.notes)
     if package is None:

@@ -15,7 +15,7 @@ from functools import lru_cache
 from lxml import etree
 from tapir.docgen.model import AppDocument, Dialect, Element, Identifier, Step
 from tapir.dsl.api import ELEMENT_METHODS, GLOBALS
-from tapir.dsl.errors import Problem
+from tapir.dsl.diagnostics import Diagnostic
 
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -29,11 +29,11 @@ _FOREIGN_ATTRS = {
 }
 
 
-def validate(doc: AppDocument) -> list[Problem]:
-    problems: list[Problem] = []
+def validate(doc: AppDocument) -> list[Diagnostic]:
+    problems: list[Diagnostic] = []
 
     def add(line: int | None, message: str, code: str, severity: str = "error") -> None:
-        problems.append(Problem(message, line, None, severity, code))
+        problems.append(Diagnostic.at_line(message, line, severity=severity, code=code))
 
     screen_names = {s.name for s in doc.screens}
     if doc.app.start_screen not in screen_names:
@@ -139,7 +139,8 @@ def _check_step(
         add(step.line, f"{where}: path step {step}: {step.action!r} is not an action (known: {actions})",
             "bad-step")
         return
-    if not entry.min_args <= len(step.args) <= entry.max_args or (step.args and entry.params[0].type == "element"):
+    top = entry.max_args if entry.max_args is not None else len(step.args)
+    if not entry.min_args <= len(step.args) <= top or (step.args and entry.params[0].type == "element"):
         add(step.line, f"{where}: path step {step}: wrong arguments for {entry.signature()}", "bad-step")
         return
     if step.match is not None and not target.is_list:

@@ -1,147 +1,145 @@
-"""The language's API, defined once.
+"""The language's API: the element methods and API functions, each one registry entry beside its
+implementation (on the ``UIRuntime`` protocol).
 
-The interpreter dispatches element calls through ``ELEMENT_METHODS`` and ``GLOBALS``; the checker
-validates calls against the same entries; the LSP shows their signatures and docs; the stub
-compiler and the prompt renderer print them. Adding a method here is the only way to add one.
+    $list.match("Rock").tap()       # element methods: ELEMENT entries
+    back()                          # API functions: GLOBAL entries
+    tap($x)                         # the AutoDroid-V2 spelling of an element method (legacy_global)
+
+Each implementation gets an ``ApiCall`` (``tapir.dsl.registry``): the runtime, the element, the
+arguments bound and checked against the signature; it returns only script values (what the
+runtime returns is checked). Adding a method is adding an ``Entry`` here (or registering one
+elsewhere): the interpreter, checker, page objects, prompt text and the language service all
+read the registry.
+
+The names older code imports from here stay: ``Kind`` and the kind sets (``tapir.dsl.types``),
+and live views of the registry (``ELEMENT_METHODS``, ``GLOBALS``, ``BUILTINS``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from enum import StrEnum
+from collections.abc import Mapping
+from typing import Any
 
+from tapir.dsl.errors import ScriptError, Span
+from tapir.dsl.registry import REGISTRY, ApiCall, Entry, Namespace
+from tapir.dsl.types import ALL_KINDS, LIST_KINDS, SCROLL_KINDS, TEXT_KINDS, Kind
+from tapir.dsl.values import QUERY_SCALARS, ElementHandle
 
-class Kind(StrEnum):
-    """What an abstract element is; decides which actions are legal on it."""
-
-    BUTTON = "button"
-    INPUT = "input"
-    CHECKBOX = "checkbox"
-    SWITCH = "switch"
-    TEXT = "text"
-    IMAGE = "image"
-    LIST = "list"
-    SCROLLER = "scroller"
-    TAB = "tab"
-    OTHER = "other"
-
-
-#: Kinds whose element is a collection of items (``len``, indexing, iteration, ``match``).
-LIST_KINDS = frozenset({Kind.LIST})
-#: Kinds that can be scrolled.
-SCROLL_KINDS = frozenset({Kind.LIST, Kind.SCROLLER})
-#: Kinds that accept text.
-TEXT_KINDS = frozenset({Kind.INPUT})
-ALL_KINDS = frozenset(Kind)
+__all__ = [
+    "ALL_KINDS", "BUILTINS", "ELEMENT_METHODS", "GLOBALS", "LIST_KINDS", "SCROLL_DIRECTIONS", "SCROLL_KINDS",
+    "TEXT_KINDS", "Kind", "expect_handle", "legacy_globals", "methods_for",
+]
 
 SCROLL_DIRECTIONS = ("up", "down", "left", "right", "page_up", "page_down", "page_left", "page_right")
 
 
-@dataclass(frozen=True)
-class Param:
-    name: str
-    #: A type in the language's own vocabulary: ``str``, ``int``, ``bool``, ``element``, ``str | dict``.
-    type: str
-    doc: str = ""
-    optional: bool = False
-    #: For string parameters with a closed set of values (e.g. scroll directions).
-    choices: tuple[str, ...] = ()
+def expect_handle(v: Any, span: Span) -> ElementHandle:
+    """What the runtime returned, refused unless it is an element."""
+    if type(v) is not ElementHandle:
+        raise ScriptError(f"internal error: the device runtime returned {type(v).__name__}, not an element", span)
+    return v
 
 
-@dataclass(frozen=True)
-class ApiEntry:
-    """One element method or global function of the language."""
-
-    name: str
-    params: tuple[Param, ...]
-    returns: str
-    doc: str
-    #: Element kinds on which the method is legal (methods only).
-    kinds: frozenset[Kind] = ALL_KINDS
-    #: True when the call acts on the device and counts against the UI-action budget.
-    is_action: bool = False
-    #: True when the call needs the device at all (reads included).
-    needs_device: bool = True
-
-    def signature(self, receiver: str | None = "$element") -> str:
-        """``$element.set_text(text: str) -> None``: the form shown in prompts, hovers and stubs."""
-        params = ", ".join(f"{p.name}: {p.type}" + (" = None" if p.optional else "") for p in self.params)
-        head = f"{receiver}.{self.name}" if receiver else self.name
-        return f"{head}({params}) -> {self.returns}"
-
-    @property
-    def min_args(self) -> int:
-        return sum(1 for p in self.params if not p.optional)
-
-    @property
-    def max_args(self) -> int:
-        return len(self.params)
+def _tap(call: ApiCall) -> None:
+    assert call.handle is not None
+    call.runtime.tap(call.handle, call.args["child"], call.span)
 
 
-_CHILD = Param("child", "element", "a child element of this list item to act on instead", optional=True)
-
-ELEMENT_METHODS: dict[str, ApiEntry] = {
-    e.name: e
-    for e in (
-        ApiEntry("tap", (_CHILD,), "None", "Tap the element (or its child element).", is_action=True),
-        ApiEntry("long_tap", (_CHILD,), "None", "Long-press the element (or its child element).", is_action=True),
-        ApiEntry(
-            "set_text",
-            (Param("text", "str", "the text to enter, replacing what is there"),),
-            "None",
-            "Replace the text of an editable field.",
-            kinds=TEXT_KINDS,
-            is_action=True,
-        ),
-        ApiEntry(
-            "scroll",
-            (Param("direction", "str", "where to scroll", optional=True, choices=SCROLL_DIRECTIONS),),
-            "bool",
-            "Scroll the element (default down). Returns True when nothing moved, i.e. the end was reached.",
-            kinds=SCROLL_KINDS,
-            is_action=True,
-        ),
-        ApiEntry("get_text", (_CHILD,), "str", "The visible text of the element (or its child element); '' if none."),
-        ApiEntry(
-            "get_attributes",
-            (_CHILD,),
-            "dict",
-            "The element's state: keys 'selected', 'checked', 'enabled', 'focused', 'scrollable', "
-            "'editable', 'clickable' (bool) and 'text', 'content_desc', 'resource_id' (str).",
-        ),
-        ApiEntry(
-            "match",
-            (Param("query", "str | dict", "an item's text, or attributes such as {'selected': True}"),),
-            "element",
-            "The item of the list that matches the text (exact, then case-insensitive, then fuzzy) "
-            "or whose attributes equal the dict; scrolls to find it.",
-            kinds=LIST_KINDS,
-        ),
-    )
-}
-
-#: Global functions of the language beyond the plain builtins. The older AutoDroid-V2 dialect
-#: writes element methods as globals (``tap($x)``); those are the method entries with the
-#: element as first argument, resolved through ``LEGACY_GLOBALS``.
-GLOBALS: dict[str, ApiEntry] = {
-    e.name: e
-    for e in (
-        ApiEntry("back", (), "None", "Press the BACK key.", is_action=True),
-        ApiEntry("enter", (), "None", "Press the ENTER key, e.g. to submit a search.", is_action=True),
-    )
-}
-
-LEGACY_GLOBALS: dict[str, ApiEntry] = {
-    name: ELEMENT_METHODS[name] for name in ("tap", "long_tap", "set_text", "scroll", "get_text", "get_attributes")
-}
-
-#: Plain builtins a script may call; everything else is refused.
-BUILTINS: tuple[str, ...] = (
-    "len", "range", "print", "str", "int", "float", "bool", "min", "max", "abs", "sorted",
-    "enumerate", "zip", "list", "dict", "any", "all", "sum", "round",
-)
+def _long_tap(call: ApiCall) -> None:
+    assert call.handle is not None
+    call.runtime.long_tap(call.handle, call.args["child"], call.span)
 
 
-def methods_for(kind: Kind) -> list[ApiEntry]:
+def _set_text(call: ApiCall) -> None:
+    assert call.handle is not None
+    call.runtime.set_text(call.handle, call.args["text"], call.span)
+
+
+def _scroll(call: ApiCall) -> bool:
+    assert call.handle is not None
+    r = call.runtime.scroll(call.handle, call.args["direction"], call.span)
+    if type(r) is not bool:
+        raise ScriptError(f"internal error: scroll() returned {type(r).__name__}, not bool", call.span)
+    return r
+
+
+def _get_text(call: ApiCall) -> str:
+    assert call.handle is not None
+    r = call.runtime.get_text(call.handle, call.args["child"], call.span)
+    if r is None:
+        return ""
+    if type(r) is not str:
+        raise ScriptError(f"internal error: get_text() returned {type(r).__name__}, not str", call.span)
+    return r
+
+
+def _get_attributes(call: ApiCall) -> dict[str, Any]:
+    assert call.handle is not None
+    r = call.runtime.get_attributes(call.handle, call.args["child"], call.span)
+    if type(r) is not dict or not all(type(k) is str and type(x) in QUERY_SCALARS for k, x in r.items()):
+        raise ScriptError("internal error: get_attributes() must return a dict of str to str/bool", call.span)
+    return dict(r)
+
+
+def _match(call: ApiCall) -> ElementHandle:
+    assert call.handle is not None
+    return expect_handle(call.runtime.match(call.handle, call.args["query"], call.span), call.span)
+
+
+def _back(call: ApiCall) -> None:
+    call.runtime.back(call.span)
+
+
+def _enter(call: ApiCall) -> None:
+    call.runtime.enter(call.span)
+
+
+_CHILD = {"child": "a child element of this list item to act on instead"}
+
+for _entry in (
+    Entry.define("tap(child: element = None) -> None", Namespace.ELEMENT,
+                 "Tap the element (or its child element).", _tap, params=_CHILD, legacy_global=True,
+                 needs_device=True, acts_on_device=True),
+    Entry.define("long_tap(child: element = None) -> None", Namespace.ELEMENT,
+                 "Long-press the element (or its child element).", _long_tap, params=_CHILD, legacy_global=True,
+                 needs_device=True, acts_on_device=True),
+    Entry.define("set_text(text: str) -> None", Namespace.ELEMENT, "Replace the text of an editable field.",
+                 _set_text, params={"text": "the text to enter, replacing what is there"}, kinds=TEXT_KINDS,
+                 legacy_global=True, needs_device=True, acts_on_device=True),
+    Entry.define("scroll(direction: str = 'down') -> bool", Namespace.ELEMENT,
+                 "Scroll the element (default down). Returns True when nothing moved, i.e. the end was reached.",
+                 _scroll, params={"direction": "where to scroll"}, choices={"direction": SCROLL_DIRECTIONS},
+                 kinds=SCROLL_KINDS, legacy_global=True, needs_device=True, acts_on_device=True),
+    Entry.define("get_text(child: element = None) -> str", Namespace.ELEMENT,
+                 "The visible text of the element (or its child element); '' if none.", _get_text, params=_CHILD,
+                 legacy_global=True, needs_device=True),
+    Entry.define("get_attributes(child: element = None) -> dict", Namespace.ELEMENT,
+                 "The element's state: keys 'selected', 'checked', 'enabled', 'focused', 'scrollable', "
+                 "'editable', 'clickable' (bool) and 'text', 'content_desc', 'resource_id' (str).",
+                 _get_attributes, params=_CHILD, legacy_global=True, needs_device=True),
+    Entry.define("match(query: str | dict) -> item", Namespace.ELEMENT,
+                 "The item of the list that matches the text (exact, then case-insensitive, then fuzzy) "
+                 "or whose attributes equal the dict; scrolls to find it.", _match,
+                 params={"query": "an item's text, or attributes such as {'selected': True}"}, kinds=LIST_KINDS,
+                 needs_device=True),
+    Entry.define("back() -> None", Namespace.GLOBAL, "Press the BACK key.", _back,
+                 needs_device=True, acts_on_device=True),
+    Entry.define("enter() -> None", Namespace.GLOBAL, "Press the ENTER key, e.g. to submit a search.", _enter,
+                 needs_device=True, acts_on_device=True),
+):
+    REGISTRY.add(_entry)
+
+#: Live views of the registry, by name (what older code imports).
+ELEMENT_METHODS: Mapping[str, Entry] = REGISTRY.view(Namespace.ELEMENT)
+GLOBALS: Mapping[str, Entry] = REGISTRY.view(Namespace.GLOBAL)
+BUILTINS: Mapping[str, Entry] = REGISTRY.view(Namespace.BUILTIN)
+
+
+def legacy_globals() -> dict[str, Entry]:
+    """The element methods also callable as ``name($element, ...)``."""
+    return {e.name: e for e in REGISTRY.legacy_globals()}
+
+
+def methods_for(kind: Kind) -> list[Entry]:
     """The element methods legal on ``kind``, in registry order."""
-    return [e for e in ELEMENT_METHODS.values() if kind in e.kinds]
+    return REGISTRY.methods_for(kind)

@@ -1,7 +1,12 @@
-"""The Tapir AST: frozen dataclasses, every node with a 1-based ``Span``.
+"""The Tapir AST: frozen dataclasses, every node with a 1-based ``Span`` (offsets included).
 
-The parser builds these; the checker, interpreter, LSP and code generator read them. Nodes are
-immutable and hashable, so analyses can key dictionaries by node. Collections are tuples.
+The parser builds these; the analysis, checker, interpreter, language service and code generator
+read them, walking them with ``tapir.dsl.visitor.NodeVisitor``. Nodes are immutable; analyses key
+their tables by ``id(node)`` (hashing a node hashes its whole subtree). Collections are tuples.
+
+A tolerant parse (``parse_tolerant``) keeps what it could not read in the tree: an ``ErrorStmt``
+for a statement it skipped and a ``Refused`` node for a construct it read but does not allow; a
+strict parse (``parse``) never returns either.
 """
 
 from __future__ import annotations
@@ -20,15 +25,18 @@ class Node:
     def children(self) -> Iterator[Node]:
         """Direct child nodes, in source order."""
         for f in fields(self):
-            if f.name == "span":
-                continue
-            yield from _nodes_in(getattr(self, f.name))
+            value = getattr(self, f.name)
+            if isinstance(value, (Node, tuple)):
+                yield from _nodes_in(value)
 
     def walk(self) -> Iterator[Node]:
-        """This node and all its descendants, depth first, in source order."""
-        yield self
-        for child in self.children():
-            yield from child.walk()
+        """This node and all its descendants, depth first, in source order. Iterative, so a tree
+        nested deeper than Python's stack (a sum of 20,000 terms) can be walked."""
+        todo: list[Node] = [self]
+        while todo:
+            node = todo.pop()
+            yield node
+            todo.extend(reversed(list(node.children())))
 
 
 def _nodes_in(value: Any) -> Iterator[Node]:
@@ -199,12 +207,26 @@ class ListComp(Node):
     generators: tuple[Comprehension, ...]
 
 
+@dataclass(frozen=True)
+class Refused(Node):
+    """A construct that was read but is not allowed, where it stands in the tree (an expression,
+    a statement or an assignment target): valid Python that Tapir refuses (``code``
+    ``unsupported``: a set literal, ``lambda``...) or a misplaced construct (``syntax``: assigning to
+    a call, a repeated keyword argument). ``parts`` keeps the parsed pieces inside it, so the
+    names they use are still analysed; ``tapir.dsl.syntax_checks`` reports every one."""
+
+    message: str
+    code: str = "unsupported"
+    hint: str | None = None
+    parts: tuple[Node, ...] = ()
+
+
 Expr = (
     Constant | FString | FormattedValue | Name | ElementRef | ListExpr | TupleExpr | DictExpr | BinOp | UnaryOp
-    | BoolOp | Compare | IfExp | Slice | Subscript | Attribute | Call | ListComp
+    | BoolOp | Compare | IfExp | Slice | Subscript | Attribute | Call | ListComp | Refused
 )
 # Assignment targets: Name, Subscript, or a TupleExpr/ListExpr of targets.
-Target = Name | Subscript | TupleExpr | ListExpr
+Target = Name | Subscript | TupleExpr | ListExpr | Refused
 
 
 # ---------------------------------------------------------------------------------------------
@@ -282,6 +304,8 @@ class FunctionDef(Node):
     params: tuple[Param, ...]
     body: tuple[Stmt, ...]
     docstring: str | None = None
+    #: The span of the function's name (where go-to-definition lands).
+    name_span: Span | None = None
 
 
 @dataclass(frozen=True)
@@ -295,7 +319,22 @@ class Assert(Node):
     msg: Expr | None = None
 
 
-Stmt = ExprStmt | Assign | AugAssign | If | While | For | Break | Continue | Pass | FunctionDef | Return | Assert
+@dataclass(frozen=True)
+class ErrorStmt(Node):
+    """A statement a tolerant parse could not read (the error is reported separately). ``text`` is
+    what was skipped; ``names`` the names it appears to bind (assignment and loop targets, a
+    ``def``'s name and parameters), so that later uses of them are not reported again; ``body`` the
+    indented block under it when it was a block header, parsed normally."""
+
+    text: str
+    names: tuple[str, ...] = ()
+    body: tuple[Stmt, ...] = ()
+
+
+Stmt = (
+    ExprStmt | Assign | AugAssign | If | While | For | Break | Continue | Pass | FunctionDef | Return | Assert
+    | ErrorStmt | Refused
+)
 
 
 @dataclass(frozen=True)
@@ -311,3 +350,24 @@ def element_refs(node: Node) -> Iterator[ElementRef]:
     for n in node.walk():
         if isinstance(n, ElementRef):
             yield n
+
+
+#: The statement classes and the expression classes (``Refused`` is both).
+STATEMENT_TYPES: tuple[type[Node], ...] = (
+    ExprStmt, Assign, AugAssign, If, While, For, Break, Continue, Pass, FunctionDef, Return, Assert, ErrorStmt, Refused,
+)
+EXPRESSION_TYPES: tuple[type[Node], ...] = (
+    Constant, FString, FormattedValue, Name, ElementRef, ListExpr, TupleExpr, DictExpr, BinOp, UnaryOp, BoolOp,
+    Compare, IfExp, Slice, Subscript, Attribute, Call, ListComp, Refused,
+)
+
+#: Every node class, by name (what ``NodeVisitor`` dispatches on).
+NODE_TYPES: dict[str, type[Node]] = {
+    cls.__name__: cls
+    for cls in (
+        Constant, FString, FormattedValue, Name, ElementRef, ListExpr, TupleExpr, DictExpr, BinOp, UnaryOp, BoolOp,
+        Compare, IfExp, Slice, Subscript, Attribute, Keyword, Call, Comprehension, ListComp, Refused, ExprStmt,
+        Assign, AugAssign, If, While, For, Break, Continue, Pass, Param, FunctionDef, Return, Assert, ErrorStmt,
+        Module,
+    )
+}

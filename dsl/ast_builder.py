@@ -2,10 +2,12 @@
 
 Runs inside the LALR parser, on each reduction, so that no parse tree is built (the fast path:
 about three times faster than building a tree with positions and transforming it). Besides
-building nodes it refuses the constructs the grammar reads only to name them
-(set literals, generator expressions, bitwise operators, annotations, 'else' on loops), checks
-assignment targets and argument order, and decodes literals, parsing f-string fields through a
-callback so that their nodes get spans in the whole script.
+building nodes it marks the constructs the grammar reads only to name them (set literals,
+generator expressions, bitwise operators, annotations, 'else' on loops), wrong assignment
+targets and argument order with ``Refused`` nodes, and decodes literals, parsing f-string fields
+through a callback so that their nodes get spans in the whole script. Nothing raises here: the
+parser reports the ``Refused`` nodes after parsing (``tapir.dsl.syntax_checks``), so a tolerant
+parse can go on past them.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import fields, replace
-from typing import Any
+from typing import Any, cast
 
 from lark import Token
 from tapir.dsl.ast import (
@@ -31,6 +33,7 @@ from tapir.dsl.ast import (
     Continue,
     DictExpr,
     ElementRef,
+    ErrorStmt,
     Expr,
     ExprStmt,
     For,
@@ -47,6 +50,7 @@ from tapir.dsl.ast import (
     Node,
     Param,
     Pass,
+    Refused,
     Return,
     Slice,
     Stmt,
@@ -55,7 +59,7 @@ from tapir.dsl.ast import (
     UnaryOp,
     While,
 )
-from tapir.dsl.errors import Span, TapirSyntaxError, UnsupportedConstruct
+from tapir.dsl.errors import Span, TapirError
 from tapir.dsl.literals import (
     FLiteral,
     LiteralProblem,
@@ -64,9 +68,12 @@ from tapir.dsl.literals import (
     split_fstring,
     split_string,
 )
+from tapir.dsl.syntax_messages import token_span
+from tapir.dsl.visitor import NodeVisitor
 
-# (text of a replacement field, its 1-based line and column in the script) -> the expression
-FieldParser = Callable[[str, int, int], Expr]
+# (text of a replacement field, its 1-based line and column and its offset in the script) -> the
+# expression; raises TapirError when the field is not an expression
+FieldParser = Callable[[str, int, int, int], Expr]
 
 _BITWISE_HINTS = {"|": "to combine conditions use 'or'", "&": "to combine conditions use 'and'"}
 _REFUSED_AUGASSIGN = {"&=", "|=", "^=", "<<=", ">>=", "@="}
@@ -104,8 +111,9 @@ class AstBuilder:
     ``keep_all_tokens``), so no parse tree is built. Spans come from the first and last child,
     which is why every token, brackets and keywords included, is kept.
 
-    One instance serves every parse. The only per-parse state, the outer spans of parenthesised
-    expressions, is kept per thread and cleared by ``reset``.
+    One instance serves every parse. The per-parse state (the outer spans of parenthesised
+    expressions, how many ``Refused`` nodes were made, what the parser tells ``error_stmt``) is
+    kept per thread and cleared by ``reset``.
     """
 
     def __init__(self, field_parser: FieldParser) -> None:
@@ -114,6 +122,48 @@ class AstBuilder:
 
     def reset(self) -> None:
         self._local.paren = {}
+        self._local.refusals = []
+        self._local.pending = {}
+        self._local.error_names = {}
+
+    @property
+    def _refusals(self) -> list[Refused]:
+        try:
+            return self._local.refusals  # type: ignore[no-any-return]
+        except AttributeError:
+            self.reset()
+            return self._local.refusals  # type: ignore[no-any-return]
+
+    def first_refusal(self, since: int = 0) -> Refused | None:
+        """The first ``Refused`` node this parse made (after ``since``), in the order the parser
+        reduced them: what a strict parse raises, as it did when refusals raised on the spot."""
+        found = self._refusals
+        return found[since] if len(found) > since else None
+
+    def refusal_mark(self) -> int:
+        return len(self._refusals)
+
+    def drop_refusals(self, mark: int) -> None:
+        """Forget the refusals made after ``mark`` (those of an f-string field, raised as one)."""
+        del self._refusals[mark:]
+
+    def set_error_names(self, start_pos: int, names: tuple[str, ...]) -> None:
+        """The names the error statement starting at ``start_pos`` appears to bind (the parser
+        knows its tokens; ``error_stmt`` only gets its text)."""
+        self._local.error_names[start_pos] = names
+
+    def _refuse(self, span: Span, message: str, code: str = "unsupported", hint: str | None = None,
+                parts: Sequence[Any] = ()) -> Refused:
+        kept = tuple(p for p in _flatten(parts) if isinstance(p, Node))
+        node = Refused(span, message, code, hint, kept)
+        self._refusals.append(node)
+        return node
+
+    @property
+    def _pending(self) -> dict[int, tuple[Param, Refused]]:
+        # Annotations of parameters: the Param is built normally and the annotation's Refused
+        # node waits here (by the Param's identity) until the def collects it.
+        return self._local.pending  # type: ignore[no-any-return]
 
     # -- positions ---------------------------------------------------------------------------
 
@@ -125,7 +175,7 @@ class AstBuilder:
         try:
             return self._local.paren  # type: ignore[no-any-return]
         except AttributeError:
-            self._local.paren = {}
+            self.reset()
             return self._local.paren  # type: ignore[no-any-return]
 
     def _outer(self, node: Node) -> Span:
@@ -134,17 +184,16 @@ class AstBuilder:
 
     def _sp(self, item: Any) -> Span:
         if isinstance(item, Token):
-            # (Lark types token positions as optional; its lexer always sets them)
-            return Span(item.line or 1, item.column or 1, item.end_line or 1, item.end_column or 1)
+            return token_span(item)
         return self._outer(item)
 
     def _range(self, first: Any, last: Any) -> Span:
         a, b = self._sp(first), self._sp(last)
-        return Span(a.line, a.column, b.end_line, b.end_column)
+        return Span(a.line, a.column, b.end_line, b.end_column, a.offset, b.end_offset)
 
     @staticmethod
     def _join(first: Span, last: Span) -> Span:
-        return Span(first.line, first.column, last.end_line, last.end_column)
+        return Span(first.line, first.column, last.end_line, last.end_column, first.offset, last.end_offset)
 
     def _whole(self, children: Sequence[Any]) -> Span:
         """From the first to the last child that is present (placeholders are None)."""
@@ -162,8 +211,10 @@ class AstBuilder:
 
     def _token_range(self, tok: Token, start: int, end: int) -> Span:
         line, col = self._in_token(tok, start)
-        end_line, end_col = self._in_token(tok, max(end, start + 1))
-        return Span(line, col, end_line, end_col)
+        end = max(end, start + 1)
+        end_line, end_col = self._in_token(tok, end)
+        base = tok.start_pos if tok.start_pos is not None else -1
+        return Span(line, col, end_line, end_col, base + start if base >= 0 else -1, base + end if base >= 0 else -1)
 
     # -- module and statements ----------------------------------------------------------------
 
@@ -192,11 +243,18 @@ class AstBuilder:
         # the parser replaces the span with the whole text's
         return Module(Span(1, 1, 1, 1), body, docstring)
 
+    def error_stmt(self, children: list[Any]) -> ErrorStmt:
+        tok = children[0]
+        body = self._statements(children[2:])
+        span = self._sp(tok)
+        names = self._local.error_names.pop(tok.start_pos, ())
+        return ErrorStmt(span, str(tok), names, body)
+
     def fexpr(self, children: list[Any]) -> Expr:
         return children[1]  # type: ignore[no-any-return]
 
     def simple_stmt(self, children: list[Any]) -> list[Stmt]:
-        return [c for c in children if isinstance(c, Node)]
+        return [cast(Stmt, c) for c in children if isinstance(c, Node)]
 
     def suite(self, children: list[Any]) -> tuple[Stmt, ...]:
         return self._statements(children)
@@ -208,19 +266,24 @@ class AstBuilder:
         targets = tuple(self._target(t, "cannot assign to {}") for t in children[0:-1:2])
         return Assign(self._range(children[0], children[-1]), targets, children[-1])
 
-    def augassign(self, children: list[Any]) -> AugAssign:
+    def augassign(self, children: list[Any]) -> AugAssign | Refused:
         target, op, value = children
+        span = self._range(target, value)
         if str(op) in _REFUSED_AUGASSIGN:
-            raise UnsupportedConstruct(f"the operator '{op}' is not supported in Tapir scripts", self._sp(op))
+            return self._refuse(self._sp(op), f"the operator '{op}' is not supported in Tapir scripts",
+                                parts=(target, value))
         if not isinstance(target, (Name, Subscript)):
-            raise TapirSyntaxError(f"'{op}' cannot update {_describe(target)}", self._sp(target))
-        return AugAssign(self._range(target, value), target, str(op)[:-1], value)
+            target = self._refuse(self._outer(target), f"'{op}' cannot update {_describe(target)}", "syntax",
+                                  parts=(target,))
+        return AugAssign(span, target, str(op)[:-1], value)
 
-    def annassign(self, children: list[Any]) -> Any:
-        raise UnsupportedConstruct(
-            "annotations ('name: type') are not supported in Tapir scripts",
+    def annassign(self, children: list[Any]) -> Refused:
+        # the annotation itself is not analysed: its names are types, not variables
+        return self._refuse(
             self._whole(children),
+            "annotations ('name: type') are not supported in Tapir scripts",
             hint="to assign a value write 'name = value'",
+            parts=(children[0], children[-1]),
         )
 
     def pass_stmt(self, children: list[Any]) -> Pass:
@@ -253,71 +316,96 @@ class AstBuilder:
     def else_clause(self, children: list[Any]) -> tuple[Stmt, ...]:
         return children[2]  # type: ignore[no-any-return]
 
-    def loop_else(self, children: list[Any]) -> Any:
-        raise UnsupportedConstruct(
-            "'else' on a 'for' or 'while' loop is not supported in Tapir scripts",
+    def loop_else(self, children: list[Any]) -> Refused:
+        return self._refuse(
             self._sp(children[0]),
+            "'else' on a 'for' or 'while' loop is not supported in Tapir scripts",
             hint="use a flag variable set before 'break'",
+            parts=children[2],
         )
 
-    def while_stmt(self, children: list[Any]) -> While:
+    def while_stmt(self, children: list[Any]) -> While | list[Stmt]:
         body = children[3]
-        return While(self._join(self._sp(children[0]), body[-1].span), children[1], body)
+        loop = While(self._join(self._sp(children[0]), body[-1].span), children[1], body)
+        # the refused 'else' follows the loop (its body is still read, so its names are analysed)
+        return [loop, children[4]] if children[4] is not None else loop
 
-    def for_stmt(self, children: list[Any]) -> For:
+    def for_stmt(self, children: list[Any]) -> For | list[Stmt]:
         target = self._target(children[1], "cannot use {} as a loop variable")
         body = children[5]
-        return For(self._join(self._sp(children[0]), body[-1].span), target, children[3], body)
+        loop = For(self._join(self._sp(children[0]), body[-1].span), target, children[3], body)
+        return [loop, children[6]] if children[6] is not None else loop
 
-    def funcdef(self, children: list[Any]) -> FunctionDef:
-        name, params, body = children[1], children[3], children[7]
+    def funcdef(self, children: list[Any]) -> FunctionDef | list[Stmt]:
+        name, params, returns, body = children[1], children[3], children[5], children[7]
         docstring, body = self._docstring(body)
         span = self._join(self._sp(children[0]), children[7][-1].span)
-        return FunctionDef(span, str(name), tuple(params or ()), body, docstring)
+        refused: list[Stmt] = []
+        checked: list[Param] = []
+        for p in params or ():
+            pending = self._pending.pop(id(p), None)
+            if pending is not None and pending[0] is p:
+                refused.append(pending[1])
+            checked.append(p)
+        if returns is not None:
+            refused.append(returns)
+        fn = FunctionDef(span, str(name), tuple(checked), body, docstring, self._sp(name))
+        # refused annotations follow the def, as statements of their own, so each is reported
+        return [fn, *refused] if refused else fn
 
     def parameters(self, children: list[Any]) -> tuple[Param, ...]:
         params = [c for c in children if isinstance(c, Param)]
         seen: set[str] = set()
         has_default = False
+        out: list[Param] = []
         for p in params:
             if p.name in seen:
-                raise TapirSyntaxError(f"duplicate parameter '{p.name}'", p.span)
+                p = replace(p, default=self._refuse(p.span, f"duplicate parameter '{p.name}'", "syntax",
+                                                    parts=(p.default,)))
+                self._move_pending(params[len(out)], p)
             seen.add(p.name)
             if p.default is not None:
                 has_default = True
             elif has_default:
-                raise TapirSyntaxError(
-                    f"parameter '{p.name}' without a default follows a parameter with a default", p.span
-                )
-        return tuple(params)
+                new = replace(p, default=self._refuse(
+                    p.span, f"parameter '{p.name}' without a default follows a parameter with a default", "syntax"))
+                self._move_pending(p, new)
+                p = new
+            out.append(p)
+        return tuple(out)
+
+    def _move_pending(self, old: Param, new: Param) -> None:
+        pending = self._pending.pop(id(old), None)
+        if pending is not None:
+            self._pending[id(new)] = (new, pending[1])
 
     def param(self, children: list[Any]) -> Param:
-        name, default = children[0], children[-1]
-        return Param(self._whole(children), str(name), default)
+        name, annotation, default = children[0], children[1], children[-1]
+        param = Param(self._whole(children), str(name), default)
+        if annotation is not None:
+            self._pending[id(param)] = (param, annotation)
+        return param
 
-    def param_annotation(self, children: list[Any]) -> Any:
-        raise UnsupportedConstruct("type annotations are not supported in Tapir scripts", self._whole(children))
+    def param_annotation(self, children: list[Any]) -> Refused:
+        return self._refuse(self._whole(children), "type annotations are not supported in Tapir scripts")
 
-    def return_annotation(self, children: list[Any]) -> Any:
-        raise UnsupportedConstruct(
-            "return annotations ('-> type') are not supported in Tapir scripts", self._whole(children)
-        )
+    def return_annotation(self, children: list[Any]) -> Refused:
+        return self._refuse(self._whole(children), "return annotations ('-> type') are not supported in Tapir scripts")
 
     def _target(self, node: Expr, what: str) -> Any:
-        if isinstance(node, (Name, Subscript)):
+        if isinstance(node, (Name, Subscript, Refused)):
             return node
         if isinstance(node, (TupleExpr, ListExpr)):
-            for elt in node.elts:
-                self._target(elt, what)
-            return node
+            elts = tuple(self._target(elt, what) for elt in node.elts)
+            return node if all(a is b for a, b in zip(elts, node.elts, strict=True)) else replace(node, elts=elts)
         hint = "to compare two values use '=='" if isinstance(node, Compare) else None
         message = what.format(_describe(node))
-        raise TapirSyntaxError(message, self._outer(node), hint=hint)
+        return self._refuse(self._outer(node), message, "syntax", hint, parts=(node,))
 
     # -- expressions -------------------------------------------------------------------------
 
     def testlist_tuple(self, children: list[Any]) -> TupleExpr:
-        return TupleExpr(self._whole(children), tuple(c for c in children if isinstance(c, Node)))
+        return TupleExpr(self._whole(children), tuple(cast(Expr, c) for c in children if isinstance(c, Node)))
 
     exprlist_tuple = testlist_tuple
 
@@ -342,12 +430,13 @@ class AstBuilder:
     def comp_op(self, children: list[Token]) -> str:
         return " ".join(str(t) for t in children)
 
-    def _bitwise(self, children: list[Any]) -> Any:
+    def _bitwise(self, children: list[Any]) -> Refused:
         op = children[1]
-        raise UnsupportedConstruct(
-            f"the bitwise operator '{op}' is not supported in Tapir scripts",
+        return self._refuse(
             self._sp(op),
+            f"the bitwise operator '{op}' is not supported in Tapir scripts",
             hint=_BITWISE_HINTS.get(str(op)),
+            parts=children[0::2],
         )
 
     expr = xor_expr = and_expr = shift_expr = _bitwise
@@ -362,10 +451,11 @@ class AstBuilder:
 
     arith_expr = term = _chain
 
-    def unary(self, children: list[Any]) -> UnaryOp:
+    def unary(self, children: list[Any]) -> UnaryOp | Refused:
         op, operand = children
         if op.type == "TILDE":
-            raise UnsupportedConstruct("the bitwise operator '~' is not supported in Tapir scripts", self._sp(op))
+            return self._refuse(self._sp(op), "the bitwise operator '~' is not supported in Tapir scripts",
+                                parts=(operand,))
         return UnaryOp(self._range(op, operand), str(op), operand)
 
     def power(self, children: list[Any]) -> BinOp:
@@ -378,10 +468,13 @@ class AstBuilder:
         for arg in arguments or ():
             if isinstance(arg, Keyword):
                 if any(k.name == arg.name for k in keywords):
-                    raise TapirSyntaxError(f"keyword argument '{arg.name}' repeated", arg.span)
+                    args.append(self._refuse(arg.span, f"keyword argument '{arg.name}' repeated", "syntax",
+                                             parts=(arg.value,)))
+                    continue
                 keywords.append(arg)
             elif keywords:
-                raise TapirSyntaxError("positional argument follows keyword argument", self._outer(arg))
+                args.append(self._refuse(self._outer(arg), "positional argument follows keyword argument", "syntax",
+                                         parts=(arg,)))
             else:
                 args.append(arg)
         return Call(self._range(func, rpar), func, tuple(args), tuple(keywords))
@@ -396,7 +489,7 @@ class AstBuilder:
         return Subscript(self._range(children[0], children[3]), children[0], children[2])
 
     def subscripts(self, children: list[Any]) -> Expr:
-        items = [c for c in children if isinstance(c, Node)]
+        items = [cast(Expr, c) for c in children if isinstance(c, Node)]
         if len(items) == 1 and len(children) == 2 and children[1] is None:
             return items[0]
         return TupleExpr(self._whole(children), tuple(items))
@@ -444,28 +537,27 @@ class AstBuilder:
     def dict_item(self, children: list[Any]) -> tuple[Expr, Expr]:
         return children[0], children[2]
 
-    def _refused(self, children: list[Any], what: str, hint: str) -> UnsupportedConstruct:
+    def _refused(self, children: list[Any], what: str, hint: str) -> Refused:
         first = children[0]
         last = children[-1]
         end = last[-1].span if isinstance(last, list) else self._sp(last)
-        return UnsupportedConstruct(
-            f"{what} are not supported in Tapir scripts", self._join(self._sp(first), end), hint=hint
-        )
+        return self._refuse(self._join(self._sp(first), end), f"{what} are not supported in Tapir scripts",
+                            hint=hint, parts=children)
 
-    def genexp(self, children: list[Any]) -> Any:
-        raise self._refused(children, "generator expressions", "use a list comprehension: [x for x in items]")
+    def genexp(self, children: list[Any]) -> Refused:
+        return self._refused(children, "generator expressions", "use a list comprehension: [x for x in items]")
 
-    def set_display(self, children: list[Any]) -> Any:
-        raise self._refused(children, "set literals", "use a list: [a, b]")
+    def set_display(self, children: list[Any]) -> Refused:
+        return self._refused(children, "set literals", "use a list: [a, b]")
 
-    def setcomp(self, children: list[Any]) -> Any:
-        raise self._refused(children, "set comprehensions", "use a list comprehension: [x for x in items]")
+    def setcomp(self, children: list[Any]) -> Refused:
+        return self._refused(children, "set comprehensions", "use a list comprehension: [x for x in items]")
 
-    def dictcomp(self, children: list[Any]) -> Any:
-        raise self._refused(children, "dict comprehensions", "build the dict in a 'for' loop")
+    def dictcomp(self, children: list[Any]) -> Refused:
+        return self._refused(children, "dict comprehensions", "build the dict in a 'for' loop")
 
-    def ellipsis(self, children: list[Any]) -> Any:
-        raise UnsupportedConstruct("'...' is not supported in Tapir scripts", self._sp(children[0]), hint="use 'pass'")
+    def ellipsis(self, children: list[Any]) -> Refused:
+        return self._refuse(self._sp(children[0]), "'...' is not supported in Tapir scripts", hint="use 'pass'")
 
     def comp_clauses(self, children: list[Any]) -> list[Comprehension]:
         gens: list[Comprehension] = []
@@ -495,14 +587,14 @@ class AstBuilder:
         # `$screen:element` (the upstream spelling) names the same element as `$screen__element`.
         return ElementRef(self._sp(children[0]), str(children[0])[1:].replace(":", "__", 1))
 
-    def number(self, children: list[Token]) -> Constant:
+    def number(self, children: list[Token]) -> Constant | Refused:
         tok = children[0]
         if tok.type == "IMAG_NUMBER":
-            raise UnsupportedConstruct("complex numbers are not supported in Tapir scripts", self._sp(tok))
+            return self._refuse(self._sp(tok), "complex numbers are not supported in Tapir scripts")
         try:
             return Constant(self._sp(tok), decode_number(str(tok)))
         except LiteralProblem as p:
-            raise TapirSyntaxError(p.message, self._sp(tok)) from None
+            return self._refuse(self._sp(tok), p.message, "syntax")
 
     def const_none(self, children: list[Any]) -> Constant:
         return Constant(self._sp(children[0]), None)
@@ -513,13 +605,13 @@ class AstBuilder:
     def const_false(self, children: list[Any]) -> Constant:
         return Constant(self._sp(children[0]), False)
 
-    def strings(self, children: list[Token]) -> Constant | FString:
+    def strings(self, children: list[Token]) -> Constant | FString | Refused:
         parts: list[Expr] = []
         is_f = False
         for tok in children:
             st = split_string(str(tok))
             if st.is_bytes:
-                raise UnsupportedConstruct("bytes literals (b'...') are not supported in Tapir scripts", self._sp(tok))
+                return self._refuse(self._sp(tok), "bytes literals (b'...') are not supported in Tapir scripts")
             try:
                 if st.is_fstring:
                     is_f = True
@@ -528,11 +620,11 @@ class AstBuilder:
                     value = st.body if st.raw else decode_escapes(st.body, st.body_start)
                     parts.append(Constant(self._sp(tok), value))
             except LiteralProblem as p:
-                err = UnsupportedConstruct if p.unsupported else TapirSyntaxError
-                raise err(p.message, self._token_range(tok, p.start, p.end)) from None
+                return self._refuse(self._token_range(tok, p.start, p.end), p.message,
+                                    "unsupported" if p.unsupported else "syntax")
         span = self._range(children[0], children[-1])
         if not is_f:
-            return Constant(span, "".join(p.value for p in parts))  # type: ignore[union-attr]
+            return Constant(span, "".join(str(cast(Constant, p).value) for p in parts))
         merged: list[Expr] = []
         for part in parts:
             prev = merged[-1] if merged else None
@@ -556,50 +648,62 @@ class AstBuilder:
                 parts.append(Constant(self._token_range(tok, start, body_start + piece.end), text))
                 continue
             line, col = self._in_token(tok, body_start + piece.expr_start)
-            value = self._field_parser(body[piece.expr_start : piece.expr_end], line, col)
             span = self._token_range(tok, body_start + piece.start, body_start + piece.end)
+            field_text = body[piece.expr_start : piece.expr_end]
+            field_offset = (tok.start_pos or 0) + body_start + piece.expr_start
+            try:
+                value = self._field_parser(field_text, line, col, field_offset)
+            except TapirError as exc:
+                value = self._refuse(exc.span or span, exc.message, exc.code, exc.hint)
             parts.append(FormattedValue(span, value, piece.conversion, piece.format_spec))
         return parts
 
 
-def shift_spans(node: Any, line_offset: int, column_offset: int) -> Any:
-    """A copy of ``node`` moved ``line_offset`` lines down; positions on line 1 also move right.
+def _flatten(items: Sequence[Any]) -> list[Any]:
+    out: list[Any] = []
+    for item in items:
+        if isinstance(item, (list, tuple)) and not isinstance(item, Node):
+            out.extend(_flatten(item))
+        else:
+            out.append(item)
+    return out
+
+
+class _Shift(NodeVisitor[Any]):
+    """A copy of a tree moved ``lines`` lines down and ``offset`` characters on; positions on its
+    first line also move ``columns`` right."""
+
+    def __init__(self, lines: int, columns: int, offset: int) -> None:
+        self.lines, self.columns, self.offset = lines, columns, offset
+
+    def span(self, span: Span) -> Span:
+        def at(line: int, col: int) -> tuple[int, int]:
+            return (line + self.lines, col + self.columns) if line == 1 else (line + self.lines, col)
+
+        a, b = at(span.line, span.column), at(span.end_line, span.end_column)
+        shift = self.offset
+        return Span(a[0], a[1], b[0], b[1], span.offset + shift if span.offset >= 0 else -1,
+                    span.end_offset + shift if span.end_offset >= 0 else -1)
+
+    def generic_visit(self, node: Any, context: Any = None) -> Any:
+        if isinstance(node, tuple):
+            return tuple(self.visit(item) for item in node)
+        if not isinstance(node, Node):
+            return node
+        changes: dict[str, Any] = {}
+        for f in fields(node):
+            value = getattr(node, f.name)
+            if isinstance(value, Span):
+                changes[f.name] = self.span(value)
+            elif isinstance(value, (Node, tuple)):
+                changes[f.name] = self.visit(value)
+        return replace(node, **changes)
+
+
+def shift_spans(node: Any, line_offset: int, column_offset: int, offset: int = 0) -> Any:
+    """A copy of ``node`` moved ``line_offset`` lines down and ``offset`` characters on; positions
+    on line 1 also move right.
 
     Used for f-string fields, which are parsed on their own and then placed in the script.
     """
-    def move(span: Span) -> Span:
-        def at(line: int, col: int) -> tuple[int, int]:
-            return (line + line_offset, col + column_offset) if line == 1 else (line + line_offset, col)
-
-        a, b = at(span.line, span.column), at(span.end_line, span.end_column)
-        return Span(a[0], a[1], b[0], b[1])
-
-    if isinstance(node, tuple):
-        return tuple(shift_spans(item, line_offset, column_offset) for item in node)
-    if not isinstance(node, Node):
-        return node
-    changes: dict[str, Any] = {}
-    for f in fields(node):
-        value = getattr(node, f.name)
-        if isinstance(value, Span):
-            changes[f.name] = move(value)
-        elif isinstance(value, (Node, tuple)):
-            changes[f.name] = shift_spans(value, line_offset, column_offset)
-    return replace(node, **changes)
-
-
-def check_statement_context(body: Sequence[Stmt], in_loop: bool = False, in_function: bool = False) -> None:
-    """Refuse 'break'/'continue' outside a loop and 'return' outside a function, as Python does."""
-    for stmt in body:
-        if isinstance(stmt, (Break, Continue)) and not in_loop:
-            word = "break" if isinstance(stmt, Break) else "continue"
-            raise TapirSyntaxError(f"'{word}' outside a loop", stmt.span)
-        if isinstance(stmt, Return) and not in_function:
-            raise TapirSyntaxError("'return' outside a function", stmt.span)
-        if isinstance(stmt, If):
-            check_statement_context(stmt.body, in_loop, in_function)
-            check_statement_context(stmt.orelse, in_loop, in_function)
-        elif isinstance(stmt, (While, For)):
-            check_statement_context(stmt.body, True, in_function)
-        elif isinstance(stmt, FunctionDef):
-            check_statement_context(stmt.body, False, True)
+    return _Shift(line_offset, column_offset, offset).visit(node)

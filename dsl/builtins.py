@@ -1,21 +1,21 @@
-"""The builtin functions of the language: exactly ``api.BUILTINS``, each a safe re-implementation.
+"""The builtin functions of the language, each a safe re-implementation and a registry entry.
 
-Each builtin is ``fn(host, args, kwargs, span)``. ``host`` is the running interpreter seen
-through the small ``Host`` interface (calling script functions for ``key=``, iterating element
-lists through the device runtime, printing), so builtins never hold interpreter internals.
-Results are always script values; every allocation goes through the size budget.
+Each builtin is ``fn(host, args, kwargs, span)``, registered with its signature (the registry
+checks the argument count and keywords before calling it). ``host`` is the running interpreter
+seen through the small ``Host`` interface (calling script functions for ``key=``, iterating
+element lists through the device runtime, printing), so builtins never hold interpreter
+internals. Results are always script values; every allocation goes through the size budget.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator
-from types import MappingProxyType
 from typing import Any, Protocol
 
-from tapir.dsl import api
 from tapir.dsl.budget import Meter, budget_exceeded
 from tapir.dsl.errors import ScriptError, Span
+from tapir.dsl.registry import REGISTRY, Entry, Namespace
 from tapir.dsl.safeops import (
     NUMBER_TYPES,
     add,
@@ -24,7 +24,7 @@ from tapir.dsl.safeops import (
     sort_key_safe,
     to_str,
 )
-from tapir.dsl.values import Builtin, type_name
+from tapir.dsl.values import type_name
 
 
 class Host(Protocol):
@@ -45,22 +45,6 @@ class Host(Protocol):
 
 BuiltinFn = Callable[[Host, list[Any], dict[str, Any], Span], Any]
 _MISSING: Any = object()
-
-
-def arity(name: str, args: list[Any], kwargs: dict[str, Any], span: Span, lo: int, hi: int,
-          keywords: tuple[str, ...] = ()) -> None:
-    """Python-like argument count and keyword checks."""
-    for k in kwargs:
-        if k not in keywords:
-            raise ScriptError(f"{name}() got an unexpected keyword argument '{k}'", span)
-    if not lo <= len(args) <= hi:
-        if lo == hi:
-            want = f"exactly {lo} argument{'s' if lo != 1 else ''}"
-        elif len(args) < lo:
-            want = f"at least {lo} argument{'s' if lo != 1 else ''}"
-        else:
-            want = f"at most {hi} argument{'s' if hi != 1 else ''}"
-        raise ScriptError(f"{name}() takes {want} ({len(args)} given)", span)
 
 
 def materialize(host: Host, value: Any, span: Span) -> list[Any]:
@@ -124,12 +108,10 @@ def _orderable(keys: list[Any]) -> bool:
 
 
 def _len(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> int:
-    arity("len", args, kwargs, span, 1, 1)
     return host.length(args[0], span)
 
 
 def _range(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> range:
-    arity("range", args, kwargs, span, 1, 3)
     for a in args:
         if type(a) not in (int, bool):
             raise ScriptError(f"'{type_name(a)}' object cannot be interpreted as an integer", span)
@@ -146,7 +128,6 @@ def _range(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> r
 
 
 def _print(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> None:
-    arity("print", args, kwargs, span, 0, 1 << 30, ("sep", "end"))
     sep, end = kwargs.get("sep", " "), kwargs.get("end", "\n")
     for name, v in (("sep", sep), ("end", end)):
         if v is not None and type(v) is not str:
@@ -160,12 +141,10 @@ def _print(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> N
 
 
 def _str(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> str:
-    arity("str", args, kwargs, span, 0, 1)
     return to_str(args[0], host.meter, span) if args else ""
 
 
 def _int(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> int:
-    arity("int", args, kwargs, span, 0, 2, ("base",))
     if not args:
         return 0
     x = args[0]
@@ -185,7 +164,6 @@ def _int(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> int
 
 
 def _float(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> float:
-    arity("float", args, kwargs, span, 0, 1)
     if not args:
         return 0.0
     x = args[0]
@@ -198,13 +176,11 @@ def _float(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> f
 
 
 def _bool(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> bool:
-    arity("bool", args, kwargs, span, 0, 1)
     return bool(args[0]) if args else False
 
 
 def _extreme(name: str, op: str) -> BuiltinFn:
     def fn(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> Any:
-        arity(name, args, kwargs, span, 1, 1 << 30, ("key", "default"))
         key = kwargs.get("key")
         if len(args) == 1:
             items = materialize(host, args[0], span)
@@ -228,20 +204,17 @@ def _extreme(name: str, op: str) -> BuiltinFn:
 
 
 def _abs(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> Any:
-    arity("abs", args, kwargs, span, 1, 1)
     if type(args[0]) not in NUMBER_TYPES:
         raise ScriptError(f"bad operand type for abs(): '{type_name(args[0])}'", span)
     return abs(args[0])
 
 
 def _sorted(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> list[Any]:
-    arity("sorted", args, kwargs, span, 1, 1, ("key", "reverse"))
     items = materialize(host, args[0], span)
     return sort_values(host, items, kwargs.get("key"), kwargs.get("reverse", False), span)
 
 
 def _enumerate(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> list[tuple[int, Any]]:
-    arity("enumerate", args, kwargs, span, 1, 2, ("start",))
     start = args[1] if len(args) > 1 else kwargs.get("start", 0)
     if type(start) not in (int, bool):
         raise ScriptError(f"'{type_name(start)}' object cannot be interpreted as an integer", span)
@@ -250,13 +223,11 @@ def _enumerate(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) 
 
 
 def _zip(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> list[tuple[Any, ...]]:
-    arity("zip", args, kwargs, span, 0, 1 << 30)
     columns = [materialize(host, a, span) for a in args]
     return list(zip(*columns, strict=False))
 
 
 def _list(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> list[Any]:
-    arity("list", args, kwargs, span, 0, 1)
     return materialize(host, args[0], span) if args else []
 
 
@@ -290,21 +261,18 @@ def _dict(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> di
 
 
 def _any(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> bool:
-    arity("any", args, kwargs, span, 1, 1)
     items = materialize(host, args[0], span)
     host.meter.charge(len(items), span)
     return any(items)
 
 
 def _all(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> bool:
-    arity("all", args, kwargs, span, 1, 1)
     items = materialize(host, args[0], span)
     host.meter.charge(len(items), span)
     return all(items)
 
 
 def _sum(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> Any:
-    arity("sum", args, kwargs, span, 1, 2, ("start",))
     total = args[1] if len(args) > 1 else kwargs.get("start", 0)
     if type(total) is str:
         raise ScriptError("sum() can't sum strings [use ''.join(seq) instead]", span)
@@ -316,7 +284,6 @@ def _sum(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> Any
 
 
 def _round(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> Any:
-    arity("round", args, kwargs, span, 1, 2, ("ndigits",))
     x = args[0]
     nd = args[1] if len(args) > 1 else kwargs.get("ndigits")
     if type(x) not in NUMBER_TYPES:
@@ -329,18 +296,36 @@ def _round(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> A
         raise ScriptError(str(exc), span) from None
 
 
-_IMPLEMENTATIONS: dict[str, BuiltinFn] = {
-    "len": _len, "range": _range, "print": _print, "str": _str, "int": _int, "float": _float,
-    "bool": _bool, "min": _extreme("min", "<"), "max": _extreme("max", ">"), "abs": _abs,
-    "sorted": _sorted, "enumerate": _enumerate, "zip": _zip, "list": _list, "dict": _dict,
-    "any": _any, "all": _all, "sum": _sum, "round": _round,
-}
+def _define(signature: str, doc: str, impl: BuiltinFn, **params: str) -> None:
+    REGISTRY.add(Entry.define(signature, Namespace.BUILTIN, doc, impl, params=params or None))
 
-if set(_IMPLEMENTATIONS) != set(api.BUILTINS):  # the registry is the one list of builtins
-    raise ImportError(f"builtins out of sync with api.BUILTINS: {set(_IMPLEMENTATIONS) ^ set(api.BUILTINS)}")
 
-#: The builtins as script values, read-only: a script that assigns ``len = 5`` shadows ``len``
-#: in its own globals; this table cannot change.
-BUILTINS: MappingProxyType[str, Builtin] = MappingProxyType(
-    {name: Builtin(name, _IMPLEMENTATIONS[name]) for name in api.BUILTINS}
-)
+_define("len(obj: any, /) -> int", "The number of items of a string, list, dict, range or list element.", _len)
+_define("range(start_or_stop: int, stop: int = None, step: int = None, /) -> range",
+        "The integers from start (default 0) up to but not including stop, by step: range(5), range(1, 10, 2).",
+        _range)
+_define("print(*values: any, sep: str = ' ', end: str = '\\n') -> None",
+        "Write the values, separated by sep, followed by end, to the output.", _print)
+_define("str(value: any = '', /) -> str", "The value as text.", _str)
+_define("int(value: any = 0, /, base: int = 10) -> int",
+        "The value as an integer (a string in the given base, a number truncated).", _int)
+_define("float(value: any = 0.0, /) -> float", "The value as a floating-point number.", _float)
+_define("bool(value: any = False, /) -> bool", "True or False: whether the value is true.", _bool)
+_define("min(items: any, /, *more: any, key: function = None, default: any = None) -> any",
+        "The smallest of the values, or of one iterable's items (key: what to compare).", _extreme("min", "<"))
+_define("max(items: any, /, *more: any, key: function = None, default: any = None) -> any",
+        "The largest of the values, or of one iterable's items (key: what to compare).", _extreme("max", ">"))
+_define("abs(number: any, /) -> any", "The absolute value of a number.", _abs)
+_define("sorted(items: any, /, *, key: function = None, reverse: bool = False) -> list",
+        "A new sorted list of the items (key: what to compare; reverse: largest first).", _sorted)
+_define("enumerate(items: any, /, start: int = 0) -> list",
+        "(index, item) pairs of the items, counting from start.", _enumerate)
+_define("zip(*iterables: any) -> list", "Tuples of the items at the same position in each iterable.", _zip)
+_define("list(items: any = None, /) -> list", "A new list of the items (an empty list without).", _list)
+_define("dict(pairs: any = None, /, **items: any) -> dict",
+        "A new dict from a dict or (key, value) pairs, plus keyword items.", _dict)
+_define("any(items: any, /) -> bool", "True when at least one item is true.", _any)
+_define("all(items: any, /) -> bool", "True when every item is true (or there are none).", _all)
+_define("sum(items: any, /, start: any = 0) -> any", "The total of the items, plus start.", _sum)
+_define("round(number: any, /, ndigits: int = None) -> any",
+        "The number rounded to ndigits decimals (to an integer without).", _round)

@@ -8,7 +8,7 @@ from tapir.dsl import ast as A
 from tapir.dsl.closure_runtime import Eval, Frame, refuse
 from tapir.dsl.errors import SandboxViolation, ScriptError
 from tapir.dsl.methods import lookup as lookup_method
-from tapir.dsl.scopes import Scope, step_cost, target_names
+from tapir.dsl.scopes import Scope, step_cost
 from tapir.dsl.values import ElementHandle, ScriptFunction
 
 if TYPE_CHECKING:
@@ -90,10 +90,7 @@ def e_listcomp(comp: Compiler, node: A.ListComp, scope: Scope) -> Eval:
         raise SandboxViolation("malformed list comprehension", node.span)
     for g in gens:
         comp.check_node(g, (A.Comprehension,), "comprehension")
-    names: set[str] = set()
-    for g in gens:
-        target_names(g.target, names)
-    cscope = Scope("comprehension", names, scope)
+    cscope = Scope("comprehension", comp.local_names(node), scope)
     first_iter = comp.expr(gens[0].iter, scope)
     levels = []
     for n, g in enumerate(gens):

@@ -7,18 +7,17 @@ Each function compiles one expression type for a ``Compiler`` (``comp``); the di
 from __future__ import annotations
 
 import difflib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from tapir.dsl import api
 from tapir.dsl import ast as A
 from tapir.dsl.budget import budget_exceeded
-from tapir.dsl.builtins import BUILTINS
 from tapir.dsl.closure_runtime import Eval, Frame, refuse
 from tapir.dsl.errors import SandboxViolation, ScriptError, Span, TapirError, UnknownElement
 from tapir.dsl.fast_ops import CONST_CMP, INT_CONST_OPS, compare1, const_compare, int_const_binop, local_const_compare
+from tapir.dsl.registry import REGISTRY, Namespace
 from tapir.dsl.safeops import BINOPS, add, check_key, compare, format_value, mul, to_str, unary
 from tapir.dsl.scopes import Scope
-from tapir.dsl.values import ApiFunction, ElementHandle
+from tapir.dsl.values import ElementHandle
 
 if TYPE_CHECKING:
     from tapir.dsl.compiler import Compiler
@@ -35,20 +34,13 @@ _PY_BUILTINS = frozenset(
     "__build_class__ __builtins__ __loader__ __spec__ __name__ __doc__ __package__ __debug__".split()
 )
 
-#: The registry's globals as script values: ``back``/``enter`` and the legacy ``tap($x)`` forms.
-API_GLOBALS: dict[str, Any] = {
-    **{name: ApiFunction(entry, legacy=True) for name, entry in api.LEGACY_GLOBALS.items()},
-    **{name: ApiFunction(entry, legacy=False) for name, entry in api.GLOBALS.items()},
-}
-
-
 def not_defined(name: str, span: Span) -> TapirError:
     if name.startswith("__") or name in _PY_BUILTINS:
         return SandboxViolation(
             f"'{name}' is not available in Tapir scripts", span,
-            hint="builtins: " + ", ".join(api.BUILTINS),
+            hint="builtins: " + ", ".join(REGISTRY.names(Namespace.BUILTIN)),
         )
-    close = difflib.get_close_matches(name, [*api.BUILTINS, *API_GLOBALS], n=1)
+    close = difflib.get_close_matches(name, REGISTRY.global_names(), n=1)
     return ScriptError(f"name '{name}' is not defined", span, hint=f"did you mean '{close[0]}'?" if close else None)
 
 
@@ -75,7 +67,9 @@ def e_name(comp: Compiler, node: A.Name, scope: Scope) -> Eval:
     hops = scope.resolve(name)
     if hops is None:
         g = comp.g
-        default = BUILTINS.get(name, API_GLOBALS.get(name, _MISSING))
+        # the registry's builtins and API functions, read when the script is compiled
+        found = REGISTRY.script_value(name)
+        default = _MISSING if found is None else found
 
         def load_global(fr: Frame) -> Any:
             v = g.get(name, default)
@@ -301,7 +295,7 @@ def e_compare(comp: Compiler, node: A.Compare, scope: Scope) -> Eval:
         if type(c) is A.Constant and type(c.value) in (int, str) and op in CONST_CMP:
             local = comp.local_name(node.left, scope)
             if local is not None:
-                return local_const_compare(op, local, left, c.value, m, span)
+                return local_const_compare(op, local, left, cast(int | str, c.value), m, span)
             return const_compare(op, left, c.value, m, span)
         return compare1(op, left, right, m, span)
 

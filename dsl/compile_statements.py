@@ -14,7 +14,7 @@ from tapir.dsl.builtins import materialize
 from tapir.dsl.closure_runtime import BREAK, CONTINUE, RETURN, Eval, Exec, Frame, convert_exception, refuse
 from tapir.dsl.errors import AssertionFailed, SandboxViolation, ScriptError, Span, TapirError
 from tapir.dsl.safeops import BINOPS, mul, to_str
-from tapir.dsl.scopes import Scope, assigned_names, step_cost
+from tapir.dsl.scopes import Scope, step_cost
 from tapir.dsl.values import ScriptFunction
 
 if TYPE_CHECKING:
@@ -346,7 +346,7 @@ def s_def(comp: Compiler, node: A.FunctionDef, scope: Scope, loop: bool, func: b
             defaults.append(comp.expr(p.default, scope))
         elif defaults:
             return refuse(ScriptError("parameter without a default follows parameter with a default", p.span))
-    fscope = Scope("function", set(params) | assigned_names(node.body, set()), scope)
+    fscope = Scope("function", comp.local_names(node), scope)
     body = comp.block(node.body, fscope, loop=False, func=True)
     store = comp.store(A.Name(node.span, name), scope)
     m = comp.m

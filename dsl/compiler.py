@@ -1,11 +1,13 @@
 """Compiling the AST to Python closures: the interpreter's inner loop.
 
 Each node becomes a closure once; running a script is calling closures, several times faster
-than walking the tree with a visitor. Expression closures take the current ``Frame`` and return
+than walking the tree at run time. Expression closures take the current ``Frame`` and return
 a value; statement closures return ``None`` or a control signal (``BREAK``/``CONTINUE``/
-``RETURN``) instead of raising. Node types are looked up in two dispatch tables (``_STMTS``,
-``_EXPRS``): anything not listed is refused (default deny), and node fields are checked as they
-are compiled, so a hand-built AST cannot smuggle in a host object.
+``RETURN``) instead of raising. The ``Compiler`` is a ``NodeVisitor``: each node class it
+compiles has a ``visit_<Class>`` (the functions of the modules below), looked up by exact class;
+anything else is refused (default deny), and node fields are checked as they are compiled, so a
+hand-built AST cannot smuggle in a host object. Which names are local to a function or a
+comprehension comes from the analysis' ``Binder`` (``tapir.dsl.bindings.scope_table``).
 
 Every statement closure charges its steps inline (``meter.steps += cost``; the slower checks run
 only when a checkpoint is passed) and turns Python exceptions raised beneath it into the
@@ -28,29 +30,39 @@ from tapir.dsl import ast as A
 from tapir.dsl import compile_calls as C
 from tapir.dsl import compile_expressions as E
 from tapir.dsl import compile_statements as S
+from tapir.dsl.bindings import local_scope, scope_table
 from tapir.dsl.builtins import materialize
 from tapir.dsl.closure_runtime import BREAK, CONTINUE, RETURN, Eval, Exec, Frame, convert_exception, span_of
-from tapir.dsl.compile_expressions import API_GLOBALS
 from tapir.dsl.errors import SandboxViolation, ScriptError, Span, TapirError
 from tapir.dsl.scopes import Scope, step_cost
 from tapir.dsl.values import ElementHandle, type_name
+from tapir.dsl.visitor import NodeVisitor
 
 if TYPE_CHECKING:
     from tapir.dsl.interpreter import Interpreter
 
 # Names other modules import from here (the interpreter, tests); they live in the modules above.
 __all__ = [
-    "API_GLOBALS", "BREAK", "CONTINUE", "RETURN", "Compiler", "Eval", "Exec", "Frame", "convert_exception", "span_of",
+    "BREAK", "CONTINUE", "RETURN", "Compiler", "Eval", "Exec", "Frame", "convert_exception", "span_of",
 ]
 
 
-class Compiler:
+class Compiler(NodeVisitor[Any]):
     """Compiles one module for one ``Interpreter``: closures capture its meter and globals."""
 
     def __init__(self, interp: Interpreter) -> None:
         self.i = interp
         self.m = interp.meter
         self.g = interp.globals
+        #: The scope each function and comprehension opens (by id), from the analysis' Binder.
+        self.scopes: dict[int, Any] = {}
+
+    def local_names(self, node: A.FunctionDef | A.ListComp) -> set[str]:
+        """The names local to a function (parameters included) or a comprehension."""
+        found = self.scopes.get(id(node))
+        if found is None:  # a node the module's binding pass did not see (a hand-built tree)
+            found = local_scope(node)
+        return set(found.names)
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -68,6 +80,7 @@ class Compiler:
     def module(self, node: A.Module) -> tuple[Exec, list[Any]]:
         if type(node.body) is not tuple:
             raise SandboxViolation("malformed module", node.span)
+        self.scopes = scope_table(node)
         scope = Scope("module", set(), None)
         last: list[Any] = []
         stmts = list(node.body)
@@ -113,7 +126,7 @@ class Compiler:
     # -- statements ----------------------------------------------------------------------------
 
     def stmt(self, node: A.Stmt, scope: Scope, loop: bool, func: bool) -> Exec:
-        compile_ = _STMTS.get(type(node))
+        compile_ = self.method_for(type(node)) if type(node) in _STATEMENTS else None
         if compile_ is None:
             raise SandboxViolation(
                 f"unsupported statement type {type(node).__name__}",
@@ -212,7 +225,7 @@ class Compiler:
     # -- expressions -------------------------------------------------------------------------------
 
     def expr(self, node: A.Node, scope: Scope) -> Eval:
-        compile_ = _EXPRS.get(type(node))
+        compile_ = self.method_for(type(node)) if type(node) in _EXPRESSIONS else None
         if compile_ is None:
             raise SandboxViolation(
                 f"unsupported expression type {type(node).__name__}",
@@ -252,38 +265,44 @@ class Compiler:
         return ev
 
 
-_STMTS: dict[type, Callable[..., Exec]] = {
-    A.ExprStmt: S.s_expr,
-    A.Assign: S.s_assign,
-    A.AugAssign: S.s_augassign,
-    A.If: S.s_if,
-    A.While: S.s_while,
-    A.For: S.s_for,
-    A.Break: S.s_break,
-    A.Continue: S.s_continue,
-    A.Pass: S.s_pass,
-    A.FunctionDef: S.s_def,
-    A.Return: S.s_return,
-    A.Assert: S.s_assert,
-}
+    # -- what compiles, and how: one visit_ function per node class ----------------------------------
 
-_EXPRS: dict[type, Callable[..., Eval]] = {
-    A.Constant: E.e_constant,
-    A.Name: E.e_name,
-    A.ElementRef: E.e_element,
-    A.FString: E.e_fstring,
-    A.FormattedValue: E.e_formatted,
-    A.ListExpr: E.e_list,
-    A.TupleExpr: E.e_tuple,
-    A.DictExpr: E.e_dict,
-    A.BinOp: E.e_binop,
-    A.UnaryOp: E.e_unary,
-    A.BoolOp: E.e_boolop,
-    A.Compare: E.e_compare,
-    A.IfExp: E.e_ifexp,
-    A.Slice: E.e_slice,
-    A.Subscript: E.e_subscript,
-    A.Attribute: E.e_attribute,
-    A.Call: C.e_call,
-    A.ListComp: C.e_listcomp,
-}
+    visit_ExprStmt = S.s_expr
+    visit_Assign = S.s_assign
+    visit_AugAssign = S.s_augassign
+    visit_If = S.s_if
+    visit_While = S.s_while
+    visit_For = S.s_for
+    visit_Break = S.s_break
+    visit_Continue = S.s_continue
+    visit_Pass = S.s_pass
+    visit_FunctionDef = S.s_def
+    visit_Return = S.s_return
+    visit_Assert = S.s_assert
+
+    visit_Constant = E.e_constant
+    visit_Name = E.e_name
+    visit_ElementRef = E.e_element
+    visit_FString = E.e_fstring
+    visit_FormattedValue = E.e_formatted
+    visit_ListExpr = E.e_list
+    visit_TupleExpr = E.e_tuple
+    visit_DictExpr = E.e_dict
+    visit_BinOp = E.e_binop
+    visit_UnaryOp = E.e_unary
+    visit_BoolOp = E.e_boolop
+    visit_Compare = E.e_compare
+    visit_IfExp = E.e_ifexp
+    visit_Slice = E.e_slice
+    visit_Subscript = E.e_subscript
+    visit_Attribute = E.e_attribute
+    visit_Call = C.e_call
+    visit_ListComp = C.e_listcomp
+
+
+#: The node classes that compile as statements and as expressions (everything else is refused).
+_STATEMENTS = frozenset({A.ExprStmt, A.Assign, A.AugAssign, A.If, A.While, A.For, A.Break, A.Continue, A.Pass,
+                         A.FunctionDef, A.Return, A.Assert})
+_EXPRESSIONS = frozenset({A.Constant, A.Name, A.ElementRef, A.FString, A.FormattedValue, A.ListExpr, A.TupleExpr,
+                          A.DictExpr, A.BinOp, A.UnaryOp, A.BoolOp, A.Compare, A.IfExp, A.Slice, A.Subscript,
+                          A.Attribute, A.Call, A.ListComp})

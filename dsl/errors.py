@@ -24,46 +24,14 @@ a caret.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from tapir.dsl.diagnostics import ERROR, Diagnostic, count_summary, render_block
+from tapir.dsl.positions import Span
 
-
-@dataclass(frozen=True, order=True)
-class Span:
-    """A region of source text. Lines and columns are 1-based; the end is exclusive."""
-
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-
-    @classmethod
-    def point(cls, line: int, column: int) -> Span:
-        return cls(line, column, line, column + 1)
-
-    def __str__(self) -> str:
-        return f"{self.line}:{self.column}"
-
-
-#: How much of a long source line is quoted on either side of the error.
-_QUOTE_CONTEXT = 60
-
-
-def _quote(raw: str, span: Span) -> list[str]:
-    """The source line and a caret line under ``span``; long lines are cut around the span."""
-    text = raw.expandtabs(4)
-    # Columns count characters of the raw line; the caret must sit under the expanded one.
-    start = len(raw[: max(span.column - 1, 0)].expandtabs(4))
-    if span.end_line == span.line:
-        end = len(raw[: max(span.end_column - 1, 0)].expandtabs(4))
-    else:
-        end = len(text)
-    end = max(end, start + 1)
-    lo = max(start - _QUOTE_CONTEXT, 0)
-    hi = min(end + _QUOTE_CONTEXT, len(text))
-    prefix = "..." if lo > 0 else ""
-    suffix = "..." if hi < len(text) else ""
-    caret = " " * (len(prefix) + start - lo) + "^" * max(min(end, hi) - start, 1)
-    return [f"    {prefix}{text[lo:hi]}{suffix}", f"    {caret}"]
+__all__ = [
+    "ActionError", "AssertionFailed", "BudgetExceeded", "DeviceError", "DocumentError", "ElementNotFound",
+    "HierarchyError", "SandboxViolation", "ScreenNotReached", "ScriptError", "ScriptRuntimeError", "Span",
+    "TapirError", "TapirSyntaxError", "UnknownElement", "UnsupportedConstruct", "UsageError",
+]
 
 
 class TapirError(Exception):
@@ -108,17 +76,13 @@ class TapirError(Exception):
             return where
         return f"{where}:{self.span.line}:{self.span.column}"
 
+    def diagnostic(self) -> Diagnostic:
+        """The error as a ``Diagnostic`` (what ``tapir check`` and the language server report)."""
+        return Diagnostic(self.code, ERROR, self.span, self.message, self.hint)
+
     def render(self) -> str:
         """``file:line:col: Category: message``, then the source line and a caret under the span."""
-        where = self.location()
-        lines = [f"{where}: {self.category}: {self.message}" if where else f"{self.category}: {self.message}"]
-        if self.span is not None and self.source is not None:
-            src_lines = self.source.splitlines()
-            if 1 <= self.span.line <= len(src_lines):
-                lines += _quote(src_lines[self.span.line - 1], self.span)
-        if self.hint:
-            lines.append(f"  hint: {self.hint}")
-        return "\n".join(lines)
+        return render_block(self.category, self.message, self.span, self.source, self.filename, self.hint)
 
     def __str__(self) -> str:
         return self.render()
@@ -170,34 +134,31 @@ class AssertionFailed(ScriptRuntimeError):
     code = "assert"
 
 
-@dataclass(frozen=True)
-class Problem:
-    """One problem found in a document or a script check; many are reported together."""
-
-    message: str
-    line: int | None = None
-    column: int | None = None
-    severity: str = "error"
-    code: str = "error"
-
-
 class DocumentError(TapirError):
-    """An app document is invalid. ``problems`` holds every problem found, not just the first."""
+    """An app document is invalid. ``problems`` holds every problem found, not just the first,
+    each a ``Diagnostic`` in the document's file."""
 
     code = "document"
 
-    def __init__(self, message: str, problems: list[Problem] | None = None, *, filename: str | None = None):
-        super().__init__(message, filename=filename)
+    def __init__(self, message: str, problems: list[Diagnostic] | None = None, *, filename: str | None = None,
+                 source: str | None = None) -> None:
+        super().__init__(message, filename=filename, source=source)
         self.problems = list(problems or [])
 
     def render(self) -> str:
+        """The message, then every problem rendered with the document's line and a caret."""
         where = self.filename or "<document>"
         if not self.problems:
             return f"{where}: {self.category}: {self.message}"
-        out = [f"{where}: {self.message} ({len(self.problems)} problem{'s' if len(self.problems) != 1 else ''})"]
-        for p in self.problems:
-            loc = f"{where}:{p.line}" if p.line is not None else where
-            out.append(f"{loc}: {p.severity}: {p.message}")
+        source = self.source
+        if source is None and self.filename is not None:
+            try:
+                with open(self.filename, encoding="utf-8") as f:
+                    source = f.read()
+            except (OSError, UnicodeDecodeError):
+                source = None
+        out = [f"{where}: {self.message} ({count_summary(self.problems)})"]
+        out += [p.render(source, where) for p in self.problems]
         return "\n".join(out)
 
 

@@ -27,8 +27,6 @@ from tapir.dsl.runtime_api import RuntimeFactory
 from tapir.dsl.symbols import ElementSymbol, ScreenSymbol, SymbolTable
 from tapir.dsl.values import Child, ElementHandle, Index, Match
 
-_ACTIONS = frozenset(n for n, e in {**api.ELEMENT_METHODS, **api.GLOBALS}.items() if e.is_action)
-
 
 @dataclass
 class FakeItem:
@@ -70,7 +68,11 @@ class FakeCall:
 
     @property
     def is_action(self) -> bool:
-        return self.method in _ACTIONS
+        """Whether the registry counts this call as a UI action."""
+        from tapir.dsl.registry import REGISTRY
+
+        entry = REGISTRY.global_function(self.method) or REGISTRY.element_method(self.method)
+        return entry is not None and entry.acts_on_device
 
     def __str__(self) -> str:
         args = ", ".join(repr(a) if not isinstance(a, ElementHandle) else str(a) for a in self.args)

@@ -5,7 +5,7 @@ Sandboxed by construction:
 * Only node types listed in the compiler's dispatch tables compile (default deny); node fields
   are checked too, so a hand-built AST cannot smuggle a host object in a ``Constant``.
 * Scripts see only script values (``tapir.dsl.values``). Names resolve to the script's own
-  variables, then the builtins of ``api.BUILTINS``, then the registry's globals; attribute access
+  variables, then the registry's builtins and API functions (``tapir.dsl.registry``); attribute access
   exists only as a method call through a per-type allow-list, and names starting with ``_`` are
   refused. There is no way to name a Python object.
 * Every loop iteration, statement and expression is charged to the step budget; allocations, UI
@@ -20,15 +20,13 @@ across ``execute`` calls (a REPL). The interpreter reaches the device only throu
 
 from __future__ import annotations
 
-import difflib
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from tapir.dsl import api
 from tapir.dsl import ast as A
-from tapir.dsl.api_calls import API_IMPLEMENTATIONS, bind_api, expect_handle
+from tapir.dsl.api import expect_handle
 from tapir.dsl.budget import Budgets, Meter
 from tapir.dsl.builtins import materialize
 from tapir.dsl.compiler import Compiler, Frame, convert_exception, span_of
@@ -40,9 +38,11 @@ from tapir.dsl.errors import (
     Span,
     TapirError,
 )
+from tapir.dsl.registry import REGISTRY, ApiCall, Entry, Namespace, bind_arguments
 from tapir.dsl.runtime_api import RuntimeFactory, UIRuntime
 from tapir.dsl.safeops import check_key, short_repr
 from tapir.dsl.symbols import SymbolTable
+from tapir.dsl.types import ALL_KINDS, LIST_KINDS, Kind
 from tapir.dsl.values import (
     ApiFunction,
     Builtin,
@@ -286,13 +286,14 @@ class Interpreter:
             self._runtime = rt
         return rt
 
-    def _device_call(self, what: str, span: Span, fn: Callable[[UIRuntime], Any], *,
-                     needs_device: bool = True) -> Any:
-        """Run ``fn`` on the runtime (made now if needed), with its errors given ``span``. An
-        entry the registry marks ``needs_device=False`` gets the runtime only if one exists."""
-        rt = self.runtime(span, what) if needs_device else self._runtime
+    def _device_call(self, what: str, span: Span, fn: Callable[[UIRuntime], Any]) -> Any:
+        """Run ``fn`` on the runtime (made now if needed), with its errors given ``span``."""
+        return self._guarded(what, span, lambda: fn(self.runtime(span, what)))
+
+    def _guarded(self, what: str, span: Span, fn: Callable[[], Any]) -> Any:
+        """Run ``fn`` (which may use the device), with its errors given ``span``; then check the clock."""
         try:
-            result = fn(rt)
+            result = fn()
         except TapirError as exc:
             if exc.span is None:
                 exc.span = span
@@ -305,14 +306,14 @@ class Interpreter:
         self.meter.check_time(span)
         return result
 
-    def _kind_of(self, handle: ElementHandle) -> api.Kind | None:
+    def _kind_of(self, handle: ElementHandle) -> Kind | None:
         """The element kind of what ``handle`` selects, from the symbol table (None: unknown)."""
         if self.symbols is None:
             return None
         sym = self.symbols.element(handle.name)
         if sym is None:
             return None
-        kind: api.Kind | None = sym.kind
+        kind: Kind | None = sym.kind
         for sel in handle.path:
             if type(sel) is Index or type(sel) is Match:
                 kind = sym.item_kind if sym is not None else None
@@ -323,7 +324,7 @@ class Interpreter:
 
     def _require_list(self, handle: ElementHandle, what: str, span: Span) -> None:
         kind = self._kind_of(handle)
-        if kind is not None and kind not in api.LIST_KINDS:
+        if kind is not None and kind not in LIST_KINDS:
             raise ActionError(f"{what} needs a list element, but {handle} is a {kind.value}", span)
 
     def _item_count(self, handle: ElementHandle, span: Span, what: str) -> int:
@@ -365,13 +366,13 @@ class Interpreter:
 
     def element_method(self, handle: ElementHandle, name: str, args: list[Any], kwargs: dict[str, Any],
                        span: Span) -> Any:
-        entry = api.ELEMENT_METHODS.get(name)
+        entry = REGISTRY.element_method(name)
         if entry is None:
-            close = difflib.get_close_matches(name, list(api.ELEMENT_METHODS), n=1)
+            close = REGISTRY.close_names(name, Namespace.ELEMENT)
             raise ScriptError(
                 f"element has no method '{name}'", span,
                 hint=(f"did you mean '{close[0]}'? " if close else "") + "element methods: "
-                + ", ".join(api.ELEMENT_METHODS),
+                + ", ".join(REGISTRY.names(Namespace.ELEMENT)),
             )
         return self._api_call(entry, handle, args, kwargs, span)
 
@@ -384,20 +385,21 @@ class Interpreter:
                               hint=f"write $screen__element.{fn.name}(...) or {fn.name}($screen__element, ...)")
         return self._api_call(fn.entry, args[0], args[1:], kwargs, span)
 
-    def _api_call(self, entry: api.ApiEntry, handle: ElementHandle | None, args: list[Any],
+    def _api_call(self, entry: Entry, handle: ElementHandle | None, args: list[Any],
                   kwargs: dict[str, Any], span: Span) -> Any:
-        values = bind_api(entry, args, kwargs, span)
-        if handle is not None and entry.kinds != api.ALL_KINDS:
+        values = bind_arguments(entry, args, kwargs, span)
+        if handle is not None and entry.kinds != ALL_KINDS:
             kind = self._kind_of(handle)
             if kind is not None and kind not in entry.kinds:
                 legal = ", ".join(sorted(k.value for k in entry.kinds))
                 raise ActionError(f"{entry.name}() is not possible on {handle}: it is a {kind.value}", span,
                                   hint=f"{entry.name}() works on: {legal}")
-        if entry.is_action:
+        if entry.acts_on_device:
             self.meter.count_action(entry.name, span)
-        impl = API_IMPLEMENTATIONS[entry.name]
-        return self._device_call(f"{entry.name}()", span, lambda rt: impl(rt, handle, values, span),
-                                 needs_device=entry.needs_device)
+        what = f"{entry.name}()"
+        # the device is made only when the implementation asks for it (call.runtime)
+        call = ApiCall(entry, handle, values, span, lambda: self.runtime(span, what), self)
+        return self._guarded(what, span, lambda: entry.impl(call))
 
 
 def _bind(fn: ScriptFunction, args: list[Any], kwargs: dict[str, Any], span: Span) -> dict[str, Any]:

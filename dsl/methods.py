@@ -1,10 +1,12 @@
-"""Methods a script may call on its values, by type: an explicit allow-list.
+"""Methods a script may call on its values, by type: an explicit allow-list of registry entries.
 
-``METHODS[type][name]`` is ``fn(host, receiver, args, kwargs, span)``. A name that is not listed
-is refused: a method that exists on the Python type becomes a ``SandboxViolation`` (``"".encode``,
-``[].__class__`` never gets this far: underscore names are refused earlier), anything else a
-``ScriptError`` like Python's ``AttributeError``. Methods whose result can grow check the size
-budget *before* allocating (``str.replace`` with an empty pattern, ``ljust(10**9)``...).
+Each method is ``fn(host, receiver, args, kwargs, span)``, registered in the ``STR``, ``LIST``,
+``TUPLE`` or ``DICT`` namespace with its signature (the registry checks the argument count and
+keywords before calling it). A name that is not registered is refused: a method that exists on
+the Python type becomes a ``SandboxViolation`` (``"".encode``; ``[].__class__`` never gets this
+far: underscore names are refused earlier), anything else a ``ScriptError`` like Python's
+``AttributeError``. Methods whose result can grow check the size budget *before* allocating
+(``str.replace`` with an empty pattern, ``ljust(10**9)``...).
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tapir.dsl.builtins import Host, arity, dict_from, materialize, sort_values
+from tapir.dsl.builtins import Host, dict_from, materialize, sort_values
 from tapir.dsl.errors import SandboxViolation, ScriptError, Span
+from tapir.dsl.registry import REGISTRY, VALUE_NAMESPACES, Entry, Namespace
 from tapir.dsl.safeops import CONTAINER_TYPES, check_key, equal, short_repr, str_format
 from tapir.dsl.values import type_name
 
@@ -62,7 +65,6 @@ def _str_padded(name: str) -> MethodFn:
 
 
 def _str_replace(host: Host, s: str, args: list[Any], kwargs: dict[str, Any], span: Span) -> str:
-    arity("replace", args, kwargs, span, 2, 3, ("count",))
     old, new = args[0], args[1]
     if type(old) is not str or type(new) is not str:
         raise ScriptError(f"replace() arguments must be str, not {type_name(old if type(old) is not str else new)}",
@@ -78,7 +80,6 @@ def _str_replace(host: Host, s: str, args: list[Any], kwargs: dict[str, Any], sp
 
 
 def _str_join(host: Host, s: str, args: list[Any], kwargs: dict[str, Any], span: Span) -> str:
-    arity("join", args, kwargs, span, 1, 1)
     items = materialize(host, args[0], span)
     for i, x in enumerate(items):
         if type(x) is not str:
@@ -101,21 +102,62 @@ def _str_split(name: str) -> MethodFn:
     return fn
 
 
-_STR_PLAIN = (
-    "lower", "upper", "strip", "lstrip", "rstrip", "title", "capitalize", "casefold", "swapcase",
-    "startswith", "endswith", "find", "rfind", "index", "rindex", "count",
-    "isdigit", "isalpha", "isalnum", "isspace", "islower", "isupper", "isnumeric", "isdecimal", "istitle",
-    "partition", "rpartition", "removeprefix", "removesuffix",
-)
+def _define(namespace: Namespace, signature: str, doc: str, impl: MethodFn) -> None:
+    REGISTRY.add(Entry.define(signature, namespace, doc, impl))
 
-STR_METHODS: dict[str, MethodFn] = {
-    **{n: _str_plain(n) for n in _STR_PLAIN},
-    **{n: _str_split(n) for n in ("split", "rsplit", "splitlines")},
-    **{n: _str_padded(n) for n in ("ljust", "rjust", "center", "zfill")},
-    "replace": _str_replace,
-    "join": _str_join,
-    "format": _str_format,
+
+_CASE = {
+    "lower": "lower case", "upper": "upper case", "title": "title case (each word capitalised)",
+    "capitalize": "its first character capitalised", "casefold": "case-folded, for caseless comparison",
+    "swapcase": "the case of each letter swapped",
 }
+for _name, _what in _CASE.items():
+    _define(Namespace.STR, f"{_name}() -> str", f"The string in {_what}." if _name in ("lower", "upper", "title")
+            else f"The string with {_what}.", _str_plain(_name))
+for _name, _side in (("strip", "both ends"), ("lstrip", "the start"), ("rstrip", "the end")):
+    _define(Namespace.STR, f"{_name}(chars: str | None = None, /) -> str",
+            f"The string without blanks (or the given characters) at {_side}.", _str_plain(_name))
+for _name, _where in (("startswith", "starts"), ("endswith", "ends")):
+    _define(Namespace.STR, f"{_name}(affix: str | tuple, start: int | None = None, end: int | None = None, /) -> bool",
+            f"True when the string {_where} with the text (or one of a tuple of texts).", _str_plain(_name))
+for _name, _doc in (("find", "The lowest index of the text in the string, or -1."),
+                    ("rfind", "The highest index of the text in the string, or -1."),
+                    ("index", "The lowest index of the text in the string (an error if absent)."),
+                    ("rindex", "The highest index of the text in the string (an error if absent)."),
+                    ("count", "How many times the text occurs in the string, without overlaps.")):
+    _define(Namespace.STR, f"{_name}(sub: str, start: int | None = None, end: int | None = None, /) -> int", _doc,
+            _str_plain(_name))
+for _name, _what in (("isdigit", "digits"), ("isalpha", "letters"), ("isalnum", "letters or digits"),
+                     ("isspace", "blanks"), ("isnumeric", "numeric characters"), ("isdecimal", "decimal digits")):
+    _define(Namespace.STR, f"{_name}() -> bool", f"True when the string is not empty and all {_what}.",
+            _str_plain(_name))
+for _name, _doc in (("islower", "True when every cased character is lower case (and there is one)."),
+                    ("isupper", "True when every cased character is upper case (and there is one)."),
+                    ("istitle", "True when the string is title case.")):
+    _define(Namespace.STR, f"{_name}() -> bool", _doc, _str_plain(_name))
+for _name, _where in (("partition", "first"), ("rpartition", "last")):
+    _define(Namespace.STR, f"{_name}(sep: str, /) -> tuple",
+            f"(before, sep, after) around the {_where} occurrence of sep.", _str_plain(_name))
+for _name, _where in (("removeprefix", "prefix"), ("removesuffix", "suffix")):
+    _define(Namespace.STR, f"{_name}({_where}: str, /) -> str", f"The string without the {_where}, if it has it.",
+            _str_plain(_name))
+for _name, _doc in (("split", "The words of the string, split at sep (at blanks without), at most maxsplit times."),
+                    ("rsplit", "Like split, counting maxsplit from the end.")):
+    _define(Namespace.STR, f"{_name}(sep: str | None = None, maxsplit: int = -1) -> list", _doc, _str_split(_name))
+_define(Namespace.STR, "splitlines(keepends: bool = False) -> list", "The lines of the string.",
+        _str_split("splitlines"))
+for _name, _doc in (("ljust", "The string padded on the right to width."),
+                    ("rjust", "The string padded on the left to width."),
+                    ("center", "The string centred in width.")):
+    _define(Namespace.STR, f"{_name}(width: int, fillchar: str = ' ', /) -> str", _doc, _str_padded(_name))
+_define(Namespace.STR, "zfill(width: int, /) -> str", "The string padded with zeros on the left to width.",
+        _str_padded("zfill"))
+_define(Namespace.STR, "replace(old: str, new: str, /, count: int = -1) -> str",
+        "The string with old replaced by new (at most count times).", _str_replace)
+_define(Namespace.STR, "join(items: any, /) -> str", "The items (strings) joined with this string between them.",
+        _str_join)
+_define(Namespace.STR, "format(*args: any, **kwargs: any) -> str",
+        "The string with its {} fields replaced by the arguments.", _str_format)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -134,7 +176,6 @@ def _index_of(host: Host, seq: Any, x: Any, span: Span, start: int = 0, end: int
 
 
 def _seq_index(host: Host, seq: Any, args: list[Any], kwargs: dict[str, Any], span: Span) -> int:
-    arity("index", args, kwargs, span, 1, 3)
     for a in args[1:]:
         if type(a) not in (int, bool):
             raise ScriptError("slice indices must be integers", span)
@@ -147,7 +188,6 @@ def _seq_index(host: Host, seq: Any, args: list[Any], kwargs: dict[str, Any], sp
 
 
 def _seq_count(host: Host, seq: Any, args: list[Any], kwargs: dict[str, Any], span: Span) -> int:
-    arity("count", args, kwargs, span, 1, 1)
     x = args[0]
     host.meter.charge(len(seq), span)
     if type(x) in CONTAINER_TYPES or any(type(y) in CONTAINER_TYPES for y in seq):
@@ -161,13 +201,11 @@ def _grow(host: Host, lst: list[Any], extra: int, span: Span) -> None:
 
 
 def _append(host: Host, lst: list[Any], args: list[Any], kwargs: dict[str, Any], span: Span) -> None:
-    arity("append", args, kwargs, span, 1, 1)
     _grow(host, lst, 1, span)
     lst.append(args[0])
 
 
 def _extend(host: Host, lst: list[Any], args: list[Any], kwargs: dict[str, Any], span: Span) -> None:
-    arity("extend", args, kwargs, span, 1, 1)
     items = materialize(host, args[0], span)
     _grow(host, lst, len(items), span)
     host.meter.check_size(len(items), span, "list")
@@ -175,7 +213,6 @@ def _extend(host: Host, lst: list[Any], args: list[Any], kwargs: dict[str, Any],
 
 
 def _insert(host: Host, lst: list[Any], args: list[Any], kwargs: dict[str, Any], span: Span) -> None:
-    arity("insert", args, kwargs, span, 2, 2)
     if type(args[0]) not in (int, bool):
         raise ScriptError(f"'{type_name(args[0])}' object cannot be interpreted as an integer", span)
     _grow(host, lst, 1, span)
@@ -184,7 +221,6 @@ def _insert(host: Host, lst: list[Any], args: list[Any], kwargs: dict[str, Any],
 
 
 def _pop(host: Host, lst: list[Any], args: list[Any], kwargs: dict[str, Any], span: Span) -> Any:
-    arity("pop", args, kwargs, span, 0, 1)
     if args and type(args[0]) not in (int, bool):
         raise ScriptError(f"'{type_name(args[0])}' object cannot be interpreted as an integer", span)
     if not lst:
@@ -196,7 +232,6 @@ def _pop(host: Host, lst: list[Any], args: list[Any], kwargs: dict[str, Any], sp
 
 
 def _remove(host: Host, lst: list[Any], args: list[Any], kwargs: dict[str, Any], span: Span) -> None:
-    arity("remove", args, kwargs, span, 1, 1)
     i = _index_of(host, lst, args[0], span)
     if i < 0:
         raise ScriptError("list.remove(x): x not in list", span)
@@ -204,34 +239,38 @@ def _remove(host: Host, lst: list[Any], args: list[Any], kwargs: dict[str, Any],
 
 
 def _reverse(host: Host, lst: list[Any], args: list[Any], kwargs: dict[str, Any], span: Span) -> None:
-    arity("reverse", args, kwargs, span, 0, 0)
     host.meter.charge(len(lst) // 64, span)
     lst.reverse()
 
 
 def _sort(host: Host, lst: list[Any], args: list[Any], kwargs: dict[str, Any], span: Span) -> None:
-    arity("sort", args, kwargs, span, 0, 0, ("key", "reverse"))
     lst[:] = sort_values(host, list(lst), kwargs.get("key"), kwargs.get("reverse", False), span)
 
 
 def _copy(host: Host, c: Any, args: list[Any], kwargs: dict[str, Any], span: Span) -> Any:
-    arity("copy", args, kwargs, span, 0, 0)
     host.meter.check_size(len(c), span, type_name(c))
     return c.copy()
 
 
 def _clear(host: Host, c: Any, args: list[Any], kwargs: dict[str, Any], span: Span) -> None:
-    arity("clear", args, kwargs, span, 0, 0)
     c.clear()
 
 
-LIST_METHODS: dict[str, MethodFn] = {
-    "append": _append, "extend": _extend, "insert": _insert, "pop": _pop, "remove": _remove,
-    "index": _seq_index, "count": _seq_count, "reverse": _reverse, "sort": _sort, "copy": _copy,
-    "clear": _clear,
-}
-
-TUPLE_METHODS: dict[str, MethodFn] = {"index": _seq_index, "count": _seq_count}
+for _ns in (Namespace.LIST, Namespace.TUPLE):
+    _define(_ns, "index(item: any, start: int = 0, end: int | None = None, /) -> int",
+            "The position of the first item equal to item (an error if none).", _seq_index)
+    _define(_ns, "count(item: any, /) -> int", "How many items equal item.", _seq_count)
+_define(Namespace.LIST, "append(item: any, /) -> None", "Add the item at the end.", _append)
+_define(Namespace.LIST, "extend(items: any, /) -> None", "Add the items at the end.", _extend)
+_define(Namespace.LIST, "insert(index: int, item: any, /) -> None", "Insert the item before position index.",
+        _insert)
+_define(Namespace.LIST, "pop(index: int = -1, /) -> any", "Remove and return the item at index (the last).", _pop)
+_define(Namespace.LIST, "remove(item: any, /) -> None", "Remove the first item equal to item.", _remove)
+_define(Namespace.LIST, "reverse() -> None", "Reverse the list in place.", _reverse)
+_define(Namespace.LIST, "sort(*, key: function = None, reverse: bool = False) -> None",
+        "Sort the list in place (key: what to compare; reverse: largest first).", _sort)
+_define(Namespace.LIST, "copy() -> list", "A shallow copy of the list.", _copy)
+_define(Namespace.LIST, "clear() -> None", "Remove every item.", _clear)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -239,30 +278,25 @@ TUPLE_METHODS: dict[str, MethodFn] = {"index": _seq_index, "count": _seq_count}
 
 
 def _get(host: Host, d: dict[Any, Any], args: list[Any], kwargs: dict[str, Any], span: Span) -> Any:
-    arity("get", args, kwargs, span, 1, 2)
     return d.get(check_key(args[0], span), args[1] if len(args) > 1 else None)
 
 
 def _keys(host: Host, d: dict[Any, Any], args: list[Any], kwargs: dict[str, Any], span: Span) -> list[Any]:
-    arity("keys", args, kwargs, span, 0, 0)
     host.meter.check_size(len(d), span, "list")
     return list(d)
 
 
 def _values(host: Host, d: dict[Any, Any], args: list[Any], kwargs: dict[str, Any], span: Span) -> list[Any]:
-    arity("values", args, kwargs, span, 0, 0)
     host.meter.check_size(len(d), span, "list")
     return list(d.values())
 
 
 def _items(host: Host, d: dict[Any, Any], args: list[Any], kwargs: dict[str, Any], span: Span) -> list[Any]:
-    arity("items", args, kwargs, span, 0, 0)
     host.meter.check_size(len(d), span, "list")
     return list(d.items())
 
 
 def _dict_pop(host: Host, d: dict[Any, Any], args: list[Any], kwargs: dict[str, Any], span: Span) -> Any:
-    arity("pop", args, kwargs, span, 1, 2)
     k = check_key(args[0], span)
     if k in d:
         return d.pop(k)
@@ -281,33 +315,39 @@ def _update(host: Host, d: dict[Any, Any], args: list[Any], kwargs: dict[str, An
 
 
 def _setdefault(host: Host, d: dict[Any, Any], args: list[Any], kwargs: dict[str, Any], span: Span) -> Any:
-    arity("setdefault", args, kwargs, span, 1, 2)
     k = check_key(args[0], span)
     if k not in d and len(d) >= host.meter.max_size:
         host.meter.check_size(len(d) + 1, span, "dict")
     return d.setdefault(k, args[1] if len(args) > 1 else None)
 
 
-DICT_METHODS: dict[str, MethodFn] = {
-    "get": _get, "keys": _keys, "values": _values, "items": _items, "pop": _dict_pop, "update": _update,
-    "setdefault": _setdefault, "copy": _copy, "clear": _clear,
-}
-
-METHODS: dict[type, dict[str, MethodFn]] = {
-    str: STR_METHODS, list: LIST_METHODS, tuple: TUPLE_METHODS, dict: DICT_METHODS,
-}
+_define(Namespace.DICT, "get(key: any, default: any = None, /) -> any",
+        "The value for key, or default when the key is absent.", _get)
+_define(Namespace.DICT, "keys() -> list", "The keys, in insertion order.", _keys)
+_define(Namespace.DICT, "values() -> list", "The values, in insertion order.", _values)
+_define(Namespace.DICT, "items() -> list", "(key, value) pairs, in insertion order.", _items)
+_define(Namespace.DICT, "pop(key: any, default: any = None, /) -> any",
+        "Remove the key and return its value (default, or an error, when absent).", _dict_pop)
+_define(Namespace.DICT, "update(other: any = None, /, **items: any) -> None",
+        "Add the items of a dict or of (key, value) pairs, and keyword items.", _update)
+_define(Namespace.DICT, "setdefault(key: any, default: any = None, /) -> any",
+        "The value for key; when absent, set it to default first.", _setdefault)
+_define(Namespace.DICT, "copy() -> dict", "A shallow copy of the dict.", _copy)
+_define(Namespace.DICT, "clear() -> None", "Remove every item.", _clear)
 
 
 def lookup(receiver: Any, name: str, span: Span) -> MethodFn:
-    """The method ``name`` of a (non-element) script value, or the error saying why not."""
-    table = METHODS.get(type(receiver))
-    fn = table.get(name) if table is not None else None
+    """The method ``name`` of a (non-element) script value (with its argument checks), or the
+    error saying why not."""
+    py_type = type(receiver)
+    namespace = VALUE_NAMESPACES.get(py_type)
+    fn = REGISTRY.checked(namespace, name) if namespace is not None else None
     if fn is not None:
         return fn
     tn = type_name(receiver)
-    py_type = type(receiver)
-    if py_type in METHODS or py_type in (int, float, bool, type(None), range):
+    if namespace is not None or py_type in (int, float, bool, type(None), range):
         if hasattr(py_type, name):
+            table = REGISTRY.names(namespace) if namespace is not None else []
             allowed = ", ".join(sorted(table)) if table else "none"
             raise SandboxViolation(
                 f"'{tn}.{name}' is not available in Tapir scripts", span,

@@ -1,5 +1,5 @@
-"""Static scopes for the compiler: which names are local to which function or comprehension,
-and how many steps an expression costs."""
+"""Static scopes for the compiler: how many frames up a name lives (from what the analysis'
+``Binder`` found each function and comprehension binds), and how many steps an expression costs."""
 
 from __future__ import annotations
 
@@ -24,36 +24,6 @@ class Scope:
             hops += 1
             s = s.parent
         return None
-
-
-def target_names(t: A.Node, out: set[str]) -> None:
-    if type(t) is A.Name:
-        out.add(t.id)
-    elif type(t) in (A.TupleExpr, A.ListExpr):
-        for e in t.elts:  # type: ignore[attr-defined]
-            target_names(e, out)
-
-
-def assigned_names(stmts: tuple[A.Stmt, ...], out: set[str]) -> set[str]:
-    """Names a function body binds (not descending into nested defs or comprehensions)."""
-    for s in stmts:
-        t = type(s)
-        if t is A.Assign:
-            for tg in s.targets:  # type: ignore[union-attr]
-                target_names(tg, out)
-        elif t is A.AugAssign:
-            target_names(s.target, out)  # type: ignore[union-attr]
-        elif t is A.For:
-            target_names(s.target, out)  # type: ignore[union-attr]
-            assigned_names(s.body, out)  # type: ignore[union-attr]
-        elif t is A.While:
-            assigned_names(s.body, out)  # type: ignore[union-attr]
-        elif t is A.If:
-            assigned_names(s.body, out)  # type: ignore[union-attr]
-            assigned_names(s.orelse, out)  # type: ignore[union-attr]
-        elif t is A.FunctionDef:
-            out.add(s.name)  # type: ignore[union-attr]
-    return out
 
 
 def step_cost(node: A.Node) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, get_args
 
-from lark import Token
+from lark import Token, Tree
 from tapir.dsl.ast import Stmt
 from tapir.dsl.errors import Span, TapirSyntaxError, UnsupportedConstruct
 
@@ -122,7 +122,8 @@ _OPENING = {"LPAR", "LSQB", "LBRACE"}
 
 def token_span(tok: Token) -> Span:
     """Where a token is (Lark types positions as optional; its lexer always sets them)."""
-    return Span(tok.line or 1, tok.column or 1, tok.end_line or 1, tok.end_column or 1)
+    return Span(tok.line or 1, tok.column or 1, tok.end_line or 1, tok.end_column or 1,
+                tok.start_pos if tok.start_pos is not None else -1, tok.end_pos if tok.end_pos is not None else -1)
 
 
 def describe(tok: Token) -> str:
@@ -143,6 +144,7 @@ def describe(tok: Token) -> str:
 
 
 def _expected_words(expected: set[str]) -> str:
+    expected = expected - {"ERROR_TEXT", "INVALID"}
     wants_expression = "NAME" in expected and "DEC_NUMBER" in expected
     words = ["an expression"] if wants_expression else []
     for t in _LIST_ORDER:
@@ -160,7 +162,8 @@ def _expected_words(expected: set[str]) -> str:
 
 
 def _is_statement(value: Any) -> bool:
-    if isinstance(value, _STMT_TYPES):
+    if isinstance(value, (*_STMT_TYPES, Tree)):
+        # (a Tree is one of the grammar's repetition helpers, holding the statements before)
         return True
     # a simple statement line (a list) or a block (a tuple) of statements
     return isinstance(value, (list, tuple)) and bool(value) and isinstance(value[0], _STMT_TYPES)

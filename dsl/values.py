@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tapir.dsl.api import ApiEntry
     from tapir.dsl.errors import Span
+    from tapir.dsl.registry import Entry
 
 #: Scalars a match query dict may hold (dict queries are frozen into the handle).
 QUERY_SCALARS = (str, int, float, bool, type(None))
@@ -160,7 +160,7 @@ class ApiFunction:
 
     __slots__ = ("entry", "legacy")
 
-    def __init__(self, entry: ApiEntry, legacy: bool) -> None:
+    def __init__(self, entry: Entry, legacy: bool) -> None:
         self.entry = entry
         self.legacy = legacy
 

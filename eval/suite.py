@@ -28,7 +28,8 @@ from pathlib import Path
 
 import yaml
 from tapir.docgen.model import AppDocument
-from tapir.dsl.errors import DocumentError, Problem, UsageError
+from tapir.dsl.diagnostics import Diagnostic, render_diagnostics
+from tapir.dsl.errors import DocumentError, UsageError
 from tapir.eval.checks import CheckExpression, CheckSyntaxError, compile_check
 
 #: Difficulty levels, easiest first (see docs/eval.md for what each one means).
@@ -140,19 +141,17 @@ class SuiteError(DocumentError):
 
     code = "suite"
 
-    def __init__(self, message: str, problems: list[tuple[str, Problem]]) -> None:
+    def __init__(self, message: str, problems: list[tuple[str, Diagnostic]]) -> None:
         super().__init__(message, [p for _, p in problems], filename=problems[0][0] if problems else None)
         self.located = list(problems)
 
     def render(self) -> str:
-        from tapir.docgen.diagnostics import render_problems
-
-        by_file: dict[str, list[Problem]] = {}
+        by_file: dict[str, list[Diagnostic]] = {}
         for filename, problem in self.located:
             by_file.setdefault(filename, []).append(problem)
         if not by_file:
             return f"{self.filename or '<suite>'}: {self.category}: {self.message}"
-        blocks = [render_problems(problems, filename) for filename, problems in by_file.items()]
+        blocks = [render_diagnostics(problems, None, filename, summary=False) for filename, problems in by_file.items()]
         return f"{self.message}\n" + "\n".join(blocks)
 
 
@@ -209,7 +208,7 @@ class _SuiteReader:
     """
 
     def __init__(self) -> None:
-        self.problems: list[tuple[str, Problem]] = []
+        self.problems: list[tuple[str, Diagnostic]] = []
         self.file = ""
         self.loaded_documents: dict[str, bytes] = {}
 
@@ -219,7 +218,7 @@ class _SuiteReader:
                 line: int | None = None) -> None:
         ln = line if line is not None else (_line(node) if node is not None else None)
         col = column if column is not None else (_column(node) if node is not None else None)
-        self.problems.append((self.file, Problem(message, ln, col, "error", code)))
+        self.problems.append((self.file, Diagnostic.at_line(message, ln, col, code=code)))
 
     def where(self, node: yaml.Node) -> Location:
         return Location(self.file, _line(node), _column(node))
@@ -325,9 +324,9 @@ class _SuiteReader:
         seen: dict[str, Task] = {}
         for t in tasks:
             if t.id in seen:
-                self.problems.append((t.where.file, Problem(
+                self.problems.append((t.where.file, Diagnostic.at_line(
                     f"duplicate task id {t.id!r} (first at {seen[t.id].where})", t.where.line, t.where.column,
-                    "error", "duplicate")))
+                    code="duplicate")))
             seen.setdefault(t.id, t)
         if not tasks and not self.problems:
             self.problem(root, "the suite has no tasks", "empty")

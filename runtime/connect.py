@@ -20,7 +20,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tapir.docgen.check import document_for
 from tapir.docgen.model import AppDocument
 from tapir.dsl.checker import doc_comment
 from tapir.dsl.errors import UsageError
@@ -31,11 +30,15 @@ from tapir.runtime.trace import JsonLinesTrace, TraceSink
 
 
 def find_document(script_path: str | Path | None, source: str, explicit: str | None) -> Path:
-    """The app document of a run, found as ``tapir check`` finds it (``document_for``: ``--doc``,
-    else the script's ``# doc:`` comment relative to the script's folder), and required here:
-    raises ``UsageError`` when neither names an existing file."""
+    """The app document of a run, found where ``tapir check`` finds it (the language service's
+    lookup: ``--doc``, else the script's ``# doc:`` comment relative to the script's folder, else
+    the project's tapir.toml), and required here: raises ``UsageError`` when none names an
+    existing file."""
+    from tapir.service import Workspace
+
     script = Path(script_path) if script_path else Path.cwd() / "<script>"
-    path = document_for(script, source, explicit or None)
+    ref = Workspace().document_for(script, source, explicit or None)
+    path = ref.path if ref is not None else None
     if path is None:
         raise UsageError(
             "no app document: pass --doc APP.yaml, or start the script with a comment such as `# doc: app.yaml`"
@@ -136,12 +139,15 @@ def connection_for(
     device: str | None,
     doc: str | None,
     trace: str | None = None,
+    document: AppDocument | None = None,
 ) -> Connection:
-    """A ``Connection`` from ``tapir run``'s arguments (the document is loaded here)."""
+    """A ``Connection`` from ``tapir run``'s arguments (the document is loaded here, unless the
+    caller loaded it already: ``document``)."""
     if device is not None:
         from tapir.runtime.sim.launch import check_sim_spec
 
         check_sim_spec(device)
-    document = load_run_document(find_document(script_path, source, doc))
+    if document is None:
+        document = load_run_document(find_document(script_path, source, doc))
     return Connection(device=device, document=document, trace_path=trace, source=source,
                       script=str(script_path) if script_path else None)

@@ -1,6 +1,8 @@
 """``tapir test``: run test scripts (``*.tap`` with ``assert``s), each on a fresh device.
 
 A test passes when the script runs to its end: every ``assert`` held and no error stopped it.
+Each script is first checked by the language service exactly as ``tapir check`` checks it: one
+with errors fails without a device being started, and its warnings are reported with its result.
 On the simulator (``--device sim`` or ``sim:APP``, the default) each script gets a freshly
 started simulated device with its document's app in front, so tests cannot leak state into each
 other; all of them share one private adb server, started once. On a real device (``--device
@@ -36,6 +38,8 @@ class TestResult:
     actions: int = 0
     dumps: int = 0
     device_actions: int = 0
+    #: The warnings ``tapir check`` reports for the script, rendered (None when there are none).
+    warnings: str | None = None
 
 
 @dataclass
@@ -118,37 +122,54 @@ def run_tests(
 
     ``runtimes`` (for tests of the runner) collects the runtime of each script that made one.
     """
-    from tapir.docgen.symbols import build_symbols
     from tapir.dsl.interpreter import run_script
+    from tapir.service import Workspace
 
     run = TestRun()
     spec = device or "sim"
+    ws = Workspace()
     with _SharedAdbServer() as adb:
         for script in scripts:
             started = time.monotonic()
             made: list[DeviceRuntime] = []
+            warnings: str | None = None
+            rendered: str | None = None
+            category: str | None = None
             try:
-                source = script.read_text(encoding="utf-8")
+                source = ws.text_of(script)
+                checked = ws.check(script, source, doc=doc)
+                policy = ws.warnings_policy(script)
+                blocking = checked.blocking(policy)
+                if blocking:
+                    # refused before any device is started, exactly as `tapir check` reports it
+                    raise _Refused(checked.render(policy))
+                shown = [d for d in checked.shown(policy) if not d.is_error]
+                warnings = "\n".join(d.render(checked.source, str(script)) for d in shown) or None
                 trace = str(trace_dir / (script.stem + ".jsonl")) if trace_dir else None
-                conn = connection_for(script, source, device=spec, doc=doc, trace=trace)
+                loaded = ws.load_document(checked.document.path) if checked.document is not None else None
+                conn = connection_for(script, source, device=spec, doc=doc, trace=trace,
+                                      document=loaded.document if loaded is not None else None)
                 if is_simulator(spec):
                     conn = replace(conn, adb_port=adb.start())
                 factory = _fresh_factory(conn, made)
-                result = run_script(source, factory, budgets, output=None, symbols=build_symbols(conn.document),
+                result = run_script(source, factory, budgets, output=None, symbols=checked.symbols,
                                     filename=str(script))
                 error = result.error
                 printed, actions = result.printed, result.actions
-            except (OSError, UnicodeDecodeError) as exc:
-                error, printed, actions = UsageError(f"cannot read {script}: {exc}"), (), 0
+            except _Refused as refused:
+                error, printed, actions = None, (), 0
+                rendered, category = refused.report, "check"
             except TapirError as exc:
                 error, printed, actions = exc, (), 0
+            if error is not None:
+                rendered, category = error.render(), error.category
             stats = made[0].stats if made else None
             outcome = TestResult(
-                script=str(script), ok=error is None, seconds=round(time.monotonic() - started, 3),
-                error=error.render() if error is not None else None,
-                category=error.category if error is not None else None,
+                script=str(script), ok=rendered is None, seconds=round(time.monotonic() - started, 3),
+                error=rendered, category=category,
                 printed=tuple(printed), actions=actions,
                 dumps=stats.dumps if stats else 0, device_actions=stats.device_actions if stats else 0,
+                warnings=warnings,
             )
             run.results.append(outcome)
             if runtimes is not None:
@@ -156,6 +177,14 @@ def run_tests(
             if on_result is not None:
                 on_result(outcome)
     return run
+
+
+class _Refused(Exception):
+    """A script the check refused: ``report`` is what ``tapir check`` prints for it."""
+
+    def __init__(self, report: str) -> None:
+        super().__init__(report)
+        self.report = report
 
 
 def _fresh_factory(conn: Connection, made: list[DeviceRuntime]) -> Callable[[], DeviceRuntime]:

@@ -34,7 +34,7 @@ def tapir_form(node: Any, spans: bool = True, _in_fstring: bool = False) -> str:
         return repr(node)
     parts = []
     for f in fields(node):
-        if f.name in ("span", "attr_span"):
+        if f.name == "span" or f.name.endswith("_span"):  # positions of parts CPython does not give
             continue
         value = getattr(node, f.name)
         if isinstance(node, T.FString):

@@ -117,12 +117,12 @@ def test_nesting_beyond_the_stack_is_a_diagnostic_not_a_crash() -> None:
     assert sys.getrecursionlimit() == limit
 
 
-def test_check_file_finds_the_document_from_the_first_line(tmp_path: Path) -> None:
-    from tapir.docgen.check import check_file
-    from tapir.dsl.errors import DocumentError
+def test_the_workspace_finds_the_document_from_the_first_line(tmp_path: Path) -> None:
+    from tapir.service import Workspace
 
-    result = check_file(CASES / "bad_elements.tap")
-    assert result.document == CASES / "../example_app.yaml"
+    ws = Workspace()
+    result = ws.check(CASES / "bad_elements.tap")
+    assert result.document is not None and result.document.path == CASES / "../example_app.yaml"
     assert {(d.span.line, d.code) for d in result.diagnostics} == _expected(result.source)
     # An explicit document wins; a compiled symbol table serves as well as the YAML.
     from tapir.docgen.compile import compile_document
@@ -132,11 +132,13 @@ def test_check_file_finds_the_document_from_the_first_line(tmp_path: Path) -> No
     table.write_text(compiled.files["example_app.symbols.json"])
     script = tmp_path / "s.tap"
     script.write_text("$home_screen__songs_button.set_text('x')\n")
-    assert [d.code for d in check_file(script, table).diagnostics] == ["illegal-action"]
-    assert check_file(script).symbols is None  # no document: element checks are skipped
+    assert [d.code for d in ws.check(script, doc=table).diagnostics] == ["illegal-action"]
+    # no document: element checks cannot run, and the script cannot be run either
+    no_doc = ws.check(script)
+    assert no_doc.symbols is None and [d.code for d in no_doc.diagnostics] == ["no-document"]
     script.write_text("# doc: nowhere.yaml\nback()\n")
-    with pytest.raises(DocumentError):
-        check_file(script)
+    [missing] = ws.check(script).diagnostics
+    assert missing.code == "document-missing" and (missing.span.line, missing.span.column) == (1, 8)
 
 
 def test_cli_check_exit_status_and_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -156,7 +158,8 @@ def test_cli_check_exit_status_and_output(tmp_path: Path, capsys: pytest.Capture
     # --doc for a script without the first-line comment; a usage error for a missing file.
     script = tmp_path / "s.tap"
     script.write_text("$home_screen__search_input.set_text('Emil')\n$home_screen__songs_button.scroll()\n")
-    assert main(["check", str(script)]) == 0  # no document: element checks cannot run
+    assert main(["check", str(script)]) == 1  # no document: the script could not run either
+    assert "error[no-document]" in capsys.readouterr().err
     assert main(["check", str(script), "--doc", str(GOLDEN / "example_app.yaml")]) == 1
     assert "scroll() is not possible" in capsys.readouterr().err
     assert main(["check", str(script), "--doc", str(tmp_path / "missing.yaml")]) == 2

@@ -87,7 +87,10 @@ def test_every_problem_is_reported_at_once_with_its_line() -> None:
     }
     assert found == expected
     rendered = info.value.render()
-    assert f"{BROKEN}:{_line_of(BROKEN, 'kind: slider')}: error: unknown kind 'slider'" in rendered
+    line = _line_of(BROKEN, "kind: slider")
+    assert f"{BROKEN}:{line}:15: error[unknown-kind]: unknown kind 'slider'" in rendered
+    # the caret sits under the value, quoted from the document
+    assert "        kind: slider\n                  ^^^^^^\n" in rendered
 
 
 def test_json_documents_report_lines_too(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from tapir.docgen import pages
 from tapir.docgen.loader import load_document
-from tapir.docgen.stubs import attribute_name, class_name, generate_stubs
+from tapir.docgen.stubs import KIND_CLASS_NAMES, attribute_name, class_name, generate_stubs
 from tapir.dsl.api import ELEMENT_METHODS, LIST_KINDS, Kind, methods_for
 from tapir.dsl.errors import ActionError, Span
 from tapir.dsl.runtime_api import UIRuntime
@@ -22,16 +22,38 @@ REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "tests" / "golden" / "example_app.yaml"
 
 
-def test_each_kind_class_has_exactly_the_registry_methods() -> None:
+def _every_kind_document() -> Any:
+    """A document with one element of every kind (lists hold items of every kind too)."""
+    from tapir.docgen.loader import loads_document
+
+    elements = "".join(
+        f"      s__{k.value}_x:\n        kind: {k.value}\n        description: a {k.value}\n"
+        f"        identifiers: [\"//node[@resource-id='{k.value}']\"]\n" for k in Kind)
+    text = (f"app:\n  package: org.x\n  name: X\n  start_screen: s\nscreens:\n  s:\n    description: s\n"
+            f"    signature:\n      activity: .S\n    elements:\n{elements}")
+    result = loads_document(text)
+    assert result.document is not None, result.problems
+    return result.document
+
+
+def test_each_kind_class_has_exactly_the_registry_methods(tmp_path: Path) -> None:
+    source = generate_stubs(_every_kind_document(), "x.yaml")
+    path = tmp_path / "every_pages.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("every_pages", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
     list_protocol = {"__getitem__", "__iter__", "__len__"}
-    for kind, cls in pages.KIND_CLASSES.items():
+    for kind, name in KIND_CLASS_NAMES.items():
+        cls = getattr(module, name)
         public = {n for n in dir(cls) if not n.startswith("_") and callable(getattr(cls, n))}
         assert public == {e.name for e in methods_for(kind)}, kind
         assert cls.kind is kind
         has_items = list_protocol <= set(dir(cls))
         assert has_items == (kind in LIST_KINDS), kind
     # Every registry method is reachable on some kind.
-    assert set(ELEMENT_METHODS) <= {n for cls in pages.KIND_CLASSES.values() for n in dir(cls)}
+    assert set(ELEMENT_METHODS) <= {n for name in KIND_CLASS_NAMES.values() for n in dir(getattr(module, name))}
 
 
 class Recorder:
@@ -128,7 +150,8 @@ def test_generated_page_objects_drive_the_runtime(tmp_path: Path) -> None:
     assert runtime.calls[-1][1] > 0
     with pytest.raises(ActionError):
         songs[-4]
-    assert isinstance(app.songs_screen.sort_button, pages.Button)
+    assert isinstance(app.songs_screen.sort_button, module.Button)
+    assert isinstance(app.songs_screen.sort_button, pages.Element)
     assert not hasattr(app.songs_screen.sort_button, "set_text")
 
 
@@ -144,7 +167,7 @@ def test_generated_module_for_every_kind_compiles(tmp_path: Path) -> None:
     assert {"connect", "MusicApp", "SongsScreenPage", "SongsScreenSongListItem"} <= set(module.__all__)
     assert module.MusicApp.package == "org.example.music"
     assert "Script name: $songs_screen__song_list" in (module.SongsScreenPage.song_list.__doc__ or "")
-    assert Kind.SWITCH in pages.KIND_CLASSES
+    assert module.Switch.kind is Kind.SWITCH
 
 
 GOOD_TEST = '''\

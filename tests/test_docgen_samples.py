@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 from lxml import etree
-from tapir.docgen.check import check_file
 from tapir.docgen.loader import load_document, load_document_report
 from tapir.docgen.model import AppDocument, Dialect
 
@@ -27,9 +26,12 @@ def test_sample_documents_load_without_problems(path: Path) -> None:
 
 @pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_sample_scripts_check_clean(path: Path) -> None:
-    result = check_file(path)
+    from tapir.service import Workspace
+
+    result = Workspace().check(path)
     assert result.document is not None, "sample scripts name their document on the first line"
     assert [d.render(result.source, str(path)) for d in result.diagnostics] == []
+    assert result.related == ()  # and the document has no problem either
 
 
 def _matches(root: Any, xpath: str) -> bool:

@@ -35,13 +35,14 @@ DOLLAR = "Ж"  # `$` for Python's tokenizer: a letter, so `$a__b` reads as one n
 def registry_names() -> dict[str, set[str]]:
     """The names the grammar highlights, from the language's registry: the one place that lists
     them. (When the registry moves, this function is all that changes.)"""
-    from tapir.dsl import api, methods
+    from tapir.dsl.registry import REGISTRY, Namespace
 
+    values = (Namespace.STR, Namespace.LIST, Namespace.TUPLE, Namespace.DICT)
     return {
-        "api-method": set(api.ELEMENT_METHODS),
-        "api-function": set(api.GLOBALS) | set(api.LEGACY_GLOBALS),
-        "builtin-function": set(api.BUILTINS),
-        "builtin-method": set().union(*(set(m) for m in methods.METHODS.values())),
+        "api-method": set(REGISTRY.names(Namespace.ELEMENT)),
+        "api-function": set(REGISTRY.names(Namespace.GLOBAL)) | {e.name for e in REGISTRY.legacy_globals()},
+        "builtin-function": set(REGISTRY.names(Namespace.BUILTIN)),
+        "builtin-method": set().union(*(set(REGISTRY.names(ns)) for ns in values)),
     }
 
 

@@ -1,6 +1,7 @@
 """Rendering of errors: file:line:col, the source line, and a caret under the span."""
 
-from tapir.dsl.errors import DocumentError, Problem, ScriptError, Span
+from tapir.dsl.diagnostics import Diagnostic, render_diagnostics
+from tapir.dsl.errors import DocumentError, ScriptError, Span, TapirSyntaxError
 
 
 def test_render_points_at_the_span() -> None:
@@ -19,13 +20,36 @@ def test_caret_follows_tab_expansion() -> None:
 
 
 def test_document_error_lists_every_problem() -> None:
-    err = DocumentError("invalid document", [Problem("duplicate name", line=3), Problem("unknown kind", line=9)],
-                        filename="app.yaml")
+    problems = [Diagnostic.at_line("duplicate name", 3, 5, code="duplicate-name"),
+                Diagnostic.at_line("unknown kind", 4, code="bad-kind", severity="warning")]
+    source = "app:\n  name: x\nscreens:\n  - name: x\n    kind: slider\n"
+    err = DocumentError("invalid document", problems, filename="app.yaml", source=source)
     assert err.render().splitlines() == [
-        "app.yaml: invalid document (2 problems)",
-        "app.yaml:3: error: duplicate name",
-        "app.yaml:9: error: unknown kind",
+        "app.yaml: invalid document (1 error, 1 warning)",
+        "app.yaml:3:5: error[duplicate-name]: duplicate name",
+        "    screens:",
+        "        ^^^",  # a point span underlines the word there (a key, up to its ':')
+        "app.yaml:4: warning[bad-kind]: unknown kind",
+        "      - name: x",
+        "      ^^^^^^^^^",  # only the line is known: its text is underlined
     ]
+
+
+def test_diagnostics_and_errors_share_one_renderer_with_the_caret_right_on_tabs() -> None:
+    source = "if x:\n\tfoo.tap()\n"
+    d = Diagnostic("unknown-name", "error", Span(2, 2, 2, 5), "unknown name 'foo'", hint="define it first")
+    err = TapirSyntaxError("unknown name 'foo'", Span(2, 2, 2, 5), source=source, filename="s.tap",
+                           hint="define it first")
+    rendered, raised = d.render(source, "s.tap").splitlines(), err.render().splitlines()
+    assert rendered[0] == "s.tap:2:2: error[unknown-name]: unknown name 'foo'"
+    assert raised[0] == "s.tap:2:2: TapirSyntaxError: unknown name 'foo'"
+    assert rendered[1:] == raised[1:]  # the same quote, caret and hint
+    line, caret = rendered[1], rendered[2]
+    assert line[caret.index("^"): caret.rindex("^") + 1] == "foo"
+    assert rendered[3] == "  hint: define it first"
+    assert err.diagnostic() == Diagnostic("syntax", "error", Span(2, 2, 2, 5), "unknown name 'foo'",
+                                          hint="define it first")
+    assert render_diagnostics([d, d], source, "s.tap").splitlines()[-1] == "2 errors, 0 warnings"
 
 
 def test_an_error_of_no_file_names_no_file() -> None:

@@ -324,7 +324,7 @@ def test_legacy_global_dialect_dispatches_through_the_registry() -> None:
         """, runtime_factory=fake.factory(), symbols=fake.symbols())
     assert out == ["So What True True"]
     assert [c.method for c in fake.actions] == ["set_text", "tap", "scroll", "long_tap", "tap"]
-    assert set(api.LEGACY_GLOBALS) <= {"tap", "long_tap", "set_text", "scroll", "get_text", "get_attributes"}
+    assert set(api.legacy_globals()) == {"tap", "long_tap", "set_text", "scroll", "get_text", "get_attributes"}
 
 
 def test_len_indexing_and_iteration_share_one_notion_of_items() -> None:
@@ -395,18 +395,15 @@ def test_the_runtime_is_made_once_on_the_first_ui_call_and_closed() -> None:
     assert fake.calls[0].method == "tap" and fake.calls[0].line == 2
 
 
-def test_registry_entries_that_need_no_device_do_not_connect(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tapir.dsl import compiler
-    from tapir.dsl.api_calls import API_IMPLEMENTATIONS
-    from tapir.dsl.values import ApiFunction
+def test_registry_entries_that_need_no_device_do_not_connect() -> None:
+    from tapir.dsl.registry import REGISTRY, Entry, Namespace
 
-    entry = api.ApiEntry("answer", (), "int", "A global that needs no device.", needs_device=False)
-    monkeypatch.setitem(api.GLOBALS, "answer", entry)
-    monkeypatch.setitem(API_IMPLEMENTATIONS, "answer", lambda rt, h, v, span: 42)
-    monkeypatch.setitem(compiler.API_GLOBALS, "answer", ApiFunction(entry, legacy=False))
+    answer = Entry.define("answer() -> int", Namespace.GLOBAL, "A global that needs no device.", lambda call: 42)
     fake = music()
-    assert ok("print(answer())", runtime_factory=fake.factory()) == ["42"]
+    with REGISTRY.extended(answer):
+        assert ok("print(answer())", runtime_factory=fake.factory()) == ["42"]
     assert fake.factory_calls == 0
+    assert REGISTRY.global_function("answer") is None  # gone with the block
 
 
 def test_no_runtime_available_is_a_clear_error() -> None:
@@ -543,9 +540,7 @@ def test_errors_render_with_file_line_column_and_caret() -> None:
 
 
 def test_every_registry_entry_has_an_implementation_and_only_those_names_dispatch() -> None:
-    from tapir.dsl.api_calls import API_IMPLEMENTATIONS
-
-    assert set(API_IMPLEMENTATIONS) == set(api.ELEMENT_METHODS) | set(api.GLOBALS)
+    assert all(callable(e.impl) for e in [*api.ELEMENT_METHODS.values(), *api.GLOBALS.values()])
     fake = music()
     for name, entry in api.ELEMENT_METHODS.items():
         # every element method reaches the runtime under its own name
@@ -590,8 +585,9 @@ def test_cli_run_budgets_and_missing_device(tmp_path: Any, capsys: Any) -> None:
     assert code == 1 and "time budget exceeded" in err
     code, _, err = _cli(tmp_path, capsys, "n = 0\nwhile True:\n    n += 1\n", "--max-steps", "500")
     assert code == 1 and "steps budget exceeded" in err and "limit 500" in err
+    # a script that needs the app but names no document is refused before it starts, as check says
     code, out, err = _cli(tmp_path, capsys, "print('ok')\nback()\n")
-    assert code == 1 and out == "ok\n" and "no device runtime is available to run back()" in err
+    assert code == 1 and out == "" and "error[no-document]" in err and "not run" in err
     code, _, err = _cli(tmp_path, capsys, "x = 1\n", "--max-actions", "0")
     assert code == 2 and "--max-actions must be positive" in err
 
@@ -601,7 +597,8 @@ def test_cli_run_with_a_document_checks_names_before_any_device(repo: Any, tmp_p
     if not doc.is_file():
         pytest.skip("the music sample document is not present")
     code, _, err = _cli(tmp_path, capsys, "print(1)\n$songs_screen__song_lst.tap()\n", "--doc", str(doc))
-    assert code == 1 and "s.tap:2:1: UnknownElement" in err and "$songs_screen__song_list" in err
+    assert code == 1 and "s.tap:2:1: error[unknown-element]" in err and "$songs_screen__song_list" in err
+    assert "not run" in err
 
 
 def test_element_handle_api() -> None:

@@ -426,7 +426,7 @@ def test_deep_nesting_is_a_syntax_error() -> None:
 
 def test_check_ok(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     f = tmp_path / "open.tap"
-    f.write_text("$settings__open.tap()\n", encoding="utf-8")
+    f.write_text("print('open')\n", encoding="utf-8")
     assert main(["check", str(f)]) == 0
     assert capsys.readouterr().out.strip() == f"{f}: ok"
 
@@ -435,11 +435,11 @@ def test_check_reports_the_error_and_goes_on(tmp_path, capsys) -> None:  # type:
     bad = tmp_path / "x.tap"
     bad.write_text("import os\n", encoding="utf-8")
     good = tmp_path / "y.tap"
-    good.write_text("back()\n", encoding="utf-8")
+    good.write_text("print(1)\n", encoding="utf-8")
     assert main(["check", str(bad), str(good)]) == 1
     out = capsys.readouterr()
     assert out.err.splitlines()[:3] == [
-        f"{bad}:1:1: UnsupportedConstruct: 'import' is not allowed in Tapir scripts",
+        f"{bad}:1:1: error[unsupported]: 'import' is not allowed in Tapir scripts",
         "    import os",
         "    ^^^^^^",
     ]
@@ -467,8 +467,9 @@ def test_bom_and_crlf_scripts_read_like_plain_ones(command, tmp_path, capsys) ->
     script = tmp_path / "s.tap"
     script.write_bytes(b"\xef\xbb\xbf# doc: absent.yaml\r\nif True:\r\n    print(1)\r\n")
     # the `# doc:` line is found behind the byte-order mark, so the missing document is reported
-    assert main([command, str(script)]) == 2
-    assert "absent.yaml" in capsys.readouterr().err
+    assert main([command, str(script)]) == 1
+    err = capsys.readouterr().err
+    assert "error[document-missing]" in err and "absent.yaml" in err
     script.write_bytes(b"\xef\xbb\xbfif True:\r\n    print(1)\r\n")
     assert main([command, str(script)]) == 0
 
@@ -479,5 +480,5 @@ def test_check_through_a_subprocess(tmp_path) -> None:  # type: ignore[no-untype
     run = subprocess.run([sys.executable, "-m", "tapir.cli", "check", str(f)], capture_output=True, text=True,
                          timeout=60)
     assert run.returncode == 1
-    assert f"{f}:1:5: TapirSyntaxError: expected ':' after the if condition" in run.stderr
+    assert f"{f}:1:5: error[syntax]: expected ':' after the if condition" in run.stderr
     assert "Traceback" not in run.stderr

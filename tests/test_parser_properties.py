@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from tapir.dsl import ast as T
 from tapir.dsl.errors import TapirSyntaxError
-from tapir.dsl.parser import parse
+from tapir.dsl.parser import parse, parse_tolerant
+from tapir.dsl.positions import LineIndex
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -28,7 +29,11 @@ SAMPLES = [
 
 
 def check_outcome(source: str) -> None:
-    """Parsing gives a module with sane spans, or a syntax error that renders."""
+    """Parsing gives a module with sane spans, or a syntax error that renders; the tolerant parse
+    never raises, finds problems exactly when the strict one does, and agrees with it otherwise."""
+    tolerant = parse_tolerant(source, "p.tap")
+    check_spans(tolerant.module, tolerant.text)
+    check_tokens(tolerant)
     try:
         module = parse(source, "p.tap")
     except TapirSyntaxError as exc:
@@ -36,13 +41,34 @@ def check_outcome(source: str) -> None:
         lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
         assert 1 <= exc.span.line <= len(lines) + 1
         assert exc.render().startswith("p.tap:")
+        assert tolerant.errors, "the strict parse failed but the tolerant one found nothing"
         return
-    lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    assert not tolerant.errors, tolerant.errors
+    assert tapir_form(tolerant.module) == tapir_form(module)
+    check_spans(module, tolerant.text)
+
+
+def check_spans(module: T.Module, text: str) -> None:
+    """Every node's span lies in the text, and its offsets are its lines and columns."""
+    lines = text.split("\n")
+    index = LineIndex(text)
     for node in module.walk():
         s = node.span
         assert (s.line, s.column) <= (s.end_line, s.end_column), node
         assert 1 <= s.line <= s.end_line <= len(lines), node
         assert 1 <= s.column and s.end_column <= len(lines[s.end_line - 1]) + 1, node
+        offsets = index.offset(s.line, s.column), index.offset(s.end_line, s.end_column)
+        assert (s.offset, s.end_offset) == offsets, node
+
+
+def check_tokens(result: object) -> None:
+    """Tokens are in order, do not overlap, and each is the text at its span."""
+    text: str = result.text  # type: ignore[attr-defined]
+    end = 0
+    for tok in result.tokens:  # type: ignore[attr-defined]
+        assert tok.span.offset >= end, tok
+        assert text[tok.span.offset : tok.span.end_offset] == tok.text, tok
+        end = tok.span.end_offset
 
 
 # ---------------------------------------------------------------------------------------------

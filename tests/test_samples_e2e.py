@@ -233,14 +233,15 @@ def test_run_an_unreachable_serial_fails_quickly_with_a_device_error(
 
 
 def test_the_run_document_is_found_as_tapir_check_finds_it(tmp_path: Path) -> None:
-    from tapir.docgen.check import document_for
     from tapir.dsl.errors import UsageError
     from tapir.runtime.connect import find_document
+    from tapir.service import Workspace
 
     (tmp_path / "app.yaml").write_text("app: {}\n")
     script = tmp_path / "s.tap"
     source = "# doc: app.yaml\nx = 1\n"
-    assert find_document(script, source, None) == document_for(script, source) == tmp_path / "app.yaml"
+    found = Workspace().document_for(script, source)
+    assert found is not None and find_document(script, source, None) == found.path == tmp_path / "app.yaml"
     with pytest.raises(UsageError, match=r"--doc: .* is a directory"):
         find_document(script, source, str(tmp_path))
     with pytest.raises(UsageError, match=r"--doc: .*nope.yaml does not exist"):

@@ -9,14 +9,12 @@ asserts the category and the message.
 from __future__ import annotations
 
 import builtins
-import copy
 import sys
 import time
 from typing import Any
 
 import pytest
-from tapir.dsl import api, compiler, interpreter, methods
-from tapir.dsl import builtins as tbuiltins
+from tapir.dsl import interpreter
 from tapir.dsl.api import Kind
 from tapir.dsl.budget import Budgets
 from tapir.dsl.errors import (
@@ -29,6 +27,7 @@ from tapir.dsl.errors import (
 )
 from tapir.dsl.fake_runtime import FakeElement, FakeRuntime
 from tapir.dsl.interpreter import run_script
+from tapir.dsl.registry import REGISTRY, Namespace
 
 #: Small budgets so the resource attacks stop fast; the deadline is short on purpose.
 TEST_BUDGETS = Budgets(max_steps=300_000, timeout_s=2.0, max_size=100_000, max_output=10_000, max_depth=30)
@@ -149,10 +148,10 @@ def _budgets_for(case_id: str) -> Budgets:
 def _host_state() -> dict[str, Any]:
     return {
         "builtins": {k: id(v) for k, v in vars(builtins).items()},
-        "tapir builtins": {k: (id(v), v.name, v.fn) for k, v in tbuiltins.BUILTINS.items()},
-        "registry": copy.deepcopy((api.ELEMENT_METHODS, api.GLOBALS, api.LEGACY_GLOBALS, api.BUILTINS)),
-        "api globals": dict(compiler.API_GLOBALS),
-        "methods": {t: dict(m) for t, m in methods.METHODS.items()},
+        # the registry (every entry, and the script values of its global names) stays as it was
+        "registry": {ns: [(e, id(e.impl)) for e in REGISTRY.entries(ns)] for ns in Namespace},
+        "registry version": REGISTRY.version,
+        "script values": {n: id(REGISTRY.script_value(n)) for n in REGISTRY.global_names()},
         "recursion limit": sys.getrecursionlimit(),
         "modules": set(sys.modules),
     }

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tapir.dsl.errors import DocumentError, HierarchyError, Problem, UsageError
+from tapir.dsl.diagnostics import Diagnostic
+from tapir.dsl.errors import DocumentError, HierarchyError, UsageError
 from tapir.runtime.hierarchy import Bounds, UINode, UITree, parse_tree
 
 FORMAT = "tapir-trace"
@@ -389,8 +390,8 @@ def read_trace(directory: str | Path) -> Trace:
                 if i == len(lines) - 1 and not line.endswith("\n"):
                     skipped += 1  # the last line of an interrupted run
                     continue
-                raise DocumentError("malformed trace line", [Problem(f"{type(exc).__name__}: {exc}", number, 1)],
-                                    filename=str(file)) from None
+                problem = Diagnostic.at_line(f"{type(exc).__name__}: {exc}", number, 1)
+                raise DocumentError("malformed trace line", [problem], filename=str(file)) from None
     missing = sorted({s for step in steps for s in (step.before, step.after) if s not in states})
     if missing:
         raise DocumentError(f"steps name states that states.jsonl does not list: {', '.join(missing[:5])}",

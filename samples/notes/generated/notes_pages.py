@@ -7,8 +7,112 @@ Build the app object on a runtime and use it as a script would: ``app = connect(
 
 from __future__ import annotations
 
-from tapir.docgen.pages import App, Button, Checkbox, Element, ElementList, Input, PageRuntime, Screen, Text
+from collections.abc import Mapping
+from typing import Any, Literal, TypeVar
+
+from tapir.docgen import pages
+from tapir.docgen.pages import App, PageRuntime, Screen
+from tapir.dsl.types import Kind
 from tapir.dsl.values import ElementHandle
+
+
+# Generated modules are skipped when page objects look for their caller's line.
+_TAPIR_PAGES = True
+
+ItemT = TypeVar("ItemT", bound=pages.Element)
+
+ScrollDirection = Literal['up', 'down', 'left', 'right', 'page_up', 'page_down', 'page_left', 'page_right']
+
+
+class Element(pages.Element):
+    """An element of any kind."""
+
+    kind = Kind.OTHER
+
+    def tap(self, child: Element | None = None) -> None:
+        """Tap the element (or its child element).
+
+        child: a child element of this list item to act on instead
+        """
+        self._call('tap', child=child)
+
+    def long_tap(self, child: Element | None = None) -> None:
+        """Long-press the element (or its child element).
+
+        child: a child element of this list item to act on instead
+        """
+        self._call('long_tap', child=child)
+
+    def get_text(self, child: Element | None = None) -> str:
+        """The visible text of the element (or its child element); '' if none.
+
+        child: a child element of this list item to act on instead
+        """
+        result: str = self._call('get_text', child=child)
+        return result
+
+    def get_attributes(self, child: Element | None = None) -> dict[str, Any]:
+        """The element's state: keys 'selected', 'checked', 'enabled', 'focused', 'scrollable',
+        'editable', 'clickable' (bool) and 'text', 'content_desc', 'resource_id' (str).
+
+        child: a child element of this list item to act on instead
+        """
+        result: dict[str, Any] = self._call('get_attributes', child=child)
+        return result
+
+
+class Button(Element):
+    """A button."""
+
+    kind = Kind.BUTTON
+
+
+class Input(Element):
+    """A text field."""
+
+    kind = Kind.INPUT
+
+    def set_text(self, text: str) -> None:
+        """Replace the text of an editable field.
+
+        text: the text to enter, replacing what is there
+        """
+        self._call('set_text', text=text)
+
+
+class Checkbox(Element):
+    """A checkbox."""
+
+    kind = Kind.CHECKBOX
+
+
+class Text(Element):
+    """A text."""
+
+    kind = Kind.TEXT
+
+
+class ElementList(Element, pages.ElementList[ItemT]):
+    """A list element: index it, iterate it, match an item."""
+
+    kind = Kind.LIST
+
+    def scroll(self, direction: ScrollDirection = 'down') -> bool:
+        """Scroll the element (default down). Returns True when nothing moved, i.e. the end was
+        reached.
+
+        direction: where to scroll
+        """
+        result: bool = self._call('scroll', direction=direction)
+        return result
+
+    def match(self, query: str | Mapping[str, Any]) -> ItemT:
+        """The item of the list that matches the text (exact, then case-insensitive, then fuzzy) or
+        whose attributes equal the dict; scrolls to find it.
+
+        query: an item's text, or attributes such as {'selected': True}
+        """
+        return self._item(self._call('match', query=query))
 
 
 class NotesScreenNoteListItem(Button):
@@ -331,6 +435,14 @@ class NotesApp(App):
     """
 
     package = 'org.tapir.notes'
+
+    def back(self) -> None:
+        """Press the BACK key."""
+        self._call('back')
+
+    def enter(self) -> None:
+        """Press the ENTER key, e.g. to submit a search."""
+        self._call('enter')
 
     @property
     def notes_screen(self) -> NotesScreenPage:

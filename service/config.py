@@ -1,0 +1,179 @@
+"""``tapir.toml``: a project's settings, read from the nearest enclosing folder that has one.
+
+    config = find_config(Path("flows/music/play.tap"))   # ProjectConfig, or None without a file
+    config.document_for(Path("flows/music/play.tap"))      # Path('docs/music.yaml') (absolute)
+    config.warnings                                       # 'warn' | 'error' | 'ignore'
+
+The schema (docs/language-service.md has it with examples)::
+
+    [documents]                      # which app document each script is written against
+    "flows/music/**/*.tap" = "docs/music.yaml"   # globs relative to tapir.toml; first match wins
+    "*.tap" = "app.yaml"                         # '*' stays in one folder, '**/' spans any
+
+    [check]
+    warnings = "warn"                # what tapir run/test do with warnings: "warn" (show them,
+                                     # go on), "error" (refuse, like errors) or "ignore"
+
+A script's own ``# doc:`` first line wins over ``[documents]``; ``--doc`` wins over both. Other
+top-level tables are kept (``ProjectConfig.tables``) for the settings later commands read
+(``[device]``, ``[budgets]``, ``[report]``); unknown keys of the tables above, and values of the
+wrong type, are problems reported with their line.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from tapir.dsl.diagnostics import Diagnostic
+
+__all__ = ["CONFIG_NAME", "ConfigError", "DocumentRule", "ProjectConfig", "find_config", "load_config"]
+
+CONFIG_NAME = "tapir.toml"
+_WARNINGS = ("warn", "error", "ignore")
+#: Tables this version reads; their keys are checked.
+_KNOWN = {"documents", "check"}
+_CHECK_KEYS = {"warnings"}
+
+
+class ConfigError(Exception):
+    """``tapir.toml`` cannot be used: ``problems`` say where and why."""
+
+    def __init__(self, path: Path, problems: list[Diagnostic], text: str | None = None) -> None:
+        super().__init__(f"{path}: {problems[0].message if problems else 'invalid'}")
+        self.path = path
+        self.problems = problems
+        self.text = text
+
+
+@dataclass(frozen=True)
+class DocumentRule:
+    """``"glob" = "document"`` of ``[documents]``."""
+
+    glob: str
+    document: str
+    line: int | None = None
+
+    def matches(self, relative: PurePosixPath) -> bool:
+        return _glob_regex(self.glob).fullmatch(relative.as_posix()) is not None
+
+
+@dataclass(frozen=True)
+class ProjectConfig:
+    """What ``tapir.toml`` says; paths in it are relative to ``root`` (its folder)."""
+
+    path: Path
+    root: Path
+    documents: tuple[DocumentRule, ...] = ()
+    #: What ``tapir run`` and ``tapir test`` do with warnings: ``warn``, ``error`` or ``ignore``.
+    warnings: str = "warn"
+    #: Every top-level table as read, for settings later commands add.
+    tables: dict[str, Any] = field(default_factory=dict)
+
+    def document_for(self, script: Path) -> tuple[Path, DocumentRule] | None:
+        """The document ``[documents]`` assigns to ``script`` (the first matching glob)."""
+        try:
+            relative = PurePosixPath(script.resolve().relative_to(self.root.resolve()).as_posix())
+        except ValueError:
+            return None  # a script outside the project
+        for rule in self.documents:
+            if rule.matches(relative):
+                return (self.root / rule.document), rule
+        return None
+
+
+@lru_cache(maxsize=256)
+def _glob_regex(glob: str) -> re.Pattern[str]:
+    """A glob as a regular expression: ``*`` and ``?`` stay within a folder, ``**/`` spans any
+    number of folders (none included), a trailing ``**`` anything."""
+    out = []
+    i = 0
+    while i < len(glob):
+        c = glob[i]
+        if glob.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return re.compile("".join(out))
+
+
+def _line_of(text: str, needle: str) -> int | None:
+    """The first line of ``text`` that mentions ``needle`` (TOML parsing keeps no positions)."""
+    for number, line in enumerate(text.splitlines(), 1):
+        if needle in line:
+            return number
+    return None
+
+
+def load_config(path: Path) -> ProjectConfig:
+    """Read ``tapir.toml`` at ``path``; raises ``ConfigError`` listing every problem."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(path, [Diagnostic.at_line(f"cannot read {CONFIG_NAME}: {exc}", None, code="config")]) from exc
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"line (\d+), column (\d+)", str(exc))
+        line, column = (int(m.group(1)), int(m.group(2))) if m else (None, None)
+        raise ConfigError(path, [Diagnostic.at_line(f"not valid TOML: {exc}", line, column, code="config")],
+                          text) from exc
+    problems: list[Diagnostic] = []
+
+    def problem(message: str, needle: str) -> None:
+        problems.append(Diagnostic.at_line(message, _line_of(text, needle), code="config"))
+
+    rules: list[DocumentRule] = []
+    documents = data.get("documents", {})
+    if not isinstance(documents, dict):
+        problem("[documents] must be a table of \"script glob\" = \"document path\"", "documents")
+    else:
+        for glob, document in documents.items():
+            if not isinstance(document, str) or not document.strip():
+                problem(f"[documents] {glob!r} must name a document path (a string)", glob)
+                continue
+            rules.append(DocumentRule(glob, document, _line_of(text, glob)))
+    check = data.get("check", {})
+    warnings = "warn"
+    if not isinstance(check, dict):
+        problem("[check] must be a table", "check")
+    else:
+        for key in check:
+            if key not in _CHECK_KEYS:
+                problem(f"[check] has no setting {key!r} (known: {', '.join(sorted(_CHECK_KEYS))})", key)
+        value = check.get("warnings", "warn")
+        if value not in _WARNINGS:
+            problem(f"[check] warnings must be one of {', '.join(_WARNINGS)}, not {value!r}", "warnings")
+        else:
+            warnings = value
+    if problems:
+        problems.sort(key=lambda p: p.line or 0)
+        raise ConfigError(path, problems, text)
+    return ProjectConfig(path, path.parent, tuple(rules), warnings, data)
+
+
+def find_config(start: Path) -> Path | None:
+    """The ``tapir.toml`` of the nearest folder at or above ``start`` (a file or a folder)."""
+    here = start.resolve()
+    if not here.is_dir():
+        here = here.parent
+    for folder in (here, *here.parents):
+        candidate = folder / CONFIG_NAME
+        if candidate.is_file():
+            return candidate
+    return None
