@@ -339,9 +339,19 @@ class Interpreter:
         return expect_handle(item, span)
 
     def _items(self, handle: ElementHandle, span: Span) -> Iterator[ElementHandle]:
-        n = self._item_count(handle, span, f"iterating over {handle}")
-        for i in range(n):
-            yield self._item(handle, i, span)
+        what = f"iterating over {handle}"
+        self._require_list(handle, what, span)
+        lazy = self._device_call(what, span, lambda rt: getattr(rt, "iter_items", None))
+        if lazy is None:
+            n = self._item_count(handle, span, what)
+            for i in range(n):
+                yield self._item(handle, i, span)
+            return
+        # Each item is fetched when the loop asks for it, so a loop that breaks early does not
+        # make the device scroll through the whole list first.
+        items = iter(lazy(handle, span))
+        while (item := self._guarded(what, span, lambda: next(items, None))) is not None:
+            yield expect_handle(item, span)
 
     def _element_index(self, handle: ElementHandle, key: Any, span: Span) -> Any:
         tk = type(key)

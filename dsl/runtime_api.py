@@ -51,7 +51,12 @@ class UIRuntime(Protocol):
         """Keys as documented in the registry; values are str or bool."""
         ...
 
-    def item_count(self, handle: ElementHandle, span: Span) -> int: ...
+    def item_count(self, handle: ElementHandle, span: Span) -> int:
+        """How many items the list has. A runtime may also offer ``iter_items(handle, span)``, an
+        iterator of item handles fetched one at a time; the interpreter's ``for`` loops use it
+        when present (so ``for x in $list: ... break`` reads one item), ``item_count`` and
+        ``item`` otherwise."""
+        ...
 
     def item(self, handle: ElementHandle, index: int, span: Span) -> ElementHandle:
         """The item at ``index`` (0 <= index; the interpreter normalises negative indexes with

@@ -151,8 +151,17 @@ class SuiteError(DocumentError):
             by_file.setdefault(filename, []).append(problem)
         if not by_file:
             return f"{self.filename or '<suite>'}: {self.category}: {self.message}"
-        blocks = [render_diagnostics(problems, None, filename, summary=False) for filename, problems in by_file.items()]
+        blocks = [render_diagnostics(problems, _source_of(filename), filename, summary=False)
+                  for filename, problems in by_file.items()]
         return f"{self.message}\n" + "\n".join(blocks)
+
+
+def _source_of(filename: str) -> str | None:
+    """The text of a suite file, to quote the line of a problem (None when it cannot be read)."""
+    try:
+        return Path(filename).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 # ---------------------------------------------------------------------------------------------

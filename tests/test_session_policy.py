@@ -278,6 +278,19 @@ def test_iteration_reaches_items_one_at_a_time(music_doc: AppDocument) -> None:
     assert len(rest) == len(app.state.songs) - 1 and rest[-1] == handle.at(43)
 
 
+def test_a_script_loop_that_breaks_reads_one_item_without_scrolling_the_list(music_doc: AppDocument) -> None:
+    app: Any = get_app("music")
+    rt, _, trace = make_runtime(app, music_doc)
+    result = run(rt, "for song in $songs_screen__song_list:\n"
+                     "    first = song.get_text($songs_screen__song_title)\n"
+                     "    break\n")
+    assert result.ok, result.error
+    assert result.variables["first"] == repr(app.sorted_songs()[0].title)
+    # only the swipe that proves the list is at its top: the 44 songs below are not scrolled to
+    assert [r["direction"] for r in trace.events("scroll")] == ["page_up"]
+    assert [r["args"] for r in trace.events("action") if r["call"] == "item"] == [{"index": 0}]
+
+
 def test_an_element_absent_from_the_screen_reached_names_that_screen(music_doc: AppDocument) -> None:
     app: Any = get_app("music")
     rt, _, trace = make_runtime(app, music_doc)
