@@ -179,11 +179,22 @@ def connect_device(adb_port: int, serial: str, *, expect: str = "device", timeou
     raise DeviceError(f"the simulator at {serial} stayed {state or 'unknown'!s} instead of {expect}")
 
 
-def disconnect_device(adb_port: int, serial: str) -> None:
+def disconnect_device(adb_port: int, serial: str, *, timeout: float = 5.0) -> None:
+    """``adb disconnect SERIAL``, returning once the server no longer lists the device.
+
+    The server answers ``disconnected`` as soon as it has *kicked* the transport; the transport
+    leaves the device list later, from the server's main loop. A ``host:connect`` that arrives
+    in between is answered ``already connected`` by the dying transport, which then goes away
+    and leaves the device unlisted for good. So a disconnect is complete only when the list
+    says so, and that is what this waits for.
+    """
     try:
         _host_request(adb_port, f"host:disconnect:{serial}", timeout=2.0)
     except (OSError, _HostError, ValueError):
-        pass
+        return
+    deadline = time.monotonic() + timeout
+    while device_state(adb_port, serial) is not None and time.monotonic() < deadline:
+        time.sleep(0.005)
 
 
 # ---------------------------------------------------------------------------------------------
