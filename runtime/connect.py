@@ -104,7 +104,7 @@ def connect(conn: Connection) -> DeviceRuntime:
                 hint="use --device sim:APP with the app the document describes",
             )
         sim = start_sim(apps, foreground=doc.app.package, adb_port=conn.adb_port)
-        device: Any = AdbDevice(sim.serial, client=sim.adb_client())
+        device: Any = AdbDevice(sim.serial, address=sim.address)
         on_close = sim.stop
         if conn.config is None:
             config = replace(config, settle=SettleConfig.for_simulator())

@@ -1,35 +1,39 @@
 """Devices: what the runtime needs from a phone, and the adb implementation of it.
 
 ``Device`` is the whole interface the runtime uses; ``AdbDevice`` implements it over an adb
-server with adbutils (a real phone, an emulator, or Tapir's simulated device behind a real
-or fake adb server). Every command goes through one shell round trip and the retry policy in
-``tapir.runtime.retry``; what the device prints is checked, and a failure the user sees is one
-``DeviceError`` naming the device serial and the command.
+server (a real phone, an emulator, or Tapir's simulated device behind a real or fake adb
+server). Every command is one round trip on one socket (``tapir.runtime.adb_transport``) under
+the retry policy in ``tapir.runtime.retry``; what the device prints is checked, and a failure
+the user sees is one ``DeviceError`` naming the device serial and the command::
 
-Choosing the device (``resolve_serial``): ``--device SERIAL``, else ``$ANDROID_SERIAL``, else
-the only device connected.
+    dev = open_device(None)                  # --device, else $ANDROID_SERIAL, else the only one
+    dev.tap(*dev.screen_size())              # AdbDevice(serial, address=("127.0.0.1", 5037))
 
-adb server notes. ``AdbClient`` reads ``ANDROID_ADB_SERVER_HOST``/``_PORT`` when it is made,
-so Tapir makes one per device instead of using adbutils' import-time global. If no server
-answers, adbutils runs ``adb start-server`` with ``$ADBUTILS_ADB_PATH``, the ``adb`` on PATH
-or its bundled binary; tests point ``ADBUTILS_ADB_PATH`` at ``/bin/false`` so a dead fake
-server never spawns a real one. Tapir leaves ``ADB_LIBUSB`` alone: a server it starts
-inherits the user's setting (``ADB_LIBUSB=0`` makes adb 36 start in milliseconds instead of
-three seconds when only emulators or TCP devices are used).
+Choosing the server (``adb_transport.server_address``): ``--adb-port``, else
+``$ANDROID_ADB_SERVER_PORT``, else 5037. Choosing the device (``resolve_serial``, which lists
+devices with adbutils): ``--device SERIAL``, else ``$ANDROID_SERIAL``, else the only device
+connected.
+
+adb server notes. If no server answers, adbutils' listing runs ``adb start-server`` with
+``$ADBUTILS_ADB_PATH``, the ``adb`` on PATH or its bundled binary; tests point
+``ADBUTILS_ADB_PATH`` at ``/bin/false`` so a dead fake server never spawns a real one. Tapir
+leaves ``ADB_LIBUSB`` alone: a server it starts inherits the user's setting (``ADB_LIBUSB=0``
+makes adb 36 start in milliseconds instead of three seconds when only emulators or TCP devices
+are used).
 """
 
 from __future__ import annotations
 
 import os
 import re
-import socket
 import time
 from collections.abc import Callable, Mapping
 from typing import Protocol, TypeVar, runtime_checkable
 
 from tapir.dsl.errors import DeviceError, UsageError
 from tapir.runtime import adb_shell
-from tapir.runtime.retry import DEFAULT_RETRY, NotSent, RetryPolicy, TransientError, call_with_retry
+from tapir.runtime.adb_transport import AdbServerTransport, server_address
+from tapir.runtime.retry import DEFAULT_RETRY, RetryPolicy, TransientError, call_with_retry
 
 T = TypeVar("T")
 
@@ -82,39 +86,6 @@ class ShellTransport(Protocol):
     def shell(self, command: str, *, timeout: float) -> bytes: ...
 
 
-class AdbutilsTransport:
-    """``shell:`` over an adb server via adbutils, read with a linear buffer.
-
-    adbutils' own ``read_until_close`` concatenates 4 KiB chunks (quadratic: a 2 MB
-    screenshot costs a second), so the socket is drained here instead.
-    """
-
-    def __init__(self, serial: str, client: object | None = None) -> None:
-        import adbutils
-
-        self.serial = serial
-        self._client = client if client is not None else adbutils.AdbClient()
-        self._device = self._client.device(serial)  # type: ignore[attr-defined,union-attr]
-
-    def shell(self, command: str, *, timeout: float) -> bytes:
-        try:
-            conn = self._device.open_shell(command)
-        except Exception as exc:  # noqa: BLE001 - anything here happened before the command ran
-            raise NotSent(exc) from exc
-        try:
-            sock: socket.socket = conn.conn
-            sock.settimeout(timeout)
-            chunks: list[bytes] = []
-            while True:
-                chunk = sock.recv(65536)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-            return b"".join(chunks)
-        finally:
-            conn.close()
-
-
 def _clip(text: str, limit: int = 40) -> str:
     """Typed text as it appears in messages: quoted, and cut so a long secret is not logged whole."""
     return repr(text if len(text) <= limit else text[:limit] + "...")
@@ -137,14 +108,17 @@ def _check_silent(output: bytes) -> None:
 class AdbDevice:
     """A device reached through adb.
 
-    ``transport`` replaces the adb connection (tests pass a fake); ``retry`` bounds the
-    retries of transient failures; ``sleep`` is what the retry pauses call.
+    ``address`` is the adb server's (host, port) (default: ``server_address()``); ``client``,
+    an adbutils ``AdbClient``, stands for its server. ``transport`` replaces the adb connection
+    (tests pass a fake); ``retry`` bounds the retries of transient failures; ``sleep`` is what
+    the retry pauses call.
     """
 
     def __init__(
         self,
         serial: str,
         *,
+        address: tuple[str, int] | None = None,
         client: object | None = None,
         transport: ShellTransport | None = None,
         retry: RetryPolicy = DEFAULT_RETRY,
@@ -153,7 +127,11 @@ class AdbDevice:
         dump_timeout: float = 60.0,
     ) -> None:
         self._serial = serial
-        self._transport = transport if transport is not None else AdbutilsTransport(serial, client)
+        if transport is None:
+            if address is None:
+                address = _client_address(client) if client is not None else server_address()
+            transport = AdbServerTransport(serial, *address)
+        self._transport = transport
         self._retry = retry
         self._sleep = sleep
         self._timeout = timeout
@@ -379,11 +357,11 @@ def resolve_serial(
     device is connected; ``UsageError`` if several are and none was chosen. The messages list
     what is connected.
     """
+    environ = os.environ if env is None else env
     if client is None:
         import adbutils
 
-        client = adbutils.AdbClient()
-    environ = os.environ if env is None else env
+        client = adbutils.AdbClient(*server_address(None, environ))
     wanted, source = explicit, "--device"
     if not wanted:
         wanted, source = environ.get("ANDROID_SERIAL") or None, "ANDROID_SERIAL"
@@ -416,16 +394,29 @@ def resolve_serial(
                      hint="choose one with --device SERIAL or the ANDROID_SERIAL variable")
 
 
+def _client_address(client: object) -> tuple[str, int]:
+    return str(getattr(client, "host", "127.0.0.1")), int(getattr(client, "port", 5037))
+
+
 def open_device(
     explicit: str | None = None,
     *,
+    adb_port: int | None = None,
     client: object | None = None,
     retry: RetryPolicy = DEFAULT_RETRY,
+    env: Mapping[str, str] | None = None,
 ) -> AdbDevice:
-    """Resolve the serial (see ``resolve_serial``) and return an ``AdbDevice`` for it."""
+    """Resolve the serial (see ``resolve_serial``) and return an ``AdbDevice`` for it.
+
+    The server is ``client``'s when one is given, else ``server_address(adb_port)``
+    (``--adb-port``, else ``$ANDROID_ADB_SERVER_PORT``, else 5037).
+    """
     if client is None:
         import adbutils
 
-        client = adbutils.AdbClient()
-    serial = resolve_serial(explicit, client=client)
-    return AdbDevice(serial, client=client, retry=retry)
+        address = server_address(adb_port, env)
+        client = adbutils.AdbClient(*address)
+    else:
+        address = _client_address(client)
+    serial = resolve_serial(explicit, client=client, env=env)
+    return AdbDevice(serial, address=address, retry=retry)

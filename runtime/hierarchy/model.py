@@ -12,6 +12,10 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
+
+from lxml import etree
+from tapir.dsl.errors import HierarchyError
 
 _INTS = re.compile(r"-?\d+")
 
@@ -75,46 +79,280 @@ class Bounds:
 EMPTY_BOUNDS = Bounds(0, 0, 0, 0)
 
 
-@dataclass(frozen=True)
+def make_bounds(x1: int, y1: int, x2: int, y2: int) -> Bounds:
+    """``Bounds(x1, y1, x2, y2)`` without the frozen dataclass ``__init__`` (four
+    ``object.__setattr__`` calls); equal to it in every way."""
+    b = object.__new__(Bounds)
+    object.__setattr__(b, "__dict__", {"x1": x1, "y1": y1, "x2": x2, "y2": y2})
+    return b
+
+
+def _xml_bounds(value: str) -> Bounds:
+    """``[x1,y1][x2,y2]`` (any other spelling ``Bounds.parse`` reads); ``ValueError`` otherwise."""
+    parts = value[1:-1].split("][") if value[:1] == "[" and value[-1:] == "]" else ()
+    if len(parts) == 2:
+        a, _, b = parts[0].partition(",")
+        c, _, d = parts[1].partition(",")
+        try:
+            return make_bounds(int(a), int(b), int(c), int(d))
+        except ValueError:
+            pass
+    return Bounds.parse(value)
+
+
+#: what ``uiautomator dump`` calls each field: a node reads its fields from the dump's element
+_KEYS: Mapping[str, str] = MappingProxyType({
+    "class_name": "class", "resource_id": "resource-id", "text": "text", "content_desc": "content-desc",
+    "package": "package", "clickable": "clickable", "long_clickable": "long-clickable",
+    "checkable": "checkable", "checked": "checked", "selected": "selected", "scrollable": "scrollable",
+    "editable": "editable", "focusable": "focusable", "focused": "focused", "enabled": "enabled",
+    "visible": "visible-to-user", "password": "password",
+})
+
+# uiautomator dumps have no "editable" attribute; accessibility reports every EditText subclass
+# as android.widget.EditText, and these are the framework's other text-entry classes.
+_EDITABLE_CLASSES = frozenset({
+    "android.widget.AutoCompleteTextView",
+    "android.widget.MultiAutoCompleteTextView",
+    "android.widget.SearchView$SearchAutoComplete",
+})
+
+
+def editable_class(class_name: str) -> bool:
+    """Whether a view of this class takes typed text (when the dump does not say)."""
+    return class_name.endswith("EditText") or class_name in _EDITABLE_CLASSES
+
+
 class UINode:
-    """One view. Strings are never None ("" when absent); ``resource_id`` is the full id."""
+    """One view. Strings are never None ("" when absent); ``resource_id`` is the full id.
+
+    Read-only, like the frozen dataclass it replaces (same fields, constructor, equality and
+    hash). A node stands on its view's element in the dump, as lxml parsed it (``element``),
+    and reads a field from it when asked (bounds are decoded once): a parse is lxml's parse
+    plus one small object per view (``bench/step_speed.py``). ``UINode(...)`` makes the
+    element from typed values, in the dump's spelling (``resource-id``, ``"true"``).
+    """
+
+    __slots__ = ("id", "parent", "children", "_e", "_s", "_f", "_b", "_path")
+
+    #: the fields, in the order of the constructor's parameters
+    FIELDS = ("id", "parent", "children", "path", "class_name", "resource_id", "text", "content_desc",
+              "bounds", "package", "clickable", "long_clickable", "checkable", "checked", "selected",
+              "scrollable", "editable", "focusable", "focused", "enabled", "visible", "password")
 
     id: int
     parent: int | None
+    #: child ids in drawing order
     children: tuple[int, ...]
-    #: positions of the node among its siblings, from the root down (the root is ``()``)
-    path: tuple[int, ...]
-    class_name: str = ""
-    resource_id: str = ""
-    text: str = ""
-    content_desc: str = ""
-    bounds: Bounds = EMPTY_BOUNDS
-    package: str = ""
-    clickable: bool = False
-    long_clickable: bool = False
-    checkable: bool = False
-    checked: bool = False
-    selected: bool = False
-    scrollable: bool = False
-    editable: bool = False
-    focusable: bool = False
-    focused: bool = False
-    enabled: bool = True
-    visible: bool = True
-    password: bool = False
+    _e: etree._Element
+    # the fields grounding reads most, fetched from the element together on first use (an
+    # lxml attribute read makes a new string each time): None until then
+    _s: tuple[str, str, str, str] | None  # class, resource-id, text, content-desc
+    _f: tuple[bool, bool, bool, bool, bool, bool, bool] | None  # see _flags
+    _b: Bounds
+    _path: tuple[int, ...]
+
+    def __init__(
+        self, id: int, parent: int | None, children: tuple[int, ...], path: tuple[int, ...], *,
+        class_name: str = "", resource_id: str = "", text: str = "", content_desc: str = "",
+        bounds: Bounds = EMPTY_BOUNDS, package: str = "", clickable: bool = False, long_clickable: bool = False,
+        checkable: bool = False, checked: bool = False, selected: bool = False, scrollable: bool = False,
+        editable: bool = False, focusable: bool = False, focused: bool = False, enabled: bool = True,
+        visible: bool = True, password: bool = False,
+    ) -> None:
+        values: dict[str, object] = {
+            "text": text, "resource_id": resource_id, "class_name": class_name, "package": package,
+            "content_desc": content_desc, "checkable": checkable, "checked": checked, "clickable": clickable,
+            "enabled": enabled, "focusable": focusable, "focused": focused, "scrollable": scrollable,
+            "long_clickable": long_clickable, "password": password, "selected": selected,
+            "editable": editable, "visible": visible,
+        }
+        attrs = {_KEYS[name]: ("true" if value else "false") if isinstance(value, bool) else _xml_text(value)
+                 for name, value in values.items()}
+        attrs["bounds"] = str(bounds)
+        _init(self, id, parent, tuple(children), etree.Element("node", attrs))
+        # the fields as given (the element drops characters XML forbids, which a DroidBot state may hold)
+        _set_strings(self, (str(class_name), str(resource_id), str(text), str(content_desc)))
+        _set_flags(self, (clickable, checkable, scrollable, visible, checked, selected, enabled))
+        _set_bounds(self, bounds)
+        _set_path(self, tuple(path))
 
     @classmethod
-    def build(cls, values: dict[str, object]) -> UINode:
-        """Make a node from a dict holding every field, skipping the generated ``__init__``.
+    def build(cls, values: Mapping[str, object]) -> UINode:
+        """``UINode(**values)``: a node from a dict holding every field."""
+        return cls(**values)  # type: ignore[arg-type]
 
-        A frozen dataclass ``__init__`` sets each of the 22 fields through
-        ``object.__setattr__`` (about 9 us a node); parsers build a thousand nodes per dump on
-        every step, so they fill ``__dict__`` in one go instead. Equality and hashing are
-        unaffected. ``values`` must hold exactly the dataclass fields.
-        """
-        node = object.__new__(cls)
-        object.__setattr__(node, "__dict__", values)
-        return node
+    @property
+    def element(self) -> etree._Element:
+        """The view's ``<node>`` element: the dump's own for a parsed node (XPath works on its
+        tree, ``element.getroottree()``), a detached one for a node built from values.
+        Treat it as read-only: the node reads its fields from it."""
+        return self._e
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"UINode is read-only: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"UINode is read-only: cannot delete {name!r}")
+
+    def _key(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, UINode):
+            return NotImplemented
+        return self.id == other.id and self.children == other.children and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        shown = [f"id={self.id}", f"class_name={self.class_name!r}"]
+        for name in ("resource_id", "text", "content_desc"):
+            value = getattr(self, name)
+            if value:
+                shown.append(f"{name}={value!r}")
+        shown.append(f"bounds={self.bounds}")
+        return f"UINode({', '.join(shown)})"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        fields = {name: getattr(self, name) for name in self.FIELDS[4:]}
+        return _rebuild, (self.id, self.parent, self.children, self.path, fields)
+
+    # -- fields read from the dump's element --------------------------------------------------
+
+    def _strings(self) -> tuple[str, str, str, str]:
+        get = self._e.get
+        found = (get("class", ""), get("resource-id", ""), get("text", ""), get("content-desc", ""))
+        _set_strings(self, found)
+        return found
+
+    def _flags(self) -> tuple[bool, bool, bool, bool, bool, bool, bool]:
+        get = self._e.get
+        found = (get("clickable") == "true", get("checkable") == "true", get("scrollable") == "true",
+                 get("visible-to-user") != "false", get("checked") == "true", get("selected") == "true",
+                 get("enabled") != "false")
+        _set_flags(self, found)
+        return found
+
+    @property
+    def class_name(self) -> str:
+        f = self._s
+        return (f if f is not None else self._strings())[0]
+
+    @property
+    def resource_id(self) -> str:
+        f = self._s
+        return (f if f is not None else self._strings())[1]
+
+    @property
+    def text(self) -> str:
+        f = self._s
+        return (f if f is not None else self._strings())[2]
+
+    @property
+    def content_desc(self) -> str:
+        f = self._s
+        return (f if f is not None else self._strings())[3]
+
+    @property
+    def package(self) -> str:
+        return self._e.get("package", "")
+
+    @property
+    def bounds(self) -> Bounds:
+        try:
+            return self._b
+        except AttributeError:
+            pass
+        value = self._e.get("bounds")
+        try:
+            bounds = _xml_bounds(value) if value else EMPTY_BOUNDS
+        except (ValueError, TypeError) as exc:
+            # (read when asked, like every field: a dump whose one odd view is never looked
+            # at still runs, and the error names the view when it is)
+            raise HierarchyError(f"node {self.id}: unreadable bounds {value!r}") from exc
+        _set_bounds(self, bounds)
+        return bounds
+
+    @property
+    def clickable(self) -> bool:
+        f = self._f
+        return (f if f is not None else self._flags())[0]
+
+    @property
+    def long_clickable(self) -> bool:
+        return self._e.get("long-clickable") == "true"
+
+    @property
+    def checkable(self) -> bool:
+        f = self._f
+        return (f if f is not None else self._flags())[1]
+
+    @property
+    def checked(self) -> bool:
+        f = self._f
+        return (f if f is not None else self._flags())[4]
+
+    @property
+    def selected(self) -> bool:
+        f = self._f
+        return (f if f is not None else self._flags())[5]
+
+    @property
+    def scrollable(self) -> bool:
+        f = self._f
+        return (f if f is not None else self._flags())[2]
+
+    @property
+    def editable(self) -> bool:
+        value = self._e.get("editable")
+        return editable_class(self.class_name) if value is None else value == "true"
+
+    @property
+    def focusable(self) -> bool:
+        return self._e.get("focusable") == "true"
+
+    @property
+    def focused(self) -> bool:
+        return self._e.get("focused") == "true"
+
+    @property
+    def enabled(self) -> bool:
+        f = self._f
+        return (f if f is not None else self._flags())[6]
+
+    @property
+    def visible(self) -> bool:
+        """Dumps list only views visible to the user unless they say ``visible-to-user="false"``."""
+        f = self._f
+        return (f if f is not None else self._flags())[3]
+
+    @property
+    def password(self) -> bool:
+        return self._e.get("password") == "true"
+
+    # -- derived ----------------------------------------------------------------------------
+
+    @property
+    def path(self) -> tuple[int, ...]:
+        """Positions of the node among its siblings, from the root down (the root is ``()``)."""
+        try:
+            return self._path
+        except AttributeError:
+            pass
+        # a parsed node: its place in the dump (nodes built from values are given their path)
+        steps = []
+        el = self._e
+        up = el.getparent()
+        while up is not None and up.tag == "node":
+            steps.append(up.index(el))
+            el, up = up, up.getparent()
+        path = tuple(reversed(steps))
+        _set_path(self, path)
+        return path
 
     @property
     def short_class(self) -> str:
@@ -135,6 +373,46 @@ class UINode:
         return len(self.path)
 
 
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_text(value: object) -> str:
+    """A string an XML attribute can hold: the characters XML forbids (which no dump can
+    contain, but a recorded DroidBot state can) are dropped."""
+    text = str(value)
+    return _XML_INVALID.sub("", text) if _XML_INVALID.search(text) else text
+
+
+# Writing a node's slots past the read-only ``__setattr__``: the slot descriptors themselves.
+def _slot_setter(name: str) -> Callable[[UINode, Any], None]:
+    setter: Callable[[UINode, Any], None] = vars(UINode)[name].__set__
+    return setter
+
+
+_set_id = _slot_setter("id")
+_set_parent = _slot_setter("parent")
+_set_children = _slot_setter("children")
+_set_element = _slot_setter("_e")
+_set_strings = _slot_setter("_s")
+_set_flags = _slot_setter("_f")
+_set_bounds = _slot_setter("_b")
+_set_path = _slot_setter("_path")
+
+
+def _init(node: UINode, nid: int, parent: int | None, children: tuple[int, ...], element: etree._Element) -> None:
+    _set_id(node, nid)
+    _set_parent(node, parent)
+    _set_children(node, children)
+    _set_element(node, element)
+    _set_strings(node, None)
+    _set_flags(node, None)
+
+
+def _rebuild(nid: int, parent: int | None, children: tuple[int, ...], path: tuple[int, ...],
+             fields: dict[str, object]) -> UINode:
+    return UINode(nid, parent, children, path, **fields)  # type: ignore[arg-type]
+
+
 @dataclass(frozen=True)
 class UITree:
     """A whole screen: nodes in pre-order, looked up by id."""
@@ -148,7 +426,15 @@ class UITree:
     #: foreground package and activity when the dump records them (DroidBot states do)
     package: str = ""
     activity: str = ""
-    _by_id: Mapping[int, UINode] = field(init=False, repr=False, compare=False)
+    # (filled in __post_init__; a default_factory makes __init__ set it before ``document``,
+    # so that it is freed first, see there)
+    _by_id: Mapping[int, UINode] = field(init=False, repr=False, compare=False, default_factory=dict)
+    #: the parsed dump's root element (``<hierarchy>``) when the nodes stand on an lxml tree.
+    #: Holding it until the nodes are gone is what keeps freeing a tree linear: lxml frees an
+    #: element's proxy by walking up its ancestors, which stops at the first that still has a
+    #: proxy (here, at once); with the root's proxy gone first, a 10,000-view tree took 4x
+    #: longer to free per view than a 200-view one. The instance dict is freed in field order.
+    document: etree._Element | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_id", MappingProxyType({n.id: n for n in self.nodes}))

@@ -293,6 +293,11 @@ class RunningSim:
         """The device's adb serial, e.g. ``127.0.0.1:41234``."""
         return self.server.serial
 
+    @property
+    def address(self) -> tuple[str, int]:
+        """(host, port) of the adb server the simulator is attached to."""
+        return _HOST, self.adb_port
+
     def adb_client(self) -> adbutils.AdbClient:
         import adbutils
 
