@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import gc
 
-#: Allocations (minus deallocations) between young collections while a run steps: a dump of
-#: 10,000 views allocates about 20,000 tracked objects, and 700 (CPython's default) would
-#: collect thirty times in one parse.
-YOUNG_THRESHOLD = 50_000
+#: Allocations (minus deallocations) between young collections while a run steps. A step on a
+#: 10,000-view screen keeps about 100,000 tracked objects alive while it works (the tree, its
+#: HTML form, the grounding indexes); with CPython's default of 700 a step ran 140 young
+#: collections that walked them, a GC share of 17%, 6% with this (bench/step_speed.py).
+YOUNG_THRESHOLD = 100_000
 
 
 def settle(young: int = YOUNG_THRESHOLD) -> None:

@@ -121,3 +121,20 @@ def test_simulator_errors_become_tapir_errors() -> None:
     assert (usage.value.message, usage.value.hint) == ("unknown simulated app 'x'", "known apps: music")
     with pytest.raises(DeviceError, match="no adb binary found"), simulator_errors():
         raise SimDeviceError("no adb binary found")
+
+
+@pytest.mark.adb
+def test_a_device_runtime_settles_the_heap_once_made(music: tuple[Any, Any], adb_port: int,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from tapir.runtime import connect as connect_module
+    from tapir.runtime.connect import Connection, load_run_document
+
+    settled: list[bool] = []
+    monkeypatch.setattr(connect_module, "settle", lambda: settled.append(True))
+    sim, _ = music
+    document = load_run_document(PLAY_SONG.parent / "music.yaml")
+    runtime = connect_module.connect(Connection(device=sim.serial, document=document, adb_port=adb_port))
+    try:
+        assert settled == [True]
+    finally:
+        runtime.close()

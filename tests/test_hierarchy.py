@@ -416,3 +416,4 @@ def test_parsed_nodes_stand_on_the_dump() -> None:
     assert image.element.get("content-desc") == "Play"
     assert tree.document is not None
     assert tree.document.xpath("//node[@content-desc='Play']") == [image.element]
+
