@@ -144,7 +144,8 @@ class UINode:
     parent: int | None
     #: child ids in drawing order
     children: tuple[int, ...]
-    _e: etree._Element
+    #: the view's element, or for a node built from values a dict of the same attributes
+    _e: etree._Element | dict[str, str]
     # the fields grounding reads most, fetched from the element together on first use (an
     # lxml attribute read makes a new string each time): None until then
     _s: tuple[str, str, str, str] | None  # class, resource-id, text, content-desc
@@ -160,19 +161,18 @@ class UINode:
         editable: bool = False, focusable: bool = False, focused: bool = False, enabled: bool = True,
         visible: bool = True, password: bool = False,
     ) -> None:
-        values: dict[str, object] = {
-            "text": text, "resource_id": resource_id, "class_name": class_name, "package": package,
-            "content_desc": content_desc, "checkable": checkable, "checked": checked, "clickable": clickable,
-            "enabled": enabled, "focusable": focusable, "focused": focused, "scrollable": scrollable,
-            "long_clickable": long_clickable, "password": password, "selected": selected,
-            "editable": editable, "visible": visible,
-        }
-        attrs = {_KEYS[name]: ("true" if value else "false") if isinstance(value, bool) else _xml_text(value)
-                 for name, value in values.items()}
-        attrs["bounds"] = str(bounds)
-        _init(self, id, parent, tuple(children), etree.Element("node", attrs))
-        # the fields as given (the element drops characters XML forbids, which a DroidBot state may hold)
-        _set_strings(self, (str(class_name), str(resource_id), str(text), str(content_desc)))
+        # No element yet (an lxml element of 18 attributes costs more than the rest of the node):
+        # the fields wait in a dict of the dump's spelling, which reads like one (``get``), and
+        # ``element`` makes the element the first time it is asked for.
+        _init(self, id, parent, tuple(children), {
+            "text": text, "resource-id": resource_id, "class": class_name, "package": package,
+            "content-desc": content_desc, "checkable": _TF[checkable], "checked": _TF[checked],
+            "clickable": _TF[clickable], "enabled": _TF[enabled], "focusable": _TF[focusable],
+            "focused": _TF[focused], "scrollable": _TF[scrollable], "long-clickable": _TF[long_clickable],
+            "password": _TF[password], "selected": _TF[selected], "bounds": str(bounds), "editable": _TF[editable],
+            "visible-to-user": _TF[visible],
+        })
+        _set_strings(self, (class_name, resource_id, text, content_desc))
         _set_flags(self, (clickable, checkable, scrollable, visible, checked, selected, enabled))
         _set_bounds(self, bounds)
         _set_path(self, tuple(path))
@@ -187,7 +187,11 @@ class UINode:
         """The view's ``<node>`` element: the dump's own for a parsed node (XPath works on its
         tree, ``element.getroottree()``), a detached one for a node built from values.
         Treat it as read-only: the node reads its fields from it."""
-        return self._e
+        found = self._e
+        if isinstance(found, dict):
+            found = etree.Element("node", {key: _xml_text(value) for key, value in found.items()})
+            _set_element(self, found)
+        return found
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"UINode is read-only: cannot set {name!r}")
@@ -345,7 +349,7 @@ class UINode:
             pass
         # a parsed node: its place in the dump (nodes built from values are given their path)
         steps = []
-        el = self._e
+        el = self.element
         up = el.getparent()
         while up is not None and up.tag == "node":
             steps.append(up.index(el))
@@ -399,7 +403,11 @@ _set_bounds = _slot_setter("_b")
 _set_path = _slot_setter("_path")
 
 
-def _init(node: UINode, nid: int, parent: int | None, children: tuple[int, ...], element: etree._Element) -> None:
+_TF = {True: "true", False: "false"}
+
+
+def _init(node: UINode, nid: int, parent: int | None, children: tuple[int, ...],
+          element: etree._Element | dict[str, str]) -> None:
     _set_id(node, nid)
     _set_parent(node, parent)
     _set_children(node, children)
