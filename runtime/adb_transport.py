@@ -11,7 +11,7 @@ exchange a command needs::
 Why not adbutils for this: it opens a second connection per command to ask the server's version,
 and its ``close()`` sleeps 10 ms after a half-close, twice a command; that was 22 of the 26 ms a
 command cost against the simulator (44% of a sample run). Tapir keeps adbutils for what it does
-well and rarely: listing devices, forwarding ports, installing.
+well and rarely (forwarding ports, installing); ``list_devices`` is ``adb devices``.
 
 Failures say whether the command can have reached the device, which is what the retry policy
 (``tapir.runtime.retry``) needs to never send a tap twice:
@@ -64,6 +64,26 @@ def server_address(port: int | None = None, env: Mapping[str, str] | None = None
     if not 0 < number < 65535:
         raise UsageError(f"{source} must be a port between 1 and 65534, not {number}")
     return host, number
+
+
+def list_devices(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, *, timeout: float = 5.0) -> list[tuple[str, str]]:
+    """(serial, state) of every device the server knows (``adb devices``): ``device``,
+    ``offline``, ``unauthorized``... Raises ``OSError`` when no server answers, ``AdbServerError``
+    when it refuses. Unlike adbutils' listing, this never starts a server (adbutils started one
+    on 5037 whatever port it had been asked about)."""
+    with socket.create_connection((host, port), timeout=timeout) as sock:
+        sock.sendall(_request("host:devices"))
+        status = _read_exact(sock, 4)
+        length = int(_read_exact(sock, 4), 16)
+        body = _read_exact(sock, length).decode("utf-8", "replace") if length else ""
+    if status != b"OKAY":
+        raise AdbServerError(body or f"unexpected reply {status!r}")
+    devices = []
+    for line in body.splitlines():
+        serial, _, state = line.partition("\t")
+        if serial.strip():
+            devices.append((serial.strip(), state.strip()))
+    return devices
 
 
 def _request(text: str) -> bytes:

@@ -156,10 +156,11 @@ def connection_for(
 
         with simulator_errors():
             check_sim_spec(device)
-    if adb_port is not None:
+    if adb_port is not None or not is_simulator(device):
         from tapir.runtime.adb_transport import server_address
 
-        server_address(adb_port)  # a port adb refuses is a usage error now, not at the first UI call
+        # a port adb refuses (the flag's or the variable's) is a usage error now, not at the first UI call
+        server_address(adb_port)
     document = load_run_document(find_document(script_path, source, doc))
     return Connection(device=device, document=document, trace_path=trace, source=source,
                       script=str(script_path) if script_path else None, adb_port=adb_port)

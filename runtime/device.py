@@ -10,16 +10,14 @@ the user sees is one ``DeviceError`` naming the device serial and the command::
     dev.tap(*dev.screen_size())              # AdbDevice(serial, address=("127.0.0.1", 5037))
 
 Choosing the server (``adb_transport.server_address``): ``--adb-port``, else
-``$ANDROID_ADB_SERVER_PORT``, else 5037. Choosing the device (``resolve_serial``, which lists
-devices with adbutils): ``--device SERIAL``, else ``$ANDROID_SERIAL``, else the only device
-connected.
+``$ANDROID_ADB_SERVER_PORT``, else 5037. Choosing the device (``resolve_serial``):
+``--device SERIAL``, else ``$ANDROID_SERIAL``, else the only device connected.
 
-adb server notes. If no server answers, adbutils' listing runs ``adb start-server`` with
-``$ADBUTILS_ADB_PATH``, the ``adb`` on PATH or its bundled binary; tests point
-``ADBUTILS_ADB_PATH`` at ``/bin/false`` so a dead fake server never spawns a real one. Tapir
-leaves ``ADB_LIBUSB`` alone: a server it starts inherits the user's setting (``ADB_LIBUSB=0``
-makes adb 36 start in milliseconds instead of three seconds when only emulators or TCP devices
-are used).
+adb server notes. Tapir never starts an adb server for a device run: when none answers, the
+error says how to start one. (adbutils' listing used to run ``adb start-server``, on 5037
+whatever port it had been asked about.) Tapir leaves ``ADB_LIBUSB`` alone: a server the
+simulator starts inherits the user's setting (``ADB_LIBUSB=0`` makes adb 36 start in
+milliseconds instead of three seconds when only emulators or TCP devices are used).
 """
 
 from __future__ import annotations
@@ -32,7 +30,7 @@ from typing import Protocol, TypeVar, runtime_checkable
 
 from tapir.dsl.errors import DeviceError, UsageError
 from tapir.runtime import adb_shell
-from tapir.runtime.adb_transport import AdbServerTransport, server_address
+from tapir.runtime.adb_transport import DEFAULT_PORT, AdbServerTransport, list_devices, server_address
 from tapir.runtime.retry import DEFAULT_RETRY, RetryPolicy, TransientError, call_with_retry
 
 T = TypeVar("T")
@@ -327,16 +325,19 @@ def _check_broadcast(output: bytes) -> None:
 
 # -- choosing a device ------------------------------------------------------------------------
 
-def _list_devices(client: object) -> list[tuple[str, str]]:
+def _list_devices(client: object | None, address: tuple[str, int]) -> list[tuple[str, str]]:
+    """``adb devices`` on the server at ``address``, or through ``client`` (an adbutils client)."""
     try:
-        infos = client.list()  # type: ignore[attr-defined]
-    except Exception as exc:  # noqa: BLE001 - adbutils raises several types for "no server"
-        where = f"{getattr(client, 'host', '127.0.0.1')}:{getattr(client, 'port', 5037)}"
+        if client is None:
+            return list_devices(*address)
+        return [(info.serial, info.state) for info in client.list()]  # type: ignore[attr-defined]
+    except Exception as exc:  # noqa: BLE001 - sockets and adbutils raise several types for "no server"
+        host, port = address
+        start = "adb start-server" if port == DEFAULT_PORT else f"adb -P {port} start-server"
         raise DeviceError(
-            f"cannot reach the adb server at {where}: {exc}",
-            hint="start it with `adb start-server`, or set ANDROID_ADB_SERVER_PORT",
+            f"cannot reach the adb server at {host}:{port}: {exc}",
+            hint=f"start it with `{start}`, or point --adb-port / ANDROID_ADB_SERVER_PORT at the one running",
         ) from exc
-    return [(info.serial, info.state) for info in infos]
 
 
 def _describe_devices(devices: list[tuple[str, str]]) -> str:
@@ -350,22 +351,23 @@ def resolve_serial(
     *,
     client: object | None = None,
     env: Mapping[str, str] | None = None,
+    address: tuple[str, int] | None = None,
 ) -> str:
     """Pick the device: ``explicit`` (``--device``), else ``$ANDROID_SERIAL``, else the only one.
 
-    Raises ``DeviceError`` if the chosen device is missing, offline or unauthorised, or if no
-    device is connected; ``UsageError`` if several are and none was chosen. The messages list
-    what is connected.
+    The devices are listed on the server at ``address`` (default: ``server_address()``), or by
+    ``client`` (an adbutils ``AdbClient``, or anything with its ``list()``). Raises
+    ``DeviceError`` if the chosen device is missing, offline or unauthorised, or if no device is
+    connected; ``UsageError`` if several are and none was chosen. The messages list what is
+    connected.
     """
     environ = os.environ if env is None else env
-    if client is None:
-        import adbutils
-
-        client = adbutils.AdbClient(*server_address(None, environ))
+    if address is None:
+        address = _client_address(client) if client is not None else server_address(None, environ)
     wanted, source = explicit, "--device"
     if not wanted:
         wanted, source = environ.get("ANDROID_SERIAL") or None, "ANDROID_SERIAL"
-    devices = _list_devices(client)
+    devices = _list_devices(client, address)
     connected = _describe_devices(devices)
 
     if wanted:
@@ -411,12 +413,6 @@ def open_device(
     The server is ``client``'s when one is given, else ``server_address(adb_port)``
     (``--adb-port``, else ``$ANDROID_ADB_SERVER_PORT``, else 5037).
     """
-    if client is None:
-        import adbutils
-
-        address = server_address(adb_port, env)
-        client = adbutils.AdbClient(*address)
-    else:
-        address = _client_address(client)
-    serial = resolve_serial(explicit, client=client, env=env)
+    address = _client_address(client) if client is not None else server_address(adb_port, env)
+    serial = resolve_serial(explicit, client=client, env=env, address=address)
     return AdbDevice(serial, address=address, retry=retry)

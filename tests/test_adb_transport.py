@@ -13,11 +13,12 @@ import socketserver
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import adbutils
 import pytest
 from tapir.dsl.errors import DeviceError, UsageError
-from tapir.runtime.adb_transport import AdbServerTransport, server_address
+from tapir.runtime.adb_transport import AdbServerTransport, list_devices, server_address
 from tapir.runtime.device import AdbDevice, open_device, resolve_serial
 from tapir.runtime.retry import AdbServerError, FailureKind, NotSent, classify
 
@@ -219,6 +220,32 @@ def test_no_server_is_a_device_error_naming_the_address(monkeypatch: pytest.Monk
     with pytest.raises(DeviceError, match=f"after 4 attempts: cannot connect to the adb server at 127.0.0.1:{port}"):
         dev.tap(1, 2)  # never reached the device, so retrying a tap is safe
     assert sleep.waits == [0.2, 0.5, 1.0]
+
+
+def test_devices_are_listed_over_the_host_protocol(server: FakeAdbServer) -> None:
+    assert list_devices("127.0.0.1", server.port) == [("sim-1", "device"), ("sim-off", "offline")]
+    assert resolve_serial(None, env={"ANDROID_ADB_SERVER_PORT": str(server.port)}) == "sim-1"
+    assert server.connections[-1] == ["host:devices"]
+
+
+def test_no_server_for_a_device_run_says_how_to_start_one_and_starts_none(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # an adb that would leave a mark if anything ran it (adbutils' listing ran `adb start-server`,
+    # on 5037 whatever port it had been asked about)
+    marker = tmp_path / "adb-ran"
+    fake_adb = tmp_path / "adb"
+    fake_adb.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    fake_adb.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    monkeypatch.setenv("ADBUTILS_ADB_PATH", str(fake_adb))
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(DeviceError) as err:
+        open_device(None, adb_port=port, env={})
+    assert err.value.message.startswith(f"cannot reach the adb server at 127.0.0.1:{port}")
+    assert f"adb -P {port} start-server" in (err.value.hint or "")
+    assert not marker.exists()
 
 
 def test_server_address_from_flag_environment_or_default() -> None:
