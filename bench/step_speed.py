@@ -3,13 +3,14 @@
     python bench/step_speed.py [--n 40] [--rounds 3] [--sizes 200,700,2000,5000,10000]
                                [--no-device] [--file DUMP.xml]
 
-Every target is a ratio to a floor timed in the same process, samples interleaved (A, B, A, B...)
-so that load on the machine falls on both; each round gives a median per side, and the reported
-ratio is the median of the rounds' ratios. Work done in this process is timed in CPU time of the
-thread (``--clock cpu``, the default: on a shared machine other processes' time does not count;
-collections do) or in wall time (``--clock wall``); device round trips always in wall time. The
-heap is settled first as ``tapir run`` settles it (``tapir.runtime.heap.settle``: what is loaded
-is frozen out of the collector's sight).
+Every target is a ratio to a floor timed in the same process, in alternating blocks of five
+samples (A A A A A, B B B B B, A ...; the first of each block is dropped: it pays for the memory
+the other side just freed) so that load on the machine falls on both; each round gives a
+median per side, and the reported ratio is the median of the rounds' ratios. Work done in this
+process is timed in CPU time of the thread (``--clock cpu``, the default: on a shared machine
+other processes' time does not count; collections do) or in wall time (``--clock wall``);
+device round trips always in wall time. The heap is settled first as ``tapir run`` settles it
+(``tapir.runtime.heap.settle``: what is loaded is frozen out of the collector's sight).
 
 * ``parse``: ``parse_uiautomator`` vs ``lxml.etree.fromstring`` on the same bytes (the 688-node
   Chrome dump); target <= 1.5x.
@@ -60,6 +61,7 @@ TARGET = "Search by voice"
 # -- timing ---------------------------------------------------------------------------------------
 
 CLOCKS: dict[str, Callable[[], float]] = {"cpu": time.thread_time, "wall": time.perf_counter}
+BLOCK = 5
 clock = time.thread_time
 
 
@@ -76,11 +78,13 @@ def side_by_side(fns: dict[str, Callable[[], object]], n: int, rounds: int,
         fn()  # warm up: lazy imports, compiled XPaths, caches of the document
     for _ in range(rounds):
         samples: dict[str, list[float]] = {k: [] for k in names}
-        for _ in range(n):
+        for _ in range(max(1, n // (BLOCK - 1))):
             for k in names:
-                start = now()
-                fns[k]()
-                samples[k].append(now() - start)
+                for i in range(BLOCK):
+                    start = now()
+                    fns[k]()
+                    if i:
+                        samples[k].append(now() - start)
         medians = {k: statistics.median(v) for k, v in samples.items()}
         for k in names:
             per_round[k].append(medians[k] * 1000)

@@ -121,13 +121,12 @@ def test_parsed_nodes_equal_nodes_built_from_their_fields() -> None:
 
 def test_nodes_are_read_only() -> None:
     node = parse_uiautomator(SMALL_XML).nodes[1]
-    for name in ("id", "parent", "children", "text", "bounds", "clickable"):
+    for name in ("text", "bounds", "clickable", "class_name", "path"):
         with pytest.raises(AttributeError):
             setattr(node, name, None)
     with pytest.raises(AttributeError):
-        del node.id
-    with pytest.raises(AttributeError):
         node.extra = 1  # type: ignore[attr-defined]
+    assert node.attribute("resource-id") == "org.example:id/q" and node.attribute("drawing-order") is None
 
 
 def _view(temp_id: int, parent: int, children: list[int], cls: str = "android.widget.FrameLayout",
@@ -402,18 +401,13 @@ def test_odd_bounds_fail_when_read_naming_the_view() -> None:
         tree.nodes[1].bounds  # noqa: B018
 
 
-def test_a_tree_frees_its_views_while_the_document_root_is_held() -> None:
-    """The field order that keeps freeing linear (see ``UITree.document``)."""
+def test_uiautomator_xpaths_run_on_the_dump_itself() -> None:
     tree = parse_uiautomator(SMALL_XML)
-    fields = list(vars(tree))
+    assert tree.xml is not None and tree.xml.startswith(b"<?xml") and tree.xml.endswith(b"</hierarchy>")
     assert tree.document is not None and tree.document.tag == "hierarchy"
-    assert fields.index("_by_id") < fields.index("document") and fields[-1] == "document"
-
-
-def test_parsed_nodes_stand_on_the_dump() -> None:
-    tree = parse_uiautomator(SMALL_XML)
-    image = tree.nodes[4]
-    assert image.element.get("content-desc") == "Play"
-    assert tree.document is not None
-    assert tree.document.xpath("//node[@content-desc='Play']") == [image.element]
-
+    assert [n.id for n in tree.xpath("//node[@content-desc='Play']")] == [4]
+    assert [n.id for n in tree.xpath("//node[@clickable='true']/@bounds")] == [2, 4]  # attribute hits: their element
+    hit = tree.document.xpath("//node[@text='Search']")[0]
+    assert tree.node_of(hit) is tree.nodes[1] and tree.node_of(tree.document) is None
+    views = parse_view_list([{"temp_id": 0, "class": "android.view.View"}])
+    assert views.document is None and views.xpath("//node") == []

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
-from typing import Any
 
 from lxml import etree
 from tapir.dsl.errors import HierarchyError
@@ -100,15 +100,6 @@ def _xml_bounds(value: str) -> Bounds:
     return Bounds.parse(value)
 
 
-#: what ``uiautomator dump`` calls each field: a node reads its fields from the dump's element
-_KEYS: Mapping[str, str] = MappingProxyType({
-    "class_name": "class", "resource_id": "resource-id", "text": "text", "content_desc": "content-desc",
-    "package": "package", "clickable": "clickable", "long_clickable": "long-clickable",
-    "checkable": "checkable", "checked": "checked", "selected": "selected", "scrollable": "scrollable",
-    "editable": "editable", "focusable": "focusable", "focused": "focused", "enabled": "enabled",
-    "visible": "visible-to-user", "password": "password",
-})
-
 # uiautomator dumps have no "editable" attribute; accessibility reports every EditText subclass
 # as android.widget.EditText, and these are the framework's other text-entry classes.
 _EDITABLE_CLASSES = frozenset({
@@ -126,14 +117,20 @@ def editable_class(class_name: str) -> bool:
 class UINode:
     """One view. Strings are never None ("" when absent); ``resource_id`` is the full id.
 
-    Read-only, like the frozen dataclass it replaces (same fields, constructor, equality and
-    hash). A node stands on its view's element in the dump, as lxml parsed it (``element``),
-    and reads a field from it when asked (bounds are decoded once): a parse is lxml's parse
-    plus one small object per view (``bench/step_speed.py``). ``UINode(...)`` makes the
-    element from typed values, in the dump's spelling (``resource-id``, ``"true"``).
+    It replaces a frozen dataclass and keeps its interface (fields, constructor, equality, hash,
+    pickling). A node keeps its view's attributes as the dump spells them (``resource-id``,
+    ``"true"``) in the dict the XML parser made, and decodes a field when it is read (bounds
+    once): a parse makes one small object per view on top of the parser's dicts
+    (``bench/step_speed.py``). ``UINode(...)`` writes that dict from typed values.
+
+    Read-only: the decoded fields are properties (assigning one raises) and a node takes no new
+    attributes; ``id``, ``parent`` and ``children`` are plain slots that must not be assigned
+    (trees are shared between the screen cache and the grounder's views). They are not guarded
+    by a ``__setattr__``, because the parser then could not fill them at the cost of a plain
+    store: guarded, a parse cost 1.56x lxml's instead of 1.46x.
     """
 
-    __slots__ = ("id", "parent", "children", "_e", "_s", "_f", "_b", "_path")
+    __slots__ = ("id", "parent", "children", "_a", "_up", "_b", "_path")
 
     #: the fields, in the order of the constructor's parameters
     FIELDS = ("id", "parent", "children", "path", "class_name", "resource_id", "text", "content_desc",
@@ -144,12 +141,11 @@ class UINode:
     parent: int | None
     #: child ids in drawing order
     children: tuple[int, ...]
-    #: the view's element, or for a node built from values a dict of the same attributes
-    _e: etree._Element | dict[str, str]
-    # the fields grounding reads most, fetched from the element together on first use (an
-    # lxml attribute read makes a new string each time): None until then
-    _s: tuple[str, str, str, str] | None  # class, resource-id, text, content-desc
-    _f: tuple[bool, bool, bool, bool, bool, bool, bool] | None  # see _flags
+    #: the view's attributes, as ``uiautomator dump`` names and spells them
+    _a: dict[str, str]
+    #: the parent node (a parsed node's path is worked out from it when asked)
+    _up: UINode | None
+    #: the bounds once decoded (unset until then)
     _b: Bounds
     _path: tuple[int, ...]
 
@@ -161,9 +157,6 @@ class UINode:
         editable: bool = False, focusable: bool = False, focused: bool = False, enabled: bool = True,
         visible: bool = True, password: bool = False,
     ) -> None:
-        # No element yet (an lxml element of 18 attributes costs more than the rest of the node):
-        # the fields wait in a dict of the dump's spelling, which reads like one (``get``), and
-        # ``element`` makes the element the first time it is asked for.
         _init(self, id, parent, tuple(children), {
             "text": text, "resource-id": resource_id, "class": class_name, "package": package,
             "content-desc": content_desc, "checkable": _TF[checkable], "checked": _TF[checked],
@@ -171,33 +164,19 @@ class UINode:
             "focused": _TF[focused], "scrollable": _TF[scrollable], "long-clickable": _TF[long_clickable],
             "password": _TF[password], "selected": _TF[selected], "bounds": str(bounds), "editable": _TF[editable],
             "visible-to-user": _TF[visible],
-        })
-        _set_strings(self, (class_name, resource_id, text, content_desc))
-        _set_flags(self, (clickable, checkable, scrollable, visible, checked, selected, enabled))
-        _set_bounds(self, bounds)
-        _set_path(self, tuple(path))
+        }, None)
+        self._b = bounds
+        self._path = tuple(path)
 
     @classmethod
     def build(cls, values: Mapping[str, object]) -> UINode:
         """``UINode(**values)``: a node from a dict holding every field."""
         return cls(**values)  # type: ignore[arg-type]
 
-    @property
-    def element(self) -> etree._Element:
-        """The view's ``<node>`` element: the dump's own for a parsed node (XPath works on its
-        tree, ``element.getroottree()``), a detached one for a node built from values.
-        Treat it as read-only: the node reads its fields from it."""
-        found = self._e
-        if isinstance(found, dict):
-            found = etree.Element("node", {key: _xml_text(value) for key, value in found.items()})
-            _set_element(self, found)
-        return found
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"UINode is read-only: cannot set {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"UINode is read-only: cannot delete {name!r}")
+    def attribute(self, name: str) -> str | None:
+        """An attribute as the dump spells it (``"resource-id"``, ``"visible-to-user"``,
+        ``"drawing-order"``...), None when the view does not have it."""
+        return self._a.get(name)
 
     def _key(self) -> tuple[object, ...]:
         return tuple(getattr(self, name) for name in self.FIELDS)
@@ -225,45 +204,27 @@ class UINode:
         fields = {name: getattr(self, name) for name in self.FIELDS[4:]}
         return _rebuild, (self.id, self.parent, self.children, self.path, fields)
 
-    # -- fields read from the dump's element --------------------------------------------------
-
-    def _strings(self) -> tuple[str, str, str, str]:
-        get = self._e.get
-        found = (get("class", ""), get("resource-id", ""), get("text", ""), get("content-desc", ""))
-        _set_strings(self, found)
-        return found
-
-    def _flags(self) -> tuple[bool, bool, bool, bool, bool, bool, bool]:
-        get = self._e.get
-        found = (get("clickable") == "true", get("checkable") == "true", get("scrollable") == "true",
-                 get("visible-to-user") != "false", get("checked") == "true", get("selected") == "true",
-                 get("enabled") != "false")
-        _set_flags(self, found)
-        return found
+    # -- fields decoded from the attributes ---------------------------------------------------
 
     @property
     def class_name(self) -> str:
-        f = self._s
-        return (f if f is not None else self._strings())[0]
+        return self._a.get("class", "")
 
     @property
     def resource_id(self) -> str:
-        f = self._s
-        return (f if f is not None else self._strings())[1]
+        return self._a.get("resource-id", "")
 
     @property
     def text(self) -> str:
-        f = self._s
-        return (f if f is not None else self._strings())[2]
+        return self._a.get("text", "")
 
     @property
     def content_desc(self) -> str:
-        f = self._s
-        return (f if f is not None else self._strings())[3]
+        return self._a.get("content-desc", "")
 
     @property
     def package(self) -> str:
-        return self._e.get("package", "")
+        return self._a.get("package", "")
 
     @property
     def bounds(self) -> Bounds:
@@ -271,72 +232,65 @@ class UINode:
             return self._b
         except AttributeError:
             pass
-        value = self._e.get("bounds")
+        value = self._a.get("bounds")
         try:
             bounds = _xml_bounds(value) if value else EMPTY_BOUNDS
         except (ValueError, TypeError) as exc:
             # (read when asked, like every field: a dump whose one odd view is never looked
             # at still runs, and the error names the view when it is)
             raise HierarchyError(f"node {self.id}: unreadable bounds {value!r}") from exc
-        _set_bounds(self, bounds)
+        self._b = bounds
         return bounds
 
     @property
     def clickable(self) -> bool:
-        f = self._f
-        return (f if f is not None else self._flags())[0]
+        return self._a.get("clickable") == "true"
 
     @property
     def long_clickable(self) -> bool:
-        return self._e.get("long-clickable") == "true"
+        return self._a.get("long-clickable") == "true"
 
     @property
     def checkable(self) -> bool:
-        f = self._f
-        return (f if f is not None else self._flags())[1]
+        return self._a.get("checkable") == "true"
 
     @property
     def checked(self) -> bool:
-        f = self._f
-        return (f if f is not None else self._flags())[4]
+        return self._a.get("checked") == "true"
 
     @property
     def selected(self) -> bool:
-        f = self._f
-        return (f if f is not None else self._flags())[5]
+        return self._a.get("selected") == "true"
 
     @property
     def scrollable(self) -> bool:
-        f = self._f
-        return (f if f is not None else self._flags())[2]
+        return self._a.get("scrollable") == "true"
 
     @property
     def editable(self) -> bool:
-        value = self._e.get("editable")
-        return editable_class(self.class_name) if value is None else value == "true"
+        value = self._a.get("editable")
+        return editable_class(self._a.get("class", "")) if value is None else value == "true"
 
     @property
     def focusable(self) -> bool:
-        return self._e.get("focusable") == "true"
+        return self._a.get("focusable") == "true"
 
     @property
     def focused(self) -> bool:
-        return self._e.get("focused") == "true"
+        return self._a.get("focused") == "true"
 
     @property
     def enabled(self) -> bool:
-        f = self._f
-        return (f if f is not None else self._flags())[6]
+        return self._a.get("enabled") != "false"
 
     @property
     def visible(self) -> bool:
         """Dumps list only views visible to the user unless they say ``visible-to-user="false"``."""
-        f = self._f
-        return (f if f is not None else self._flags())[3]
+        return self._a.get("visible-to-user") != "false"
 
     @property
     def password(self) -> bool:
-        return self._e.get("password") == "true"
+        return self._a.get("password") == "true"
 
     # -- derived ----------------------------------------------------------------------------
 
@@ -347,15 +301,10 @@ class UINode:
             return self._path
         except AttributeError:
             pass
-        # a parsed node: its place in the dump (nodes built from values are given their path)
-        steps = []
-        el = self.element
-        up = el.getparent()
-        while up is not None and up.tag == "node":
-            steps.append(up.index(el))
-            el, up = up, up.getparent()
-        path = tuple(reversed(steps))
-        _set_path(self, path)
+        # a parsed node (nodes built from values are given their path)
+        up = self._up
+        path = () if up is None else (*up.path, up.children.index(self.id))
+        self._path = path
         return path
 
     @property
@@ -377,43 +326,16 @@ class UINode:
         return len(self.path)
 
 
-_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-
-
-def _xml_text(value: object) -> str:
-    """A string an XML attribute can hold: the characters XML forbids (which no dump can
-    contain, but a recorded DroidBot state can) are dropped."""
-    text = str(value)
-    return _XML_INVALID.sub("", text) if _XML_INVALID.search(text) else text
-
-
-# Writing a node's slots past the read-only ``__setattr__``: the slot descriptors themselves.
-def _slot_setter(name: str) -> Callable[[UINode, Any], None]:
-    setter: Callable[[UINode, Any], None] = vars(UINode)[name].__set__
-    return setter
-
-
-_set_id = _slot_setter("id")
-_set_parent = _slot_setter("parent")
-_set_children = _slot_setter("children")
-_set_element = _slot_setter("_e")
-_set_strings = _slot_setter("_s")
-_set_flags = _slot_setter("_f")
-_set_bounds = _slot_setter("_b")
-_set_path = _slot_setter("_path")
-
-
 _TF = {True: "true", False: "false"}
 
 
-def _init(node: UINode, nid: int, parent: int | None, children: tuple[int, ...],
-          element: etree._Element | dict[str, str]) -> None:
-    _set_id(node, nid)
-    _set_parent(node, parent)
-    _set_children(node, children)
-    _set_element(node, element)
-    _set_strings(node, None)
-    _set_flags(node, None)
+def _init(node: UINode, nid: int, parent: int | None, children: tuple[int, ...], attrs: dict[str, str],
+          up: UINode | None) -> None:
+    node.id = nid
+    node.parent = parent
+    node.children = children
+    node._a = attrs
+    node._up = up
 
 
 def _rebuild(nid: int, parent: int | None, children: tuple[int, ...], path: tuple[int, ...],
@@ -434,18 +356,53 @@ class UITree:
     #: foreground package and activity when the dump records them (DroidBot states do)
     package: str = ""
     activity: str = ""
-    # (filled in __post_init__; a default_factory makes __init__ set it before ``document``,
-    # so that it is freed first, see there)
-    _by_id: Mapping[int, UINode] = field(init=False, repr=False, compare=False, default_factory=dict)
-    #: the parsed dump's root element (``<hierarchy>``) when the nodes stand on an lxml tree.
-    #: Holding it until the nodes are gone is what keeps freeing a tree linear: lxml frees an
-    #: element's proxy by walking up its ancestors, which stops at the first that still has a
-    #: proxy (here, at once); with the root's proxy gone first, a 10,000-view tree took 4x
-    #: longer to free per view than a 200-view one. The instance dict is freed in field order.
-    document: etree._Element | None = field(default=None, repr=False, compare=False)
+    _by_id: Mapping[int, UINode] = field(init=False, repr=False, compare=False)
+    #: the dump's XML (``<hierarchy>`` to ``</hierarchy>``) for a tree parsed from one: what
+    #: ``document`` parses when asked
+    xml: bytes | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_id", MappingProxyType({n.id: n for n in self.nodes}))
+
+    @property
+    def document(self) -> etree._Element | None:
+        """The dump as lxml reads it, for running ``uiautomator`` XPaths on the dump itself
+        (parsed on first use, about what the dump's parse costs); None for a tree that was
+        not parsed from uiautomator XML. ``node_of`` maps its ``<node>`` elements back."""
+        return self._lxml[0]
+
+    @cached_property
+    def _lxml(self) -> tuple[etree._Element | None, dict[etree._Element, int]]:
+        if self.xml is None:
+            return None, {}
+        root = etree.fromstring(self.xml, etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True))
+        # pre-order: the n-th <node> element is node n, as the parser numbered them. (A tuple
+        # frees its items last to first, so the elements go before the root: lxml frees an
+        # element by walking up to the first ancestor still held, at once while the root is;
+        # the other way round a 10,000-view tree took 4x longer per view to free.)
+        return root, {el: i for i, el in enumerate(root.iter("node"))}
+
+    def node_of(self, element: etree._Element) -> UINode | None:
+        """The node of a ``<node>`` element of ``document`` (an XPath hit), None for another element."""
+        nid = self._lxml[1].get(element)
+        return None if nid is None else self.nodes[nid]
+
+    def xpath(self, expr: str) -> list[UINode]:
+        """The nodes an XPath selects on the dump (``//node[@resource-id='...']``), in document
+        order; attribute and text results select the element that holds them. Empty for a tree
+        not parsed from uiautomator XML."""
+        root = self.document
+        if root is None:
+            return []
+        out: list[UINode] = []
+        seen: set[int] = set()
+        for item in root.xpath(expr):
+            el = item if isinstance(item, etree._Element) else getattr(item, "getparent", lambda: None)()
+            node = self.node_of(el) if el is not None else None
+            if node is not None and node.id not in seen:
+                seen.add(node.id)
+                out.append(node)
+        return out
 
     def __len__(self) -> int:
         return len(self.nodes)
