@@ -231,10 +231,11 @@ def test_html_rendering_rules() -> None:
 
 
 def test_html_tag_names_that_xml_forbids_are_sanitised() -> None:
-    views = [_view(0, -1, [1], "com.example.Outer$Inner"), _view(1, 0, [], "x.9Patch", text="\x01ok")]
+    views = [_view(0, -1, [1], "com.example.Outer$Inner"), _view(1, 0, [], "x.9Patch", text="\x01o\ud800k\ufffe",
+                                                                 content_description="a\x0bb")]
     view = html_view(parse_view_list(views))
     assert view.tag(0) == "Outer_Inner" and view.tag(1) == "p"
-    assert view.xpath("//*[text()='ok']")[0].id == 1
+    assert view.xpath("//*[text()='ok']")[0].id == 1 and view.xpath("//*[@alt='ab']")[0].id == 1
 
 
 def _launcher_view():  # type: ignore[no-untyped-def]
