@@ -22,7 +22,7 @@ import gc
 #: Allocations (minus deallocations) between young collections while a run steps. A step on a
 #: 10,000-view screen keeps about 100,000 tracked objects alive while it works (the tree, its
 #: HTML form, the grounding indexes); with CPython's default of 700 a step ran 140 young
-#: collections that walked them, a GC share of 17%, 6% with this (bench/step_speed.py).
+#: collections that walked them, a GC share of 17%; 3-6% with this (bench/step_speed.py).
 YOUNG_THRESHOLD = 100_000
 
 
