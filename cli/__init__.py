@@ -53,7 +53,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.handler(args) or 0)
+        # A simulator knows nothing of Tapir; whatever command started one, its errors read as ours.
+        from tapir.runtime.simulator import simulator_errors
+
+        with simulator_errors():
+            return int(args.handler(args) or 0)
     except UsageError as exc:
         print(f"tapir: {exc.message}", file=sys.stderr)
         return 2

@@ -25,7 +25,11 @@ def register(sub: Subparsers) -> None:
     )
     p.add_argument("script", metavar="FILE.tap", help="the script to run")
     p.add_argument("--device", metavar="SERIAL|sim[:APP]",
-                   help="the device to drive (an adb serial, or the simulator); connected on the first UI call")
+                   help="the device to drive: an adb serial (default: $ANDROID_SERIAL), or the simulator; "
+                        "connected on the first UI call")
+    p.add_argument("--adb-port", type=int, metavar="PORT",
+                   help="port of the adb server (default: $ANDROID_ADB_SERVER_PORT, else 5037); with --device sim, "
+                        "attach the simulator to that server instead of a private one")
     p.add_argument("--doc", metavar="APP.yaml",
                    help="the app document: unknown $elements and illegal actions fail before touching the device "
                         "(default: the script's `# doc: APP.yaml` first line, or tapir.toml [documents])")
@@ -45,9 +49,30 @@ def _run_runtime_factory(args: argparse.Namespace, connection: Any) -> RuntimeFa
     None when no device was asked for (``tapir.runtime.connect``: an adb serial or the simulator,
     bound to the app document by a ``DeviceRuntime``).
     """
-    if not args.device or connection is None:
+    if connection is None:
         return None
     return connection.factory()  # type: ignore[no-any-return]
+
+
+def _serial_from_environment(args: argparse.Namespace) -> str | None:
+    """``$ANDROID_SERIAL`` when ``--device`` is absent, as adb itself reads it."""
+    import os
+
+    if args.device is not None:
+        return None
+    return os.environ.get("ANDROID_SERIAL", "").strip() or None
+
+
+def _document_missing(serial: str) -> RuntimeFactory:
+    """For a script run with ``$ANDROID_SERIAL`` set and no document: it runs (a script without UI
+    calls needs no device), and its first UI call says what is missing."""
+    from tapir.dsl.errors import DeviceError
+
+    def fail() -> Any:
+        raise DeviceError(f"ANDROID_SERIAL names device {serial!r}, but a device run needs the app document",
+                          hint="pass --doc APP.yaml, or start the script with a comment such as `# doc: app.yaml`")
+
+    return fail
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -65,8 +90,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     check_device_flag(args.device)
     if args.doc and not Path(args.doc).is_file():
         raise UsageError(f"--doc: {args.doc} {'is a directory' if Path(args.doc).is_dir() else 'does not exist'}")
-    if args.trace and not args.device:
+    env_serial = _serial_from_environment(args)
+    device_run = bool(args.device or env_serial)
+    if args.trace and not device_run:
         raise UsageError("--trace needs a device run (--device)")
+    if args.adb_port is not None and not device_run:
+        raise UsageError("--adb-port needs a device run (--device, or $ANDROID_SERIAL)")
+    factory: RuntimeFactory | None = None
     if args.trace:
         # Checked now: the trace is opened on the first UI call, after the device has started.
         trace = Path(args.trace)
@@ -85,8 +115,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"{args.script}: not run: {len(blocking)} problem{'s' if len(blocking) != 1 else ''} "
               "found before running (see above)", file=sys.stderr)
         return 1
-    connection = None
-    if args.device:
+    if env_serial and checked.document is None:
+        factory = _document_missing(env_serial)
+    elif device_run:
         if checked.document is None:
             raise UsageError("no app document: pass --doc APP.yaml, or start the script with a comment such as "
                              "`# doc: app.yaml`")
@@ -94,10 +125,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if loaded.document is None:
             raise UsageError(f"{checked.document.path} is a compiled symbol table: a device run needs the app "
                              "document itself (its identifiers and paths)")
+        # ($ANDROID_SERIAL is left for resolve_serial to read, so that its messages name it)
         connection = connection_for(path, source, device=args.device, doc=str(checked.document.path),
-                                    trace=args.trace, document=loaded.document)
+                                    trace=args.trace, document=loaded.document, adb_port=args.adb_port)
+        factory = _run_runtime_factory(args, connection)
     budgets = Budgets().replace(max_actions=args.max_actions, max_steps=args.max_steps, timeout_s=args.timeout)
-    result = run_script(source, _run_runtime_factory(args, connection), budgets,
+    result = run_script(source, factory, budgets,
                         output=lambda line: print(line, flush=True),
                         symbols=checked.symbols, filename=args.script, debug=args.debug)
     if args.stats:

@@ -8,9 +8,14 @@ before the first line runs.
 
 ``sim`` starts the simulated device (every sample app installed), ``sim:music`` only the named
 app(s), ``sim:PATH`` a DroidBot recording replayed (``ReplayApp``); in each case behind a real
-adb server, with the document's app in the foreground, and the simulator is stopped when the
-runtime is closed. Anything else is an adb serial (``resolve_serial``: ``--device``, else
-``$ANDROID_SERIAL``, else the only device connected).
+adb server (a private one on a free port, or the one on ``--adb-port``), with the document's
+app in the foreground, and the simulator is stopped when the runtime is closed. Anything else
+is an adb serial (``resolve_serial``: ``--device``, else ``$ANDROID_SERIAL``, else the only
+device connected) on the adb server at ``--adb-port``, else ``$ANDROID_ADB_SERVER_PORT``, else
+5037.
+
+Once the runtime is made, the heap is settled (``tapir.runtime.heap``): everything loaded so far
+is kept out of the garbage collector's way for the rest of the run.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from tapir.docgen.model import AppDocument
 from tapir.dsl.checker import doc_comment
 from tapir.dsl.errors import UsageError
 from tapir.dsl.runtime_api import RuntimeFactory
+from tapir.runtime.heap import settle
 from tapir.runtime.session import DeviceRuntime, SessionConfig
 from tapir.runtime.settle import SettleConfig
 from tapir.runtime.trace import JsonLinesTrace, TraceSink
@@ -68,7 +74,8 @@ class Connection:
     source: str | None = None
     script: str | None = None
     config: SessionConfig | None = None
-    #: For ``sim`` devices: pass a private adb server port (None) or a shared one.
+    #: The adb server's port. For ``sim`` devices None means a private server on a free port;
+    #: for adb serials, ``$ANDROID_ADB_SERVER_PORT``, else 5037.
     adb_port: int | None = None
 
     def factory(self) -> RuntimeFactory:
@@ -96,9 +103,11 @@ def connect(conn: Connection) -> DeviceRuntime:
     config = conn.config or SessionConfig()
     if is_simulator(conn.device):
         from tapir.runtime.sim.launch import apps_for_spec, start_sim
+        from tapir.runtime.simulator import simulator_errors
 
         assert conn.device is not None
-        apps = apps_for_spec(conn.device)
+        with simulator_errors():
+            apps = apps_for_spec(conn.device)
         packages = {a.package for a in apps}
         if doc.app.package not in packages:
             raise UsageError(
@@ -106,13 +115,14 @@ def connect(conn: Connection) -> DeviceRuntime:
                 f"(it has {', '.join(sorted(packages)) or 'nothing'})",
                 hint="use --device sim:APP with the app the document describes",
             )
-        sim = start_sim(apps, foreground=doc.app.package, adb_port=conn.adb_port)
-        device: Any = AdbDevice(sim.serial, client=sim.adb_client())
+        with simulator_errors():
+            sim = start_sim(apps, foreground=doc.app.package, adb_port=conn.adb_port)
+        device: Any = AdbDevice(sim.serial, address=sim.address)
         on_close = sim.stop
         if conn.config is None:
             config = replace(config, settle=SettleConfig.for_simulator())
     else:
-        device = open_device(conn.device)
+        device = open_device(conn.device, adb_port=conn.adb_port)
     trace: TraceSink | None = None
     try:
         grounder = make_grounder(doc)
@@ -125,6 +135,7 @@ def connect(conn: Connection) -> DeviceRuntime:
                                 script=conn.script, on_close=on_close)
         if on_close is not None:
             runtime.simulator = sim
+        settle()
         return runtime
     except BaseException:
         if on_close is not None:
@@ -140,14 +151,22 @@ def connection_for(
     doc: str | None,
     trace: str | None = None,
     document: AppDocument | None = None,
+    adb_port: int | None = None,
 ) -> Connection:
     """A ``Connection`` from ``tapir run``'s arguments (the document is loaded here, unless the
     caller loaded it already: ``document``)."""
     if device is not None:
         from tapir.runtime.sim.launch import check_sim_spec
+        from tapir.runtime.simulator import simulator_errors
 
-        check_sim_spec(device)
+        with simulator_errors():
+            check_sim_spec(device)
+    if adb_port is not None or not is_simulator(device):
+        from tapir.runtime.adb_transport import server_address
+
+        # a port adb refuses (the flag's or the variable's) is a usage error now, not at the first UI call
+        server_address(adb_port)
     if document is None:
         document = load_run_document(find_document(script_path, source, doc))
     return Connection(device=device, document=document, trace_path=trace, source=source,
-                      script=str(script_path) if script_path else None)
+                      script=str(script_path) if script_path else None, adb_port=adb_port)

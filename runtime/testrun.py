@@ -95,9 +95,11 @@ class _SharedAdbServer:
     def start(self) -> int:
         if self.port is None:
             from tapir.runtime.sim.launch import free_port, start_adb_server
+            from tapir.runtime.simulator import simulator_errors
 
             port = free_port()
-            start_adb_server(port)
+            with simulator_errors():
+                start_adb_server(port)
             self.port = port
         return self.port
 

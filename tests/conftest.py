@@ -39,12 +39,12 @@ def adb_port() -> Iterator[int]:
 
     adbutils is pointed at /bin/false meanwhile, so that it can never start a stray server on
     the default port; the test is skipped when no adb binary is installed."""
-    from tapir.dsl.errors import DeviceError
+    from tapir.runtime.sim.errors import SimDeviceError
     from tapir.runtime.sim.launch import find_adb, free_port, kill_adb_server, start_adb_server
 
     try:
         find_adb()
-    except DeviceError as exc:
+    except SimDeviceError as exc:
         pytest.skip(str(exc))
     saved = os.environ.get("ADBUTILS_ADB_PATH")
     os.environ["ADBUTILS_ADB_PATH"] = "/bin/false"

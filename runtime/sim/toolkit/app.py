@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, ClassVar, TypeVar
 
-from tapir.dsl.errors import UsageError
+from tapir.runtime.sim.errors import SimUsageError
 from tapir.runtime.sim.toolkit.drift import GENERIC_TEXTS, Drift, apply_drift
 from tapir.runtime.sim.toolkit.dump import dump_xml
 from tapir.runtime.sim.toolkit.layout import (
@@ -232,7 +232,7 @@ class ToolkitApp:
     def switch(self, name: str, **params: Any) -> None:
         """Replace the current screen (tabs, or a screen that finishes into another)."""
         if self._kind(name, params) != "screen":
-            raise UsageError(f"{name} is not a screen")
+            raise SimUsageError(f"{name} is not a screen")
         self._drop_overlays()
         self.stack[-1] = Layer("screen", name, params)
 
@@ -348,12 +348,12 @@ class ToolkitApp:
     def _kind(self, name: str, params: dict[str, Any] | None = None) -> str:
         view = self._views.get(name)
         if view is None:
-            raise UsageError(f"{type(self).__name__} has no view {name!r}; it has {', '.join(sorted(self._views))}")
+            raise SimUsageError(f"{type(self).__name__} has no view {name!r}; it has {', '.join(sorted(self._views))}")
         if params is not None:
             try:
                 inspect.signature(getattr(self, name)).bind(**params)
             except TypeError as exc:
-                raise UsageError(f"view {name!r} cannot open with {params}: {exc}") from None
+                raise SimUsageError(f"view {name!r} cannot open with {params}: {exc}") from None
         return view[0]
 
     def _drop_overlays(self) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from tapir.dsl.errors import UsageError
+from tapir.runtime.sim.errors import SimUsageError
 from tapir.runtime.sim.toolkit.widgets import (
     Button,
     Column,
@@ -77,9 +77,9 @@ class Drift:
 
     def __post_init__(self) -> None:
         if self.kind != "all" and self.kind not in KINDS:
-            raise UsageError(f"unknown drift kind {self.kind!r}; choose one of {', '.join(KINDS)} or all")
+            raise SimUsageError(f"unknown drift kind {self.kind!r}; choose one of {', '.join(KINDS)} or all")
         if not 0.0 <= self.rate <= 1.0:
-            raise UsageError(f"drift rate must be between 0 and 1, not {self.rate}")
+            raise SimUsageError(f"drift rate must be between 0 and 1, not {self.rate}")
 
     def has(self, kind: str) -> bool:
         return self.kind in ("all", kind)
