@@ -34,6 +34,10 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--max-actions", type=int, metavar="N", help="UI action budget (default: 50)")
     p.add_argument("--max-steps", type=int, metavar="N", help="step budget (default: 1,000,000)")
     p.add_argument("--timeout", type=float, metavar="S", help="wall-clock budget in seconds (default: 60)")
+    p.add_argument("--param", action="append", metavar="NAME=VALUE",
+                   help="a parameter the script reads with param('NAME') (repeatable)")
+    p.add_argument("--artifacts", metavar="DIR",
+                   help="where screenshot() saves its files (default: tapir-artifacts/<script name>/)")
     p.add_argument("--stats", action="store_true", help="print steps, UI actions and time to stderr at the end")
     p.set_defaults(handler=_cmd_run)
 
@@ -54,6 +58,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from tapir.dsl.budget import Budgets
+    from tapir.dsl.inputs import ScriptInputs
     from tapir.dsl.interpreter import run_script
     from tapir.runtime.connect import connection_for
     from tapir.service import Workspace
@@ -63,6 +68,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     source = ws.text_of(args.script)
     check_positive(max_actions=args.max_actions, max_steps=args.max_steps, timeout=args.timeout)
     check_device_flag(args.device)
+    inputs = ScriptInputs.from_options(args.param)
+    if args.artifacts and Path(args.artifacts).exists() and not Path(args.artifacts).is_dir():
+        raise UsageError(f"--artifacts: {args.artifacts} is a file, not a folder")
     if args.doc and not Path(args.doc).is_file():
         raise UsageError(f"--doc: {args.doc} {'is a directory' if Path(args.doc).is_dir() else 'does not exist'}")
     if args.trace and not args.device:
@@ -95,11 +103,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
             raise UsageError(f"{checked.document.path} is a compiled symbol table: a device run needs the app "
                              "document itself (its identifiers and paths)")
         connection = connection_for(path, source, device=args.device, doc=str(checked.document.path),
-                                    trace=args.trace, document=loaded.document)
+                                    trace=args.trace, document=loaded.document, artifacts=args.artifacts)
     budgets = Budgets().replace(max_actions=args.max_actions, max_steps=args.max_steps, timeout_s=args.timeout)
     result = run_script(source, _run_runtime_factory(args, connection), budgets,
                         output=lambda line: print(line, flush=True),
-                        symbols=checked.symbols, filename=args.script, debug=args.debug)
+                        symbols=checked.symbols, filename=args.script, debug=args.debug, inputs=inputs)
     if args.stats:
         actions = f"{result.actions} UI action{'' if result.actions == 1 else 's'}"
         print(f"{args.script}: {'ok' if result.ok else 'failed'}: {result.steps:,} steps, {actions},"

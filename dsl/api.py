@@ -213,17 +213,21 @@ def _plain(call: ApiCall, value: ElementHandle, what: str) -> str:
 
 
 def _watch(call: ApiCall) -> None:
-    tap = _plain(call, call.args["tap"], "taps")
-    when = call.args["when"]
-    limit = call.args["limit"]
+    tap, when, limit = call.args["tap"], call.args["when"], call.args["limit"]
     if limit < 1:
         raise ScriptError(f"watch() argument 'limit' must be at least 1, not {limit}", call.span)
-    if isinstance(when, str) and not when.strip():
-        raise ScriptError("watch(when=...) needs a text to look for, not an empty one", call.span)
-    trigger = _plain(call, when, "is triggered by") if isinstance(when, ElementHandle) else None
-    shown = f"${trigger}" if trigger is not None else repr(when)
-    watcher = Watcher(f"watch(${tap})" if when is None else f"watch(${tap}, when={shown})", tap,
-                      when=trigger, when_text=when if isinstance(when, str) else None, limit=limit)
+    for value in (tap, when):
+        if isinstance(value, str) and not value.strip():
+            raise ScriptError("watch() needs a text to look for, not an empty one", call.span)
+    tap_name = _plain(call, tap, "taps") if isinstance(tap, ElementHandle) else None
+    when_name = _plain(call, when, "is triggered by") if isinstance(when, ElementHandle) else None
+
+    def shown(value: Any, name: str | None) -> str:
+        return f"${name}" if name is not None else repr(value)
+
+    label = f"watch({shown(tap, tap_name)}" + (f", when={shown(when, when_name)})" if when is not None else ")")
+    watcher = Watcher(label, tap=tap_name, tap_text=None if tap_name else tap, when=when_name,
+                      when_text=when if isinstance(when, str) else None, limit=limit)
     call.runtime.watch(watcher, call.span)
 
 
@@ -295,12 +299,13 @@ for _entry in (
                  "Save a screenshot with the run's artifacts; returns the file's path.", _screenshot,
                  params={"name": "the file name, without .png (default: numbered)"}, needs_device=True,
                  navigates=False),
-    Entry.define(f"watch(tap: element, when: element | str = None, limit: int = {DEFAULT_LIMIT}) -> None",
+    Entry.define(f"watch(tap: element | str, when: element | str = None, limit: int = {DEFAULT_LIMIT}) -> None",
                  Namespace.GLOBAL,
                  "From now on, whenever `when` (an element, or a text) shows up where the script expected "
-                 "something else, tap `tap` (by default when `tap` itself shows): for interruptions such as "
-                 "rating prompts.", _watch,
-                 params={"tap": "the element to tap", "when": "what shows the interruption (default: `tap`)",
+                 "something else, tap `tap` (an element, or the view showing a text; by default when `tap` "
+                 "itself shows): for interruptions such as rating prompts and permission dialogs.", _watch,
+                 params={"tap": "the element (or text) to tap", "when": "what shows the interruption "
+                                                                        "(default: what is tapped)",
                          "limit": "at most this many times in the run"}, needs_device=True, navigates=False),
     Entry.define("param(name: str, default: str = None) -> str", Namespace.GLOBAL,
                  "A parameter of the run (`tapir run s.tap --param name=value`), as text; `default` when it "

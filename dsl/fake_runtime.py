@@ -202,16 +202,20 @@ class FakeRuntime:
         for w in self.watchers.values():
             if self.fired.get(w.name, 0) >= w.limit:
                 continue
-            if w.when_text is not None:
-                shown = self._text_shown(w.when_text)
-            else:
-                shown = self._on_screen(w.trigger)
-            if shown and self._on_screen(w.tap):
+            trigger, text = w.trigger, w.trigger_text
+            shown = self._text_shown(text) if text is not None else trigger is not None and self._on_screen(trigger)
+            target = self._text_element(w.tap_text) if w.tap_text is not None else w.tap
+            if shown and target is not None and self._on_screen(target):
                 self.fired[w.name] = self.fired.get(w.name, 0) + 1
-                self.calls.append(FakeCall("watcher", f"${w.tap}", (w.name,), 0))
-                self._tapped(self.elements[w.tap], None)
+                self.calls.append(FakeCall("watcher", f"${target}", (w.name,), 0))
+                self._tapped(self.elements[target], None)
                 return True
         return False
+
+    def _text_element(self, text: str) -> str | None:
+        wanted = text.strip().casefold()
+        return next((name for name, el in self.elements.items()
+                     if self._on_screen(name) and el.text.strip().casefold() == wanted), None)
 
     def _text_shown(self, text: str) -> bool:
         wanted = text.strip().casefold()

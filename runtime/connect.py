@@ -9,7 +9,8 @@ before the first line runs.
 ``sim`` starts the simulated device (every sample app installed), ``sim:music`` only the named
 app(s), ``sim:PATH`` a DroidBot recording replayed (``ReplayApp``); in each case behind a real
 adb server, with the document's app in the foreground, and the simulator is stopped when the
-runtime is closed. Anything else is an adb serial (``resolve_serial``: ``--device``, else
+runtime is closed. On a simulator, waits and ``sleep()`` move the simulated device's time on
+instead of sleeping (``tapir.runtime.clock``). Anything else is an adb serial (``resolve_serial``: ``--device``, else
 ``$ANDROID_SERIAL``, else the only device connected).
 """
 
@@ -24,6 +25,7 @@ from tapir.docgen.model import AppDocument
 from tapir.dsl.checker import doc_comment
 from tapir.dsl.errors import UsageError
 from tapir.dsl.runtime_api import RuntimeFactory
+from tapir.runtime.clock import SimulatedClock, WaitClock
 from tapir.runtime.session import DeviceRuntime, SessionConfig
 from tapir.runtime.settle import SettleConfig
 from tapir.runtime.trace import JsonLinesTrace, TraceSink
@@ -70,6 +72,8 @@ class Connection:
     config: SessionConfig | None = None
     #: For ``sim`` devices: pass a private adb server port (None) or a shared one.
     adb_port: int | None = None
+    #: Where screenshots go (None: ``tapir-artifacts/<script>/``).
+    artifacts: str | None = None
 
     def factory(self) -> RuntimeFactory:
         return lambda: connect(self)
@@ -93,6 +97,7 @@ def connect(conn: Connection) -> DeviceRuntime:
 
     doc = conn.document
     on_close: Callable[[], None] | None = None
+    wait_clock: WaitClock | None
     config = conn.config or SessionConfig()
     if is_simulator(conn.device):
         from tapir.runtime.sim.launch import apps_for_spec, start_sim
@@ -109,10 +114,12 @@ def connect(conn: Connection) -> DeviceRuntime:
         sim = start_sim(apps, foreground=doc.app.package, adb_port=conn.adb_port)
         device: Any = AdbDevice(sim.serial, client=sim.adb_client())
         on_close = sim.stop
+        wait_clock = SimulatedClock(sim.device.advance_time)
         if conn.config is None:
             config = replace(config, settle=SettleConfig.for_simulator())
     else:
         device = open_device(conn.device)
+        wait_clock = None
     trace: TraceSink | None = None
     try:
         grounder = make_grounder(doc)
@@ -122,7 +129,8 @@ def connect(conn: Connection) -> DeviceRuntime:
             except OSError as exc:
                 raise UsageError(f"--trace: cannot write {conn.trace_path}: {exc.strerror or exc}") from None
         runtime = DeviceRuntime(device, doc, grounder, config=config, trace=trace, source=conn.source,
-                                script=conn.script, on_close=on_close)
+                                script=conn.script, on_close=on_close, wait_clock=wait_clock,
+                                artifacts=Path(conn.artifacts) if conn.artifacts else None)
         if on_close is not None:
             runtime.simulator = sim
         return runtime
@@ -140,6 +148,7 @@ def connection_for(
     doc: str | None,
     trace: str | None = None,
     document: AppDocument | None = None,
+    artifacts: str | None = None,
 ) -> Connection:
     """A ``Connection`` from ``tapir run``'s arguments (the document is loaded here, unless the
     caller loaded it already: ``document``)."""
@@ -150,4 +159,4 @@ def connection_for(
     if document is None:
         document = load_run_document(find_document(script_path, source, doc))
     return Connection(device=device, document=document, trace_path=trace, source=source,
-                      script=str(script_path) if script_path else None)
+                      script=str(script_path) if script_path else None, artifacts=artifacts)

@@ -1,0 +1,73 @@
+"""The clock the runtime's waits and sleeps pass: the host's, or a simulator's.
+
+On a phone time passes by itself: a wait sleeps on the host. The simulator keeps deterministic
+time (``runtime/sim/toolkit``: an app's clock moves only with inputs and ``advance``), so a wait
+there *advances* the simulated device's clock instead of sleeping: ``sleep(30)`` returns at once,
+and the app sees 30 seconds pass (a timer runs down, a spinner finishes). The seconds so passed
+are counted (``simulated``) so the interpreter can charge them to the script's time budget.
+
+    clock = HostClock()                            # a phone
+    clock = SimulatedClock(sim.device.advance_time)  # the simulator: time moves when waited for
+    deadline = clock.now() + 10
+    while clock.now() < deadline: clock.sleep(0.25)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+__all__ = ["HostClock", "SimulatedClock", "WaitClock"]
+
+
+class WaitClock(Protocol):
+    """What waits need: the time, a pause, and how much of the time was simulated."""
+
+    #: Seconds passed by ``sleep`` without the host's clock moving.
+    simulated: float
+    #: The smallest step of time that can change what the device shows (0: any).
+    resolution: float
+
+    def now(self) -> float: ...
+
+    def sleep(self, seconds: float) -> None: ...
+
+
+class HostClock:
+    """The host's monotonic clock; ``sleep`` really sleeps."""
+
+    simulated = 0.0
+    resolution = 0.0
+
+    def __init__(self, now: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> None:
+        self._now = now
+        self._sleep = sleep
+
+    def now(self) -> float:
+        return self._now()
+
+    def sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            self._sleep(seconds)
+
+
+class SimulatedClock:
+    """A simulator's clock: ``sleep`` calls ``advance(seconds)`` (the device's time moves on) and
+    returns at once; ``now`` is the host's clock plus the seconds so advanced. The simulated apps
+    keep time in whole seconds (``resolution``), so a wait looks at the screen once a second."""
+
+    def __init__(self, advance: Callable[[float], None], now: Callable[[], float] = time.monotonic,
+                 resolution: float = 1.0) -> None:
+        self._advance = advance
+        self._now = now
+        self.simulated = 0.0
+        self.resolution = resolution
+
+    def now(self) -> float:
+        return self._now() + self.simulated
+
+    def sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            self._advance(seconds)
+            self.simulated += seconds
