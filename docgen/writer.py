@@ -10,8 +10,8 @@ from typing import Any
 
 import yaml
 from tapir.docgen.model import AppDocument, Dialect, Element, Identifier, Screen, Signature, Watcher
-from tapir.dsl.watchers import DEFAULT_LIMIT
 from tapir.dsl.api import Kind
+from tapir.dsl.watchers import DEFAULT_LIMIT
 
 try:
     _BaseDumper: type = yaml.CSafeDumper

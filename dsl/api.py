@@ -237,7 +237,7 @@ def _param(call: ApiCall) -> str:
 
 
 _CHILD = {"child": "a child element of this list item to act on instead"}
-_WAIT = dict(needs_device=True, navigates=False)
+_WAIT: dict[str, Any] = {"needs_device": True, "navigates": False}
 
 for _entry in (
     Entry.define("tap(child: element = None) -> None", Namespace.ELEMENT,

@@ -2,8 +2,9 @@
 
 The interpreter never touches a device: every element method of the registry, ``len``,
 indexing and iteration of list elements, ``back()``, ``enter()``, the waits, ``sleep()``, app
-control, screenshots and watchers become one call on a ``UIRuntime``. The device runtime (grounding on a real or simulated phone) and the in-memory
-``FakeRuntime`` used by tests and dry runs both implement it.
+control, screenshots and watchers become one call on a ``UIRuntime``. The device runtime
+(grounding on a real or simulated phone) and the in-memory ``FakeRuntime`` used by tests and dry
+runs both implement it.
 
 Rules every implementation follows:
 
@@ -80,12 +81,13 @@ class UIRuntime(Protocol):
     def enter(self, span: Span) -> None: ...
 
     def wait_for(self, target: ElementHandle | str, gone: bool, timeout: float, span: Span, *,
-                 watchers: bool = True) -> bool:
+                 watchers: bool = True, must: bool = False) -> bool:
         """Whether ``target`` (an element, a list item chosen by ``match``, or a text shown on the
         screen) is on the current screen (``gone``: is not), looking again at every settle
         interval until it is or ``timeout`` seconds have passed (0: look once). Never navigates
         and never scrolls; ``watchers``: declared watchers may dismiss an interruption meanwhile
-        (False: nothing is sent to the device at all). False when the time ran out."""
+        (False: nothing is sent to the device at all). False when the time ran out, or with
+        ``must`` a ``WaitTimeout`` that says what the device shows."""
         ...
 
     def sleep(self, seconds: float, span: Span) -> None:

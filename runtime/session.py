@@ -41,9 +41,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
-
 from pathlib import Path
+from typing import Any
 
 from tapir.docgen.model import AppDocument
 from tapir.dsl.errors import ActionError, ScreenNotReached, Span

@@ -123,7 +123,8 @@ class Watching:
         count = self.fired[w.name] = self.fired.get(w.name, 0) + 1
         self.trace.write({
             "event": "watcher", "name": w.name, "rule": w.describe(), "count": count, "limit": w.limit,
-            "element": f"${w.tap}" if w.tap is not None else None, "label": action_label(obs.tree, node), "bounds": list(bounds_tuple(node.bounds)),
+            "element": f"${w.tap}" if w.tap is not None else None, "label": action_label(obs.tree, node),
+            "bounds": list(bounds_tuple(node.bounds)),
             "point": [x, y], "screen_before": obs.screen, "screen_after": after.screen,
             "t": screen.elapsed(), "ms": round((screen.clock() - started) * 1000, 1),
         })
