@@ -1,15 +1,21 @@
 """The clock the runtime's waits and sleeps pass: the host's, or a simulator's.
 
-On a phone time passes by itself: a wait sleeps on the host. The simulator keeps deterministic
-time (``runtime/sim/toolkit``: an app's clock moves only with inputs and ``advance``), so a wait
-there *advances* the simulated device's clock instead of sleeping: ``sleep(30)`` returns at once,
-and the app sees 30 seconds pass (a timer runs down, a spinner finishes). The seconds so passed
-are counted (``simulated``) so the interpreter can charge them to the script's time budget.
+On a phone time passes by itself. The simulator keeps deterministic time (``runtime/sim/toolkit``:
+an app's clock moves only with inputs and ``advance``), so a wait there *advances* the simulated
+device's clock instead of sleeping: ``sleep(30)`` returns at once, and the app sees 30 seconds
+pass (a timer runs down, a spinner finishes). The seconds so passed are counted (``simulated``)
+so the interpreter can charge them to the script's time budget.
 
-    clock = HostClock()                            # a phone
-    clock = SimulatedClock(sim.device.advance_time)  # the simulator: time moves when waited for
+    clock = SimulatedClock(sim.device.advance_time)  # a simulator started by this run
+    clock = DeviceShellClock(device.shell)           # a device by serial: a phone, or a `tapir sim`
+    clock = HostClock()                              # no device: the host sleeps
     deadline = clock.now() + 10
     while clock.now() < deadline: clock.sleep(0.25)
+
+A device reached by its serial may be a phone or a simulator another process serves; the runtime
+cannot tell, and need not: ``DeviceShellClock`` sleeps *on the device* (``adb shell sleep N``),
+which a phone does in real time and the simulator answers by letting simulated time pass at
+once, and counts as simulated whatever the host did not wait.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-__all__ = ["HostClock", "SimulatedClock", "WaitClock"]
+__all__ = ["DeviceShellClock", "HostClock", "SimulatedClock", "WaitClock"]
 
 
 class WaitClock(Protocol):
@@ -71,3 +77,29 @@ class SimulatedClock:
         if seconds > 0:
             self._advance(seconds)
             self.simulated += seconds
+
+
+class DeviceShellClock:
+    """Sleeps on the device with its shell's ``sleep`` (see the module docstring), in pieces of at
+    most ``MAX_PIECE_S`` so that no shell command outlives the transport's timeout."""
+
+    MAX_PIECE_S = 5.0
+    resolution = 0.0
+
+    def __init__(self, shell: Callable[[str], object], now: Callable[[], float] = time.monotonic) -> None:
+        self._shell = shell
+        self._now = now
+        self.simulated = 0.0
+
+    def now(self) -> float:
+        return self._now() + self.simulated
+
+    def sleep(self, seconds: float) -> None:
+        left = seconds
+        while left > 0:
+            piece = min(left, self.MAX_PIECE_S)
+            started = self._now()
+            self._shell(f"sleep {piece:.3f}")
+            # a phone slept (nothing simulated); a simulator returned at once (all of it simulated)
+            self.simulated += max(0.0, piece - (self._now() - started))
+            left -= piece

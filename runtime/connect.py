@@ -9,8 +9,8 @@ before the first line runs.
 ``sim`` starts the simulated device (every sample app installed), ``sim:music`` only the named
 app(s), ``sim:PATH`` a DroidBot recording replayed (``ReplayApp``); in each case behind a real
 adb server, with the document's app in the foreground, and the simulator is stopped when the
-runtime is closed. On a simulator, waits and ``sleep()`` move the simulated device's time on
-instead of sleeping (``tapir.runtime.clock``). Anything else is an adb serial (``resolve_serial``: ``--device``, else
+runtime is closed. Waits and ``sleep()`` pass the device's time (``tapir.runtime.clock``): a
+simulator's moves on at once, a phone's by itself (a device by serial sleeps on the device). Anything else is an adb serial (``resolve_serial``: ``--device``, else
 ``$ANDROID_SERIAL``, else the only device connected).
 """
 
@@ -25,7 +25,7 @@ from tapir.docgen.model import AppDocument
 from tapir.dsl.checker import doc_comment
 from tapir.dsl.errors import UsageError
 from tapir.dsl.runtime_api import RuntimeFactory
-from tapir.runtime.clock import SimulatedClock, WaitClock
+from tapir.runtime.clock import DeviceShellClock, SimulatedClock, WaitClock
 from tapir.runtime.session import DeviceRuntime, SessionConfig
 from tapir.runtime.settle import SettleConfig
 from tapir.runtime.trace import JsonLinesTrace, TraceSink
@@ -97,7 +97,7 @@ def connect(conn: Connection) -> DeviceRuntime:
 
     doc = conn.document
     on_close: Callable[[], None] | None = None
-    wait_clock: WaitClock | None
+    wait_clock: WaitClock
     config = conn.config or SessionConfig()
     if is_simulator(conn.device):
         from tapir.runtime.sim.launch import apps_for_spec, start_sim
@@ -119,7 +119,7 @@ def connect(conn: Connection) -> DeviceRuntime:
             config = replace(config, settle=SettleConfig.for_simulator())
     else:
         device = open_device(conn.device)
-        wait_clock = None
+        wait_clock = DeviceShellClock(lambda command: device.shell(command, idempotent=True))
     trace: TraceSink | None = None
     try:
         grounder = make_grounder(doc)

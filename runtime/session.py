@@ -261,8 +261,12 @@ class DeviceRuntime:
         return self.wait_clock.simulated
 
     def app(self, action: str, extras: dict[str, Any] | None, span: Span) -> None:
-        self.calls.run(f"{action}_app", None, None, span, lambda c: self.app_control.run(action, extras, c, span),
-                       args={"args": extras} if extras else None)
+        def control(c: Call) -> None:
+            self.app_control.run(action, extras, c, span)
+            # a restarted or cleared app shows its lists afresh: what was known of them is void
+            self.lists.lists.clear()
+
+        self.calls.run(f"{action}_app", None, None, span, control, args={"args": extras} if extras else None)
 
     def screenshot(self, name: str | None, span: Span) -> str:
         result: str = self.calls.run("screenshot", None, None, span,

@@ -13,8 +13,9 @@ or ``am start -S`` ends it; ``pm clear`` wipes its data (``SimApp.reset``). BACK
 does not consume and HOME show the launcher. The extras of an ``am start`` intent
 (``--es``/``--ez``/``--ei``...) reach apps that have ``on_intent(extras)``.
 
-Time is the apps' own (deterministic, moved by inputs); ``advance_time(seconds)`` lets it pass
-for every app that keeps time, as a wait on a phone would (``tapir.runtime.clock``).
+Time is the apps' own (deterministic, moved by inputs); ``advance_time(seconds)`` and the shell's
+``sleep N`` let it pass at once for every app that keeps time, as a wait on a phone would
+(``tapir.runtime.clock``).
 """
 
 from __future__ import annotations
@@ -291,8 +292,21 @@ class SimDevice:
         }
         commands: dict[str, CommandFn] = {}
         for name, fn in {**GENERIC_COMMANDS, **own}.items():
-            commands[name] = fn if name == "sleep" else self._locked(fn)
+            commands[name] = self._locked(fn)
+        commands["sleep"] = self._sleep  # takes the lock itself, briefly
         return commands
+
+    def _sleep(self, ctx: Ctx) -> int:
+        """``sleep N``: the apps' time is simulated, so N seconds of it pass at once and nothing
+        waits (a client waiting on the device sees the time pass, deterministically)."""
+        try:
+            seconds = float(ctx.args[0]) if ctx.args else 0.0
+        except ValueError:
+            return ctx.fail(f"invalid number '{ctx.args[0]}'")
+        if not seconds >= 0 or seconds == float("inf"):
+            return ctx.fail(f"invalid number '{ctx.args[0]}'")
+        self.advance_time(seconds)
+        return 0
 
     def _locked(self, fn: CommandFn) -> CommandFn:
         def run(ctx: Ctx) -> int:

@@ -3,7 +3,8 @@
 An interruption for watchers to dismiss, off unless asked for: started with the launch extra
 ``rate_prompt_after=N`` (``am start ... --ei rate_prompt_after N``, a script's
 ``launch_app(args={"rate_prompt_after": N})``), the app asks "Enjoying Notes?" after every N
-saved notes until it is rated. ``pm clear`` forgets the switch, like any app setting.
+saved notes until it is rated, in a dialog BACK does not close. ``pm clear`` forgets the switch,
+like any app setting.
 
 The element ids are the contract with ``samples/notes/ELEMENTS.md``: keep them stable.
 """
@@ -341,6 +342,7 @@ class NotesApp(ToolkitApp):
             message="Tap Rate now to leave a review in the store. It takes a minute.",
             positive=Button("Rate now", on_tap=self.rate),
             negative=Button("Not now", on_tap=self.close),
+            cancelable=False,  # as such prompts often are: BACK does not close it, only an answer does
         )
 
     @dialog

@@ -452,7 +452,8 @@ class DiscardChangesDialogPage(Screen):
 
 class RateDialogPage(Screen):
     """"Enjoying Notes?": the app asks to be rated after some saves (only when started with the
-    rate_prompt_after launch extra). An interruption: the watcher rate_prompt answers it.
+    rate_prompt_after launch extra); BACK does not close it. An interruption: the watcher
+    rate_prompt answers it.
     """
 
     @property
@@ -594,7 +595,8 @@ class NotesApp(App):
     @property
     def rate_dialog(self) -> RateDialogPage:
         """"Enjoying Notes?": the app asks to be rated after some saves (only when started with the
-        rate_prompt_after launch extra). An interruption: the watcher rate_prompt answers it.
+        rate_prompt_after launch extra); BACK does not close it. An interruption: the watcher
+        rate_prompt answers it.
         """
         return RateDialogPage(self._runtime)
 
