@@ -9,9 +9,11 @@ before the first line runs.
 ``sim`` starts the simulated device (every sample app installed), ``sim:music`` only the named
 app(s), ``sim:PATH`` a DroidBot recording replayed (``ReplayApp``); in each case behind a real
 adb server, with the document's app in the foreground, and the simulator is stopped when the
-runtime is closed. Waits and ``sleep()`` pass the device's time (``tapir.runtime.clock``): a
-simulator's moves on at once, a phone's by itself (a device by serial sleeps on the device). Anything else is an adb serial (``resolve_serial``: ``--device``, else
+runtime is closed. Anything else is an adb serial (``resolve_serial``: ``--device``, else
 ``$ANDROID_SERIAL``, else the only device connected).
+
+Waits and ``sleep()`` pass the device's time (``tapir.runtime.clock``): a simulator's moves on at
+once, a phone's by itself (a device by serial sleeps on the device).
 """
 
 from __future__ import annotations
