@@ -33,7 +33,8 @@ def register(sub: Subparsers) -> None:
                    help="write one JSON line per UI call (element, grounding, screens, dumps, timings) as it happens")
     p.add_argument("--max-actions", type=int, metavar="N", help="UI action budget (default: 50)")
     p.add_argument("--max-steps", type=int, metavar="N", help="step budget (default: 1,000,000)")
-    p.add_argument("--timeout", type=float, metavar="S", help="wall-clock budget in seconds (default: 60)")
+    p.add_argument("--timeout", type=float, metavar="S",
+                   help="time budget in seconds: the wall clock, and time waited on a simulator (default: 60)")
     p.add_argument("--param", action="append", metavar="NAME=VALUE",
                    help="a parameter the script reads with param('NAME') (repeatable)")
     p.add_argument("--artifacts", metavar="DIR",
