@@ -60,18 +60,18 @@ class HostClock:
 
 class SimulatedClock:
     """A simulator's clock: ``sleep`` calls ``advance(seconds)`` (the device's time moves on) and
-    returns at once; ``now`` is the host's clock plus the seconds so advanced. The simulated apps
-    keep time in whole seconds (``resolution``), so a wait looks at the screen once a second."""
+    returns at once; ``now`` is the seconds so advanced, so a wait on the simulator looks at the
+    screen the same number of times however fast the host is (the host's time still counts
+    against the budget, through the interpreter's own clock). The simulated apps keep time in
+    whole seconds (``resolution``), so a wait looks once a simulated second."""
 
-    def __init__(self, advance: Callable[[float], None], now: Callable[[], float] = time.monotonic,
-                 resolution: float = 1.0) -> None:
+    def __init__(self, advance: Callable[[float], None], resolution: float = 1.0) -> None:
         self._advance = advance
-        self._now = now
         self.simulated = 0.0
         self.resolution = resolution
 
     def now(self) -> float:
-        return self._now() + self.simulated
+        return self.simulated
 
     def sleep(self, seconds: float) -> None:
         if seconds > 0:
