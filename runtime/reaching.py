@@ -27,7 +27,7 @@ from tapir.runtime.navigation import Navigator, render_path, transient_screen
 from tapir.runtime.screen_cache import ScreenCache
 from tapir.runtime.session_model import Call, SessionConfig
 from tapir.runtime.settle import Expectation, Observation, region_digest
-from tapir.runtime.watching import MAX_PER_CALL, Watching
+from tapir.runtime.watching import Watching
 
 
 class Reacher:
@@ -87,17 +87,16 @@ class Reacher:
         screen and its grounding. ``read``: the call only reads.
 
         When it is absent, or cannot be reached, the watchers may dismiss an interruption that is
-        in the way (``tapir.runtime.watching``), and it is looked for again: at most
-        ``MAX_PER_CALL`` times in one call."""
-        fired = 0
+        in the way (``tapir.runtime.watching``), and it is looked for again (watchers fire at most
+        ``MAX_PER_CALL`` times in one call)."""
         while True:
             try:
                 return self._reach(el, span, c, read=read)
             except (ElementNotFound, ScreenNotReached) as exc:
-                if self.watching is not None and fired < MAX_PER_CALL:
+                if self.watching is not None:
+                    # bounded: a call lets watchers fire at most MAX_PER_CALL times
                     after = self.watching.check(self.screen.observe(fresh=False), c)
                     if after is not None:
-                        fired += 1
                         continue
                     hint = self.watching.exhausted_hint()
                     if hint is not None:

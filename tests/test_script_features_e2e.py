@@ -250,6 +250,14 @@ def test_a_watcher_stops_at_its_limit_and_the_error_says_so(adb_port: int, tmp_p
     assert len(exhausted) == 1 and exhausted[0]["limit"] == 2
 
 
+def test_one_call_lets_watchers_fire_three_times_at_most(adb_port: int, tmp_path: Path) -> None:
+    """A watcher whose tap does not dismiss anything (the prompt's title) cannot hold a call."""
+    s = Session("notes", adb_port, tmp_path, replace(document("notes"), watchers=()))
+    result = s.run(_SAVES.format(saves=1, watch="watch($rate_dialog__title, limit=10)"))
+    assert isinstance(result.error, ScreenNotReached) and result.error.span is not None
+    assert result.error.span.line == 7 and s.rt.stats.watchers == {"watch($rate_dialog__title)": 3}
+
+
 def test_watch_refuses_elements_that_are_not_in_the_document_or_show_many_times(adb_port: int,
                                                                                   tmp_path: Path) -> None:
     s = Session("notes", adb_port, tmp_path)
