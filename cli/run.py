@@ -37,7 +37,12 @@ def register(sub: Subparsers) -> None:
                    help="write one JSON line per UI call (element, grounding, screens, dumps, timings) as it happens")
     p.add_argument("--max-actions", type=int, metavar="N", help="UI action budget (default: 50)")
     p.add_argument("--max-steps", type=int, metavar="N", help="step budget (default: 1,000,000)")
-    p.add_argument("--timeout", type=float, metavar="S", help="wall-clock budget in seconds (default: 60)")
+    p.add_argument("--timeout", type=float, metavar="S",
+                   help="time budget in seconds: the wall clock, and time waited on a simulator (default: 60)")
+    p.add_argument("--param", action="append", metavar="NAME=VALUE",
+                   help="a parameter the script reads with param('NAME') (repeatable)")
+    p.add_argument("--artifacts", metavar="DIR",
+                   help="where screenshot() saves its files (default: tapir-artifacts/<script name>/)")
     p.add_argument("--stats", action="store_true", help="print steps, UI actions and time to stderr at the end")
     p.set_defaults(handler=_cmd_run)
 
@@ -79,6 +84,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from tapir.dsl.budget import Budgets
+    from tapir.dsl.inputs import ScriptInputs
     from tapir.dsl.interpreter import run_script
     from tapir.runtime.connect import connection_for
     from tapir.service import Workspace
@@ -88,6 +94,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     source = ws.text_of(args.script)
     check_positive(max_actions=args.max_actions, max_steps=args.max_steps, timeout=args.timeout)
     check_device_flag(args.device)
+    inputs = ScriptInputs.from_options(args.param)
+    if args.artifacts and Path(args.artifacts).exists() and not Path(args.artifacts).is_dir():
+        raise UsageError(f"--artifacts: {args.artifacts} is a file, not a folder")
     if args.doc and not Path(args.doc).is_file():
         raise UsageError(f"--doc: {args.doc} {'is a directory' if Path(args.doc).is_dir() else 'does not exist'}")
     env_serial = _serial_from_environment(args)
@@ -127,12 +136,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
                              "document itself (its identifiers and paths)")
         # ($ANDROID_SERIAL is left for resolve_serial to read, so that its messages name it)
         connection = connection_for(path, source, device=args.device, doc=str(checked.document.path),
-                                    trace=args.trace, document=loaded.document, adb_port=args.adb_port)
+                                    trace=args.trace, document=loaded.document, adb_port=args.adb_port,
+                                    artifacts=args.artifacts)
         factory = _run_runtime_factory(args, connection)
     budgets = Budgets().replace(max_actions=args.max_actions, max_steps=args.max_steps, timeout_s=args.timeout)
     result = run_script(source, factory, budgets,
                         output=lambda line: print(line, flush=True),
-                        symbols=checked.symbols, filename=args.script, debug=args.debug)
+                        symbols=checked.symbols, filename=args.script, debug=args.debug, inputs=inputs)
     if args.stats:
         actions = f"{result.actions} UI action{'' if result.actions == 1 else 's'}"
         print(f"{args.script}: {'ok' if result.ok else 'failed'}: {result.steps:,} steps, {actions},"

@@ -83,7 +83,7 @@ class Meter:
 
     __slots__ = (
         "budgets", "steps", "checkpoint", "actions", "depth", "deadline", "started", "output_chars",
-        "max_size", "max_int_bits",
+        "max_size", "max_int_bits", "simulated_s",
     )
 
     def __init__(self, budgets: Budgets) -> None:
@@ -97,6 +97,9 @@ class Meter:
         self.started = time.monotonic()
         self.deadline = self.started + budgets.timeout_s
         self.checkpoint = min(budgets.max_steps, CHECK_EVERY)
+        #: Seconds that passed on a simulated clock (a simulator's waits), not on the host's: they
+        #: count against the time budget as if they had been waited for.
+        self.simulated_s = 0.0
 
     # -- steps and time -----------------------------------------------------------------------
 
@@ -109,9 +112,21 @@ class Meter:
         self.checkpoint = min(limit, self.steps + CHECK_EVERY)
 
     def check_time(self, span: Span | None) -> None:
-        if time.monotonic() > self.deadline:
+        if time.monotonic() + self.simulated_s > self.deadline:
             limit = self.budgets.timeout_s
             raise budget_exceeded("time", limit, f"the script ran longer than {limit:g} s", span)
+
+    def remaining(self) -> float:
+        """Seconds left of the time budget (simulated time included); never negative."""
+        return max(0.0, self.deadline - time.monotonic() - self.simulated_s)
+
+    def reserve_time(self, seconds: float, span: Span | None, what: str) -> None:
+        """Refuse, before it starts, a wait of ``seconds`` that would outlast the time budget
+        (``what``: the call, for the message): better than waiting and failing at the end."""
+        if seconds > self.remaining():
+            limit = self.budgets.timeout_s
+            raise budget_exceeded("time", limit, f"{what} would wait past the end of the script's "
+                                                 f"{limit:g} s ({self.remaining():.1f} s left)", span)
 
     def charge(self, n: int, span: Span | None) -> None:
         """Charge ``n`` extra steps (work done inside one operation, e.g. sorting n items)."""

@@ -30,7 +30,7 @@ from tapir.dsl.positions import Span
 __all__ = [
     "ActionError", "AssertionFailed", "BudgetExceeded", "DeviceError", "DocumentError", "ElementNotFound",
     "HierarchyError", "SandboxViolation", "ScreenNotReached", "ScriptError", "ScriptRuntimeError", "Span",
-    "TapirError", "TapirSyntaxError", "UnknownElement", "UnsupportedConstruct", "UsageError",
+    "TapirError", "TapirSyntaxError", "UnknownElement", "UnsupportedConstruct", "UsageError", "WaitTimeout",
 ]
 
 
@@ -118,6 +118,13 @@ class ActionError(ScriptRuntimeError):
 
 class ScriptError(ScriptRuntimeError):
     code = "script"
+
+
+class WaitTimeout(ScriptRuntimeError):
+    """A wait (``$x.wait()``, ``$x.wait_gone()``, ``wait_text()``) ran out of time; the message
+    says what the device showed last."""
+
+    code = "wait-timeout"
 
 
 class SandboxViolation(ScriptRuntimeError):

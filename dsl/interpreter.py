@@ -38,6 +38,7 @@ from tapir.dsl.errors import (
     Span,
     TapirError,
 )
+from tapir.dsl.inputs import ScriptInputs
 from tapir.dsl.registry import REGISTRY, ApiCall, Entry, Namespace, bind_arguments
 from tapir.dsl.runtime_api import RuntimeFactory, UIRuntime
 from tapir.dsl.safeops import check_key, short_repr
@@ -88,7 +89,8 @@ class Interpreter:
 
     ``runtime_factory`` is called on the first UI call, never before; ``symbols`` (the app
     document's symbol table), when given, makes unknown ``$names`` fail before any device call
-    and enables kind checks (``set_text`` only on inputs).
+    and enables kind checks (``set_text`` only on inputs); ``inputs`` are the run's parameters
+    (``param()``).
     """
 
     def __init__(
@@ -100,8 +102,10 @@ class Interpreter:
         symbols: SymbolTable | None = None,
         filename: str = "<script>",
         debug: bool = False,
+        inputs: ScriptInputs | None = None,
     ) -> None:
         self.budgets = budgets or Budgets()
+        self.inputs = inputs or ScriptInputs()
         self.meter = Meter(self.budgets)
         self.globals: dict[str, Any] = {}
         self.symbols = symbols
@@ -286,6 +290,10 @@ class Interpreter:
             self._runtime = rt
         return rt
 
+    def has_device(self) -> bool:
+        """Whether the run has a device (made already, or to be made on first use)."""
+        return self._runtime is not None or self._factory is not None
+
     def _device_call(self, what: str, span: Span, fn: Callable[[UIRuntime], Any]) -> Any:
         """Run ``fn`` on the runtime (made now if needed), with its errors given ``span``."""
         return self._guarded(what, span, lambda: fn(self.runtime(span, what)))
@@ -459,6 +467,7 @@ def run_script(
     filename: str = "<script>",
     source: str | None = None,
     debug: bool = False,
+    inputs: ScriptInputs | None = None,
 ) -> RunResult:
     """Parse (if given text) and run a script; never raises for a script's own failure.
 
@@ -466,7 +475,8 @@ def run_script(
     ``RunResult.error`` with the source attached, so ``error.render()`` shows file:line:col and
     a caret. The device runtime, if one was made, is closed before returning.
     """
-    interp = Interpreter(runtime_factory, budgets, output, symbols=symbols, filename=filename, debug=debug)
+    interp = Interpreter(runtime_factory, budgets, output, symbols=symbols, filename=filename, debug=debug,
+                         inputs=inputs)
     error: TapirError | None = None
     if isinstance(script, str):
         source = script

@@ -16,6 +16,9 @@ device connected) on the adb server at ``--adb-port``, else ``$ANDROID_ADB_SERVE
 
 Once the runtime is made, the heap is settled (``tapir.runtime.heap``): everything loaded so far
 is kept out of the garbage collector's way for the rest of the run.
+
+Waits and ``sleep()`` pass the device's time (``tapir.runtime.clock``): a simulator's moves on at
+once, a phone's by itself (a device by serial sleeps on the device).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from tapir.docgen.model import AppDocument
 from tapir.dsl.checker import doc_comment
 from tapir.dsl.errors import UsageError
 from tapir.dsl.runtime_api import RuntimeFactory
+from tapir.runtime.clock import DeviceShellClock, SimulatedClock, WaitClock
 from tapir.runtime.heap import settle
 from tapir.runtime.session import DeviceRuntime, SessionConfig
 from tapir.runtime.settle import SettleConfig
@@ -77,6 +81,8 @@ class Connection:
     #: The adb server's port. For ``sim`` devices None means a private server on a free port;
     #: for adb serials, ``$ANDROID_ADB_SERVER_PORT``, else 5037.
     adb_port: int | None = None
+    #: Where screenshots go (None: ``tapir-artifacts/<script>/``).
+    artifacts: str | None = None
 
     def factory(self) -> RuntimeFactory:
         return lambda: connect(self)
@@ -100,6 +106,7 @@ def connect(conn: Connection) -> DeviceRuntime:
 
     doc = conn.document
     on_close: Callable[[], None] | None = None
+    wait_clock: WaitClock
     config = conn.config or SessionConfig()
     if is_simulator(conn.device):
         from tapir.runtime.sim.launch import apps_for_spec, start_sim
@@ -119,10 +126,12 @@ def connect(conn: Connection) -> DeviceRuntime:
             sim = start_sim(apps, foreground=doc.app.package, adb_port=conn.adb_port)
         device: Any = AdbDevice(sim.serial, address=sim.address)
         on_close = sim.stop
+        wait_clock = SimulatedClock(sim.device.advance_time)
         if conn.config is None:
             config = replace(config, settle=SettleConfig.for_simulator())
     else:
         device = open_device(conn.device, adb_port=conn.adb_port)
+        wait_clock = DeviceShellClock(lambda command: device.shell(command, idempotent=True))
     trace: TraceSink | None = None
     try:
         grounder = make_grounder(doc)
@@ -132,7 +141,8 @@ def connect(conn: Connection) -> DeviceRuntime:
             except OSError as exc:
                 raise UsageError(f"--trace: cannot write {conn.trace_path}: {exc.strerror or exc}") from None
         runtime = DeviceRuntime(device, doc, grounder, config=config, trace=trace, source=conn.source,
-                                script=conn.script, on_close=on_close)
+                                script=conn.script, on_close=on_close, wait_clock=wait_clock,
+                                artifacts=Path(conn.artifacts) if conn.artifacts else None)
         if on_close is not None:
             runtime.simulator = sim
         settle()
@@ -152,6 +162,7 @@ def connection_for(
     trace: str | None = None,
     document: AppDocument | None = None,
     adb_port: int | None = None,
+    artifacts: str | None = None,
 ) -> Connection:
     """A ``Connection`` from ``tapir run``'s arguments (the document is loaded here, unless the
     caller loaded it already: ``document``)."""
@@ -169,4 +180,5 @@ def connection_for(
     if document is None:
         document = load_run_document(find_document(script_path, source, doc))
     return Connection(device=device, document=document, trace_path=trace, source=source,
-                      script=str(script_path) if script_path else None, adb_port=adb_port)
+                      script=str(script_path) if script_path else None, adb_port=adb_port,
+                      artifacts=artifacts)

@@ -63,9 +63,17 @@ class Device(Protocol):
         """Press a key: ``"back"``, ``"enter"``, ``"home"``, a ``KEYCODE_*`` name or a code."""
         ...
 
-    def app_start(self, package: str, activity: str | None = None) -> None: ...
+    def app_start(self, package: str, activity: str | None = None,
+                  extras: Mapping[str, str | int | float | bool] | None = None) -> None:
+        """Start the app (its launcher activity unless ``activity`` is given), or bring it to the
+        front; ``extras`` are put on the launch intent."""
+        ...
 
     def app_stop(self, package: str) -> None: ...
+
+    def app_clear(self, package: str) -> None:
+        """Stop the app and wipe its data (``pm clear``)."""
+        ...
 
     def current_app(self) -> tuple[str, str]:
         """(package, fully qualified activity) in the foreground."""
@@ -254,11 +262,20 @@ class AdbDevice:
 
     # -- apps -----------------------------------------------------------------------------
 
-    def app_start(self, package: str, activity: str | None = None) -> None:
-        self._run(adb_shell.app_start_command(package, activity), _check_start, idempotent=True)
+    def app_start(self, package: str, activity: str | None = None,
+                  extras: Mapping[str, str | int | float | bool] | None = None) -> None:
+        """``monkey`` fires the launcher intent when nothing is to be added to it; an intent with
+        extras needs the launcher activity, which ``cmd package resolve-activity`` names."""
+        if extras and activity is None:
+            activity = self._run(adb_shell.resolve_launcher_command(package),
+                                 lambda out: _parse_launcher(out, package), idempotent=True)
+        self._run(adb_shell.app_start_command(package, activity, extras), _check_start, idempotent=True)
 
     def app_stop(self, package: str) -> None:
         self._run(adb_shell.app_stop_command(package), _check_silent, idempotent=True)
+
+    def app_clear(self, package: str) -> None:
+        self._run(adb_shell.app_clear_command(package), _check_success, idempotent=True)
 
 
 # -- output checks ---------------------------------------------------------------------------
@@ -306,6 +323,22 @@ def _check_start(output: bytes) -> None:
     for line in text.splitlines():
         if line.startswith(("Error", "Exception")) or "does not exist" in line:
             raise DeviceError(line.strip())
+
+
+def _check_success(output: bytes) -> None:
+    """``pm clear`` prints ``Success``, or ``Failed`` / an exception."""
+    text = output.decode("utf-8", "replace")
+    if "Success" not in text:
+        raise DeviceError(_first_line(text) or "no answer", hint="is the app installed? (`adb shell pm list packages`)")
+
+
+def _parse_launcher(output: bytes, package: str) -> str:
+    """The activity of ``package/activity`` in ``resolve-activity --brief``'s last line."""
+    for line in reversed(output.decode("utf-8", "replace").splitlines()):
+        name, sep, activity = line.strip().partition("/")
+        if sep and name == package and activity:
+            return activity
+    raise DeviceError(f"{package} has no launcher activity (is it installed?)")
 
 
 _IME_ID = re.compile(r"[\w.]+/[\w.$]+")

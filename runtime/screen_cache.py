@@ -67,6 +67,16 @@ class ScreenCache:
                 self.generation += 1  # it changed by itself: what lists knew is only a hint now
         return self.current
 
+    def refresh(self) -> Observation:
+        """A new dump now, whatever the age of the last (a wait looking again)."""
+        self.expire()
+        return self.observe()
+
+    def expire(self) -> None:
+        """Let the next ``observe`` dump again: time passed that the cache's clock did not see (a
+        wait on a simulated clock)."""
+        self._dumped_at = float("-inf")
+
     def _dump(self) -> Observation:
         xml = self.device.dump_hierarchy()
         self._dumped_at = self.clock()

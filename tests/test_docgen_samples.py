@@ -98,6 +98,7 @@ NOTES_SCREENS: dict[str, tuple[Callable[[Any], None], set[str]]] = {
     "delete_note_dialog": (lambda a: a.open("delete_note", note=1), set()),
     "edit_note_screen": (lambda a: a.open("edit_note"), set()),
     "discard_changes_dialog": (lambda a: a.open("discard_changes"), set()),
+    "rate_dialog": (lambda a: a.open("rate_app"), set()),
 }
 
 CONTACTS_SCREENS: dict[str, tuple[Callable[[Any], None], set[str]]] = {
@@ -129,7 +130,8 @@ CLOCK_SCREENS: dict[str, tuple[Callable[[Any], None], set[str]]] = {
 }
 
 WEATHER_SCREENS: dict[str, tuple[Callable[[Any], None], set[str]]] = {
-    "forecast_screen": (lambda a: None, set()),
+    # no refresh status before a refresh (tests/test_script_features_e2e.py shows both)
+    "forecast_screen": (lambda a: None, {"updating_text", "updated_text"}),
     "day_dialog": (lambda a: a.open("day_details", day=2), set()),
     "main_menu": (lambda a: a.tap(*_center(a, "More options")), set()),
     "settings_screen": (lambda a: a.open("settings"), set()),

@@ -169,6 +169,16 @@ class ToolkitApp:
     def launch(self) -> None:
         self.stack = [Layer("screen", self.launch_screen)]
 
+    @property
+    def launch_activity(self) -> str:
+        """The activity the launcher starts (what ``cmd package resolve-activity`` names)."""
+        act = self._views[self.launch_screen][1] or ".MainActivity"
+        return self.package + act if act.startswith(".") else act
+
+    def on_intent(self, extras: dict[str, str]) -> None:
+        """The extras of the intent that started the app or brought it to the front (``am start
+        --es KEY VALUE``...), as text; apps with debug switches read them here."""
+
     def dump_xml(self) -> str:
         return dump_xml([self._render(self.stack[-1]).root])
 
