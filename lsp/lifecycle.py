@@ -1,0 +1,46 @@
+"""Starting up: the workspace folder, the client's process, watching the files a script depends on.
+
+On ``initialize`` the service gets the client's folder as its root (an untitled script belongs
+to it) and the client's process is watched (``TapirServer.watch_parent``). On ``initialized``,
+a client that lets servers register file watchers (Neovim 0.9+, most clients) is asked for
+changes to app documents and ``tapir.toml``. (VS Code's client also sends them unasked,
+``synchronize.fileEvents``; an event that comes twice is one re-check, the checks being
+debounced.)
+"""
+
+from __future__ import annotations
+
+from lsprotocol import types as T
+
+from tapir.lsp.server import TapirServer
+from tapir.service import Workspace
+
+__all__ = ["WATCHED", "register"]
+
+#: The files whose changes re-check scripts: app documents and project settings.
+WATCHED = "**/{*.yaml,*.yml,*.json,tapir.toml}"
+
+
+def register(server: TapirServer) -> None:
+    @server.feature(T.INITIALIZE)
+    @server.guard(lambda: None)
+    def on_initialize(params: T.InitializeParams) -> None:
+        folders = params.workspace_folders or []
+        root = server.path_of(folders[0].uri) if folders else (
+            server.path_of(params.root_uri) if params.root_uri else None)
+        server.root = root
+        server.service = Workspace(root)
+        server.watch_parent(params.process_id)
+
+    @server.feature(T.INITIALIZED)
+    @server.guard(lambda: None)
+    def on_initialized(params: T.InitializedParams) -> None:
+        caps = server.client_capabilities.workspace
+        watch = caps.did_change_watched_files if caps is not None else None
+        if watch is None or not watch.dynamic_registration:
+            return
+        options = T.DidChangeWatchedFilesRegistrationOptions(watchers=[T.FileSystemWatcher(glob_pattern=WATCHED)])
+        server.client_register_capability(T.RegistrationParams(registrations=[
+            T.Registration(id="tapir-documents", method=T.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                           register_options=options)]))
+

@@ -1,0 +1,301 @@
+"""The Tapir language server: a pygls ``LanguageServer`` holding one ``tapir.service.Workspace``.
+
+    server = create_server(ServerOptions(debounce=0.05))
+    server.start_io()                       # what `tapir lsp` does; serve_tcp(...) for --tcp
+
+Each feature is a module of this package with a ``register(server)`` that adds its handlers;
+a handler converts the request (``tapir.lsp.convert``), asks the language service for the
+script's ``ScriptView`` (``server.script(uri)``) and calls the service's pure query on it. Every
+handler is wrapped by ``server.guard``: an exception in it is logged (stderr or ``--log-file``,
+and the client's log) and answered with an empty result, never a crash.
+
+Positions are UTF-16 whatever a client offers (``TapirProtocol``), since that is what the
+service's ``LineIndex`` converts to. The server exits when the client closes its end of stdio,
+when it says ``exit``, or when the process the client named in ``initialize`` has died.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+import threading
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import unquote
+
+from lsprotocol import types as T
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol, lsp_method
+from pygls.workspace import TextDocument
+
+from tapir import __version__
+from tapir.lsp.convert import path_of
+from tapir.service import ScriptView, Workspace
+
+if TYPE_CHECKING:
+    from tapir.lsp.diagnostics import Checker
+
+__all__ = ["Script", "ServerOptions", "TapirProtocol", "TapirServer", "create_server"]
+
+logger = logging.getLogger("tapir.lsp")
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    #: Seconds to wait after an edit before checking the script again (edits in between restart it).
+    debounce: float = 0.05
+    #: Scripts larger than this (bytes) are not analysed: one diagnostic says so.
+    max_file_size: int = 1 << 20
+    #: How often (seconds) to look whether the client's process is still there.
+    parent_check_interval: float = 2.0
+    #: False for a TCP connection: ``exit`` ends the connection, not the process.
+    exit_process: bool = True
+
+
+@dataclass(frozen=True)
+class Script:
+    """An open (or on-disk) script as the handlers see it."""
+
+    uri: str
+    path: Path
+    view: ScriptView
+
+
+class TooLarge(Exception):
+    """The script is larger than ``ServerOptions.max_file_size``."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"{size} bytes")
+        self.size, self.limit = size, limit
+
+
+class TapirProtocol(LanguageServerProtocol):
+    """pygls' protocol, with positions always in UTF-16, malformed requests answered with an
+    error (pygls drops them, leaving the client waiting), and ``exit`` on a TCP connection
+    closing that connection only."""
+
+    _server: TapirServer
+
+    @lsp_method(T.INITIALIZE)
+    def lsp_initialize(self, params: T.InitializeParams) -> Generator[Any, Any, T.InitializeResult]:
+        general = params.capabilities.general
+        if general is not None:
+            general.position_encodings = None  # UTF-16, the LSP default: LineIndex speaks it
+        result = yield from super().lsp_initialize(params)
+        return result
+
+    @lsp_method(T.EXIT)
+    def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
+        if self._server.options.exit_process:
+            yield from super().lsp_exit(*args)
+            return
+        self._server.end_connection()
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if "id" in data and "method" in data and isinstance(data["id"], int | str):
+                self._send_response(data["id"], None, exc.to_response_error())
+            raise
+
+
+class TapirServer(LanguageServer):
+    """The server: pygls' ``LanguageServer`` with Tapir's ``Workspace`` and options."""
+
+    def __init__(self, options: ServerOptions | None = None) -> None:
+        super().__init__("tapir", __version__, protocol_cls=TapirProtocol,
+                         text_document_sync_kind=T.TextDocumentSyncKind.Incremental)
+        self.options = options or ServerOptions()
+        self.service = Workspace()
+        self.root: Path | None = None
+        #: The scripts the client has open (uri -> path).
+        self.open_scripts: dict[str, Path] = {}
+        #: Schedules and publishes the checks (tapir.lsp.diagnostics registers it).
+        self.checker: Checker | None = None
+        self._watcher: asyncio.Task[None] | None = None
+        self._on_end: list[Callable[[], None]] = []
+
+    # -- the scripts ------------------------------------------------------------------------------
+
+    def path_of(self, uri: str) -> Path:
+        return path_of(uri, self.root)
+
+    def document(self, uri: str) -> TextDocument | None:
+        """The client's copy of ``uri`` when it has it open."""
+        found: TextDocument | None = self.workspace.text_documents.get(unquote(uri))
+        return found
+
+    def text_of(self, uri: str) -> str:
+        """The text of an open document (the client's), else of the file."""
+        doc = self.document(uri)
+        if doc is not None:
+            return doc.source
+        return self.service.text_of(self.path_of(uri))
+
+    def script(self, uri: str) -> Script:
+        """The script's current analysis (cached by the service until its text or document
+        changes). Raises ``TooLarge`` for a script past the size limit."""
+        path = self.path_of(uri)
+        text = self.text_of(uri)
+        if len(text) > self.options.max_file_size:
+            raise TooLarge(len(text.encode("utf-8", "replace")), self.options.max_file_size)
+        return Script(uri, path, self.service.view(path, text))
+
+    # -- handlers that never crash the server -----------------------------------------------------
+
+    def guard(self, default: Callable[[], R]) -> Callable[[Callable[..., R]], Callable[..., R]]:
+        """Wrap a handler: an exception is logged (with its traceback) and answered with
+        ``default()``; a script too large to analyse gets ``default()`` quietly."""
+
+        def decorate(handler: Callable[..., R]) -> Callable[..., R]:
+            @functools.wraps(handler)
+            def guarded(*args: Any) -> R:
+                try:
+                    return handler(*args)
+                except TooLarge:
+                    return default()
+                except Exception as exc:  # a bug: logged and answered, the server goes on
+                    self.log_error(f"{handler.__name__} failed: {type(exc).__name__}: {exc}", exc)
+                    return default()
+
+            return guarded
+
+        return decorate
+
+    def log_error(self, message: str, exc: BaseException | None = None) -> None:
+        logger.error("%s", message, exc_info=exc)
+        try:
+            self.window_log_message(T.LogMessageParams(type=T.MessageType.Error, message=f"tapir: {message}"))
+        except Exception:  # the client is gone: the log file has it
+            logger.debug("could not send a log message", exc_info=True)
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # pygls would show every protocol error as a pop-up; the log is the place for them
+        logger.error("protocol error (%s): %s", getattr(source, "__name__", source), error)
+
+    # -- the client's process -------------------------------------------------------------------------
+
+    def watch_parent(self, pid: int | None) -> None:
+        """Exit (or, over TCP, drop the connection) when process ``pid`` is gone: an editor that
+        crashed leaves no server behind."""
+        if pid is None or pid <= 0 or self._watcher is not None or self.options.parent_check_interval <= 0:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._watcher = loop.create_task(self._watch(pid))
+
+    async def _watch(self, pid: int) -> None:
+        while True:
+            await asyncio.sleep(self.options.parent_check_interval)
+            if not _alive(pid):
+                logger.warning("the client's process %d is gone: exiting", pid)
+                if self.options.exit_process:
+                    logging.shutdown()
+                    os._exit(0)  # stdin's reader thread cannot be interrupted; nothing is left to save
+                self.end_connection()
+                return
+
+    # -- the end ----------------------------------------------------------------------------------------
+
+    def on_end(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` when the connection ends (timers to cancel)."""
+        self._on_end.append(callback)
+
+    def end_connection(self) -> None:
+        """Stop serving this client (a TCP connection's ``exit``, or its process gone)."""
+        self.cleanup()
+        if self._stop_event is not None:
+            self._stop_event.set()
+        writer = self.protocol.writer
+        if writer is not None:
+            try:
+                writer.close()
+            except Exception:
+                logger.debug("closing the connection failed", exc_info=True)
+
+    def cleanup(self) -> None:
+        for callback in self._on_end:
+            callback()
+        self._on_end.clear()
+        if self._watcher is not None:
+            self._watcher.cancel()
+            self._watcher = None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists, owned by someone else
+    return True
+
+
+def create_server(options: ServerOptions | None = None) -> TapirServer:
+    """A server with every feature registered."""
+    from tapir.lsp import (
+        actions,
+        completion,
+        diagnostics,
+        formatting,
+        hover,
+        lifecycle,
+        navigation,
+        semantic,
+        signatures,
+        symbols,
+    )
+
+    server = TapirServer(options)
+    for feature in (lifecycle, diagnostics, completion, hover, navigation, symbols, signatures, semantic, actions,
+                    formatting):
+        feature.register(server)
+    return server
+
+
+def serve_stdio(options: ServerOptions) -> None:
+    """Serve one client on stdin/stdout until it closes them, says ``exit`` or dies."""
+    create_server(options).start_io()
+
+
+async def _serve_tcp(host: str, port: int, options: ServerOptions, ready: Callable[[int], None]) -> None:
+    from pygls.io_ import run_async
+
+    async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peer = writer.get_extra_info("peername")
+        logger.info("client connected from %s", peer)
+        server = create_server(ServerOptions(**{**options.__dict__, "exit_process": False}))
+        server.protocol.set_writer(writer)  # type: ignore[arg-type]
+        server._stop_event = threading.Event()
+        try:
+            await run_async(stop_event=server._stop_event, reader=reader, protocol=server.protocol, logger=logger,
+                            error_handler=server.report_server_error)
+        except (ConnectionError, asyncio.IncompleteReadError) as exc:
+            logger.info("client %s went away: %s", peer, exc)
+        finally:
+            server.cleanup()
+            writer.close()
+            logger.info("client %s disconnected", peer)
+
+    listener = await asyncio.start_server(connection, host, port)
+    ready(int(listener.sockets[0].getsockname()[1]))
+    async with listener:
+        await listener.serve_forever()
+
+
+def serve_tcp(host: str, port: int, options: ServerOptions, ready: Callable[[int], None]) -> None:
+    """Listen on ``host:port`` and serve every client that connects, each with its own
+    workspace, one after another or at once, until interrupted. ``ready(port)`` is called once
+    listening (the port chosen when ``port`` is 0)."""
+    asyncio.run(_serve_tcp(host, port, options, ready))
