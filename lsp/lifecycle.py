@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from lsprotocol import types as T
 
-from tapir.lsp.server import TapirServer
+from tapir.lsp.server import IdleCollector, TapirServer
 from tapir.service import Workspace
 
 __all__ = ["WATCHED", "register"]
@@ -31,6 +31,7 @@ def register(server: TapirServer) -> None:
         server.root = root
         server.service = Workspace(root)
         server.watch_parent(params.process_id)
+        IdleCollector.ensure()
 
     @server.feature(T.INITIALIZED)
     @server.guard(lambda: None)

@@ -17,11 +17,13 @@ from pathlib import Path
 from tapir.dsl import ast as A
 from tapir.dsl.analysis import Analysis, analyze
 from tapir.dsl.diagnostics import ERROR, WARNING, Diagnostic, count_summary
+from tapir.dsl.gcpause import paused_gc
 from tapir.dsl.parser import ParseResult, parse_tolerant
 from tapir.dsl.positions import LineIndex, Position, Span
 from tapir.dsl.symbols import SymbolTable
 from tapir.dsl.tokens import Token
 from tapir.service.documents import DocumentRef, LoadedDocument
+from tapir.service.reparse import reparse
 
 __all__ = ["CheckResult", "FileDiagnostics", "ScriptView", "build_view", "check_result"]
 
@@ -121,12 +123,18 @@ def _document_diagnostics(ref: DocumentRef | None, loaded: LoadedDocument | None
 
 
 def build_view(path: Path | None, source: str, ref: DocumentRef | None, loaded: LoadedDocument | None,
-               extra: tuple[Diagnostic, ...] = (), related: tuple[FileDiagnostics, ...] = ()) -> ScriptView:
+               extra: tuple[Diagnostic, ...] = (), related: tuple[FileDiagnostics, ...] = (),
+               previous: ParseResult | None = None) -> ScriptView:
     """Parse and analyse ``source`` against the loaded document; ``extra`` are more problems of
-    the script (the project's configuration)."""
-    parsed = parse_tolerant(source, str(path) if path else "<script>")
-    symbols = loaded.symbols if loaded is not None else None
-    analysis = analyze(parsed.module, symbols)
+    the script (the project's configuration). ``previous``, a parse of an earlier version of the
+    script, makes the parse reuse the statements the edit did not touch (``reparse``)."""
+    name = str(path) if path else "<script>"
+    # the whole build allocates hundreds of thousands of small objects and frees them by
+    # reference counting: the cyclic collector, were it triggered, would scan every live analysis
+    with paused_gc():
+        parsed = reparse(previous, source, name) if previous is not None else parse_tolerant(source, name)
+        symbols = loaded.symbols if loaded is not None else None
+        analysis = analyze(parsed.module, symbols)
     found = [*parsed.errors, *analysis.diagnostics, *_document_diagnostics(ref, loaded, analysis), *extra]
     found.sort(key=lambda d: (d.span or Span(0, 0, 0, 0), d.code))
     readable = loaded is not None and loaded.text is not None  # (a missing file has no problems of its own)

@@ -195,7 +195,7 @@ class Workspace:
                                 f"the project's {config.path.name} is invalid: {config.problems[0].message}",
                                 hint=f"see {config.path}"),)
             related = (FileDiagnostics(str(config.path), tuple(config.problems), config.text),)
-        view = build_view(Path(path), source, ref, loaded, extra, related)
+        view = build_view(Path(path), source, ref, loaded, extra, related, hit.view.parsed if hit else None)
         self._views[key] = _Cached(source, doc_key, ref, loaded, config, view)
         return view
 
