@@ -75,7 +75,8 @@ class Checker:
         try:
             self.publish(uri, version)
         except Exception as exc:  # logged and answered with nothing: the next edit tries again
-            self.server.log_error(f"checking {uri} failed: {type(exc).__name__}: {exc}", exc)
+            why = getattr(exc, "message", None) or str(exc)
+            self.server.log_error(f"checking {uri} failed: {type(exc).__name__}: {why}", exc)
 
     def publish(self, uri: str, version: int | None) -> None:
         server = self.server

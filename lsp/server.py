@@ -169,7 +169,8 @@ class TapirServer(LanguageServer):
                 except TooLarge:
                     return default()
                 except Exception as exc:  # a bug: logged and answered, the server goes on
-                    self.log_error(f"{handler.__name__} failed: {type(exc).__name__}: {exc}", exc)
+                    why = getattr(exc, "message", None) or str(exc)
+                    self.log_error(f"{handler.__name__} failed: {type(exc).__name__}: {why}", exc)
                     return default()
 
             return guarded
