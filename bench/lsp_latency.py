@@ -97,7 +97,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     middle = len(lines) // 2
 
     client = Client()
-    await client.start_io(sys.executable, *(["-m", "cProfile", "-o", "/tmp/srv.prof"] if __import__("os").environ.get("PROF") else []), "-m", "tapir.cli", "lsp", "--debounce", str(args.debounce))
+    await client.start_io(sys.executable, "-m", "tapir.cli", "lsp", "--debounce", str(args.debounce))
     await client.initialize_async(T.InitializeParams(capabilities=T.ClientCapabilities(), root_uri=folder.as_uri(),
                                                      process_id=None))
     client.initialized(T.InitializedParams())

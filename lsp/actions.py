@@ -5,7 +5,6 @@ a misspelt function, method or keyword by the one meant."""
 from __future__ import annotations
 
 from lsprotocol import types as T
-
 from tapir.lsp.convert import from_range, to_diagnostic, to_text_edit
 from tapir.lsp.server import TapirServer
 from tapir.service.actions import code_actions

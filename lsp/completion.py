@@ -10,7 +10,6 @@ the editor to complete again, for its elements.
 from __future__ import annotations
 
 from lsprotocol import types as T
-
 from tapir.lsp.convert import from_position, to_range
 from tapir.lsp.server import TapirServer
 from tapir.service.completion import CompletionItem, CompletionKind, complete

@@ -21,7 +21,6 @@ from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as T
 from pygls.uris import from_fs_path
-
 from tapir.dsl.diagnostics import Diagnostic, TextEdit
 from tapir.dsl.positions import LineIndex, Position, Span
 

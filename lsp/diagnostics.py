@@ -18,7 +18,6 @@ import asyncio
 from pathlib import Path
 
 from lsprotocol import types as T
-
 from tapir.dsl.positions import LineIndex
 from tapir.lsp.convert import to_diagnostic, to_range, uri_of
 from tapir.lsp.server import Script, TapirServer, TooLarge

@@ -5,7 +5,6 @@ by the diagnostics)."""
 from __future__ import annotations
 
 from lsprotocol import types as T
-
 from tapir.lsp.convert import to_range
 from tapir.lsp.server import TapirServer
 from tapir.service.formatting import format_source

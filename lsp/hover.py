@@ -5,7 +5,6 @@ how it is reached; a callable's signature and doc; a variable's type and where i
 from __future__ import annotations
 
 from lsprotocol import types as T
-
 from tapir.lsp.convert import from_position, to_range
 from tapir.lsp.server import TapirServer
 from tapir.service.hover import hover

@@ -11,7 +11,6 @@ debounced.)
 from __future__ import annotations
 
 from lsprotocol import types as T
-
 from tapir.lsp.server import IdleCollector, TapirServer
 from tapir.service import Workspace
 

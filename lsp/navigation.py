@@ -8,7 +8,6 @@ UTF-16 columns are right too.
 from __future__ import annotations
 
 from lsprotocol import types as T
-
 from tapir.dsl.positions import LineIndex
 from tapir.lsp.convert import from_position, to_range, uri_of
 from tapir.lsp.server import Script, TapirServer

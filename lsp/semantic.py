@@ -13,7 +13,6 @@ lacks and names bound nowhere.
 from __future__ import annotations
 
 from lsprotocol import types as T
-
 from tapir.dsl.positions import LineIndex
 from tapir.lsp.server import TapirServer
 from tapir.service.semantic import SemanticToken, semantic_tokens

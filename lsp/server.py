@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import unquote
 
 from lsprotocol import types as T
@@ -34,7 +34,6 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.workspace import TextDocument
-
 from tapir import __version__
 from tapir.lsp.convert import path_of
 from tapir.service import ScriptView, Workspace
@@ -46,7 +45,7 @@ __all__ = ["Script", "ServerOptions", "TapirProtocol", "TapirServer", "create_se
 
 logger = logging.getLogger("tapir.lsp")
 
-R = TypeVar("R")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True)
@@ -157,13 +156,13 @@ class TapirServer(LanguageServer):
 
     # -- handlers that never crash the server -----------------------------------------------------
 
-    def guard(self, default: Callable[[], R]) -> Callable[[Callable[..., R]], Callable[..., R]]:
+    def guard(self, default: Callable[[], object]) -> Callable[[F], F]:
         """Wrap a handler: an exception is logged (with its traceback) and answered with
         ``default()``; a script too large to analyse gets ``default()`` quietly."""
 
-        def decorate(handler: Callable[..., R]) -> Callable[..., R]:
+        def decorate(handler: F) -> F:
             @functools.wraps(handler)
-            def guarded(*args: Any) -> R:
+            def guarded(*args: Any) -> Any:
                 try:
                     return handler(*args)
                 except TooLarge:
@@ -173,7 +172,7 @@ class TapirServer(LanguageServer):
                     self.log_error(f"{handler.__name__} failed: {type(exc).__name__}: {why}", exc)
                     return default()
 
-            return guarded
+            return cast(F, guarded)
 
         return decorate
 

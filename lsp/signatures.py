@@ -5,7 +5,6 @@ methods and the script's own functions."""
 from __future__ import annotations
 
 from lsprotocol import types as T
-
 from tapir.lsp.convert import from_position
 from tapir.lsp.server import TapirServer
 from tapir.service.signatures import signature_help

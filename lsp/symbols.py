@@ -4,7 +4,6 @@ from ``tapir.service.outline``, for the editor's outline view and "go to symbol"
 from __future__ import annotations
 
 from lsprotocol import types as T
-
 from tapir.dsl.positions import LineIndex
 from tapir.lsp.convert import to_range
 from tapir.lsp.server import TapirServer

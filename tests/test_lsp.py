@@ -158,7 +158,8 @@ async def test_diagnostics_follow_changes_and_only_the_latest_version_is_publish
     assert await published(client, uri, 1) == []
     start = len(recorder(client).published)
     for version in range(2, 12):  # typed faster than the debounce: one check, of the last version
-        client.text_document_did_change(replace_all(uri, version, f"# doc: shop.yaml\n$home__go{'x' * version}.tap()\n"))
+        text = f"# doc: shop.yaml\n$home__go{'x' * version}.tap()\n"
+        client.text_document_did_change(replace_all(uri, version, text))
     found = await published(client, uri, 11, after=start)
     assert [d.code for d in found] == ["unknown-element"]
     await asyncio.sleep(0.3)
@@ -198,9 +199,9 @@ async def test_a_changed_document_checks_again_the_open_scripts_that_use_it(clie
     uri = open_script(client, project / "grows.tap", "# doc: grows.yaml\n$home__cart.tap()\n")
     assert [d.code for d in await published(client, uri, 1)] == ["unknown-element"]
     # saved on disk, reported by the client's file watcher
-    doc.write_text(DOC.replace("      home__go:", "      home__cart:\n        kind: button\n        description: The cart.\n"
-                                                "        identifiers: [\"//node[@text='Cart']\"]\n      home__go:"),
-                   encoding="utf-8")
+    cart = ("      home__cart:\n        kind: button\n        description: The cart.\n"
+            "        identifiers: [\"//node[@text='Cart']\"]\n")
+    doc.write_text(DOC.replace("      home__go:", cart + "      home__go:"), encoding="utf-8")
     start = len(recorder(client).published)
     client.workspace_did_change_watched_files(T.DidChangeWatchedFilesParams(
         [T.FileEvent(doc.as_uri(), T.FileChangeType.Changed)]))

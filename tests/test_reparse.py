@@ -8,7 +8,6 @@ import random
 from pathlib import Path
 
 import pytest
-
 from tapir.dsl import ast as A
 from tapir.dsl.parser import ParseResult, parse_tolerant
 from tapir.service import Workspace
@@ -72,7 +71,8 @@ def test_an_edit_reuses_the_statements_before_it_and_moves_those_after_it() -> N
     # statement 99 ends where the edit starts, so it is read again too
     assert all(a is b for a, b in zip(again.module.body[:99], first.module.body[:99], strict=True))
     moved = again.module.body[101]
-    assert (moved.span.line, moved.span.offset) == (103, first.module.body[101].span.offset + len(lines[100]) - len(old))
+    grown = len(lines[100]) - len(old)
+    assert (moved.span.line, moved.span.offset) == (103, first.module.body[101].span.offset + grown)
     assert_same(again, parse_tolerant("\n".join(lines) + "\n"))
 
 
