@@ -15,6 +15,8 @@ the problem, with the document's own problems as related information; those prob
 from __future__ import annotations
 
 import asyncio
+import time
+from collections import deque
 from pathlib import Path
 
 from lsprotocol import types as T
@@ -71,11 +73,14 @@ class Checker:
         self._timers.pop(uri, None)
         if uri not in self.server.open_scripts or self._version(uri) != version:
             return  # closed, or changed since: a newer check is scheduled
+        started = time.process_time()
         try:
             self.publish(uri, version)
         except Exception as exc:  # logged and answered with nothing: the next edit tries again
             why = getattr(exc, "message", None) or str(exc)
             self.server.log_error(f"checking {uri} failed: {type(exc).__name__}: {why}", exc)
+        finally:
+            self.server.cpu.setdefault("check", deque(maxlen=1000)).append(time.process_time() - started)
 
     def publish(self, uri: str, version: int | None) -> None:
         server = self.server

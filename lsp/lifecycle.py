@@ -10,11 +10,17 @@ debounced.)
 
 from __future__ import annotations
 
+import time
+from typing import Any
+
 from lsprotocol import types as T
 from tapir.lsp.server import IdleCollector, TapirServer
 from tapir.service import Workspace
 
-__all__ = ["WATCHED", "register"]
+__all__ = ["STATS", "WATCHED", "register"]
+
+#: A request of ours: what the server has done so far (for benchmarks and bug reports).
+STATS = "tapir/stats"
 
 #: The files whose changes re-check scripts: app documents and project settings.
 WATCHED = "**/{*.yaml,*.yml,*.json,tapir.toml}"
@@ -31,6 +37,19 @@ def register(server: TapirServer) -> None:
         server.service = Workspace(root)
         server.watch_parent(params.process_id)
         IdleCollector.ensure()
+
+    @server.feature(STATS)
+    @server.guard(dict)
+    def on_stats(params: Any) -> dict[str, object]:  # (Any: pygls would pass the server for `object`)
+        """The server's CPU time so far (seconds), the CPU seconds of each handler's last calls
+        (and of each check), checks published, idle garbage collections, documents read: what
+        a request cost the server itself, apart from the waiting of a loaded machine."""
+        collector = IdleCollector.running
+        return {"cpu_seconds": time.process_time(),
+                "handler_cpu_seconds": {name: list(times) for name, times in server.cpu.items()},
+                "checks_published": server.checker.published if server.checker is not None else 0,
+                "idle_collections": collector.collections if collector is not None else 0,
+                "documents_read": server.service.documents.loads}
 
     @server.feature(T.INITIALIZED)
     @server.guard(lambda: None)

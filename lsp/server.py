@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from collections import deque
 import gc
 import logging
 import os
@@ -123,6 +124,8 @@ class TapirServer(LanguageServer):
         self.root: Path | None = None
         #: The scripts the client has open (uri -> path).
         self.open_scripts: dict[str, Path] = {}
+        #: CPU seconds each handler took, its last calls (``tapir/stats`` reports them).
+        self.cpu: dict[str, deque[float]] = {}
         #: Schedules and publishes the checks (tapir.lsp.diagnostics registers it).
         self.checker: Checker | None = None
         self._watcher: asyncio.Task[None] | None = None
@@ -161,8 +164,11 @@ class TapirServer(LanguageServer):
         ``default()``; a script too large to analyse gets ``default()`` quietly."""
 
         def decorate(handler: F) -> F:
+            timings = self.cpu.setdefault(handler.__name__, deque(maxlen=1000))
+
             @functools.wraps(handler)
             def guarded(*args: Any) -> Any:
+                started = time.process_time()
                 try:
                     return handler(*args)
                 except TooLarge:
@@ -171,6 +177,8 @@ class TapirServer(LanguageServer):
                     why = getattr(exc, "message", None) or str(exc)
                     self.log_error(f"{handler.__name__} failed: {type(exc).__name__}: {why}", exc)
                     return default()
+                finally:
+                    timings.append(time.process_time() - started)
 
             return cast(F, guarded)
 
