@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections import deque
 import gc
 import logging
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import unquote
@@ -342,7 +342,7 @@ async def _serve_tcp(host: str, port: int, options: ServerOptions, ready: Callab
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername")
         logger.info("client connected from %s", peer)
-        server = create_server(ServerOptions(**{**options.__dict__, "exit_process": False}))
+        server = create_server(replace(options, exit_process=False))
         server.protocol.set_writer(writer)  # type: ignore[arg-type]
         server._stop_event = threading.Event()
         try:

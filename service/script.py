@@ -147,8 +147,9 @@ def build_view(path: Path | None, source: str, ref: DocumentRef | None, loaded: 
                extra: tuple[Diagnostic, ...] = (), related: tuple[FileDiagnostics, ...] = (),
                previous: ParseResult | None = None) -> ScriptView:
     """Parse ``source`` (the analysis against the loaded document follows when first asked
-    for); ``extra`` are more problems of the script (the project's configuration). ``previous``, a parse of an earlier version of the
-    script, makes the parse reuse the statements the edit did not touch (``reparse``)."""
+    for); ``extra`` are more problems of the script (the project's configuration).
+    ``previous``, a parse of an earlier version of the script, makes the parse reuse the
+    statements the edit did not touch (``reparse``)."""
     name = str(path) if path else "<script>"
     with paused_gc():
         parsed = reparse(previous, source, name) if previous is not None else parse_tolerant(source, name)
