@@ -120,12 +120,15 @@ def _line_of(text: str, needle: str) -> int | None:
     return None
 
 
-def load_config(path: Path) -> ProjectConfig:
-    """Read ``tapir.toml`` at ``path``; raises ``ConfigError`` listing every problem."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(path, [Diagnostic.at_line(f"cannot read {CONFIG_NAME}: {exc}", None, code="config")]) from exc
+def load_config(path: Path, text: str | None = None) -> ProjectConfig:
+    """Read ``tapir.toml`` at ``path`` (or ``text``, an editor's unsaved copy of it); raises
+    ``ConfigError`` listing every problem."""
+    if text is None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(path, [Diagnostic.at_line(f"cannot read {CONFIG_NAME}: {exc}", None,
+                                                        code="config")]) from exc
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -1,5 +1,6 @@
-"""mypy, with the project's configuration (pyproject.toml), passes on the language (dsl/) and the
-language service (service/): their types are what the language server and the tools build on."""
+"""mypy, with the project's configuration (pyproject.toml), passes on the language (dsl/), the
+language service (service/) and the language server (lsp/): their types are what the tools
+and editors build on."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.slow
-def test_mypy_passes_on_dsl_and_service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_mypy_passes_on_dsl_service_and_lsp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     mypy_api = pytest.importorskip("mypy.api")
     # mypy cannot follow the editable install's import hook: it is shown the sources as `tapir`
     # through MYPYPATH (as tests/test_docgen_pages.py does), with the project's own config.
@@ -20,7 +21,7 @@ def test_mypy_passes_on_dsl_and_service(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.chdir(tmp_path)
     out, err, status = mypy_api.run([
         "--config-file", str(REPO / "pyproject.toml"), "--cache-dir", str(tmp_path / ".mypy_cache"),
-        "-p", "tapir.dsl", "-p", "tapir.service",
+        "-p", "tapir.dsl", "-p", "tapir.service", "-p", "tapir.lsp",
     ])
     assert status == 0, out + err
     assert "Success: no issues found" in out
