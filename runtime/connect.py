@@ -70,6 +70,8 @@ class Connection:
     config: SessionConfig | None = None
     #: For ``sim`` devices: pass a private adb server port (None) or a shared one.
     adb_port: int | None = None
+    #: Where trace records go instead of a ``trace_path`` file (the REPL keeps the last calls).
+    trace_sink: TraceSink | None = None
 
     def factory(self) -> RuntimeFactory:
         return lambda: connect(self)
@@ -113,10 +115,10 @@ def connect(conn: Connection) -> DeviceRuntime:
             config = replace(config, settle=SettleConfig.for_simulator())
     else:
         device = open_device(conn.device)
-    trace: TraceSink | None = None
+    trace: TraceSink | None = conn.trace_sink
     try:
         grounder = make_grounder(doc)
-        if conn.trace_path:
+        if trace is None and conn.trace_path:
             try:
                 trace = JsonLinesTrace(conn.trace_path)
             except OSError as exc:

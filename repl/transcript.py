@@ -1,0 +1,53 @@
+"""The statements of a session that ran to the end, in order: the context every new input is
+checked and completed in, and what ``:save`` writes as a script.
+
+    t = Transcript()
+    t.add('x = $songs_screen__song_list.match("Rock")', "<repl>")
+    t.prefix()                          # the text new input is appended to for checks and completion
+    t.script(doc_line="# doc: music.yaml")   # a script that replays the session
+
+Only whole top-level statements that finished are kept: one that failed or was stopped is left
+out (its effects on the device may be partial, and replaying it would fail the same way).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Statement", "Transcript"]
+
+
+@dataclass(frozen=True)
+class Statement:
+    #: The statement's source text, as typed (a compound statement with its block).
+    text: str
+    #: Where it came from: ``<repl>``, or the script a ``:load`` ran.
+    origin: str
+
+
+class Transcript:
+    def __init__(self) -> None:
+        self.statements: list[Statement] = []
+        self._prefix = ""
+
+    def __len__(self) -> int:
+        return len(self.statements)
+
+    def add(self, text: str, origin: str) -> None:
+        self.statements.append(Statement(text, origin))
+        self._prefix += text + "\n"
+
+    def prefix(self) -> str:
+        """The statements so far, one after another, each starting on its own line."""
+        return self._prefix
+
+    def script(self, doc_line: str | None = None, header: str | None = None) -> str:
+        """The session as a script: the ``# doc:`` line, ``header`` as comment lines, then every
+        statement on its own lines (the caller lays it out with ``tapir fmt``)."""
+        out: list[str] = []
+        if doc_line:
+            out.append(doc_line)
+        if header:
+            out += [f"# {line}" if line else "#" for line in header.splitlines()]
+        out += [st.text for st in self.statements]
+        return "\n".join(out) + "\n"
