@@ -84,8 +84,10 @@ class DeviceLink:
     """The session's device runtime, made once (see the module docstring)."""
 
     def __init__(self, device: str | None, document: AppDocument | None, interrupts: Interrupts,
-                 calls: RecentCalls, *, confirm: Confirm | None = None) -> None:
+                 calls: RecentCalls, *, confirm: Confirm | None = None, adb_port: int | None = None) -> None:
         self.device = device
+        #: For ``sim`` devices: the adb server to attach to (None: a private one).
+        self.adb_port = adb_port
         self.document = document
         self.interrupts = interrupts
         self.calls = calls
@@ -125,7 +127,8 @@ class DeviceLink:
                              ":document APP.yaml")
         # THE CONFIRMATION HOOK: a runtime that must ask before a sensitive action (issue 14)
         # is given ``self.confirm`` here; it returns the person's yes/no.
-        runtime = connect(Connection(device=self.device, document=self.document, trace_sink=self.calls))
+        runtime = connect(Connection(device=self.device, document=self.document, trace_sink=self.calls,
+                                     adb_port=self.adb_port))
         runtime.device = GuardedDevice(runtime.device, self.interrupts.check)
         return runtime
 

@@ -11,6 +11,7 @@ can be stopped like a statement.
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from tapir.dsl.errors import Interrupted, TapirError, UsageError
 from tapir.dsl.registry import REGISTRY
 from tapir.repl.screen_report import find_report, screen_report, tree_report
 from tapir.repl.session import ReplSession
+from tapir.repl.transcript import Statement
 from tapir.service import format_source
 from tapir.service.describe import entry_markdown
 
@@ -109,6 +111,10 @@ def _doc(session: ReplSession, arg: str) -> bool:
     if not arg:
         raise UsageError("usage: :doc $screen__element (or a function, method or variable name)")
     name = arg.split()[0]
+    symbols = session.symbols
+    if name.startswith("$") and symbols is not None and symbols.element(name[1:]) is None:
+        close = difflib.get_close_matches(name[1:], [e.name for e in symbols.elements], n=1, cutoff=0.8)
+        raise UsageError(f"the document has no element {name}" + (f"; did you mean ${close[0]}?" if close else ""))
     found = session.hover(name, 1 if name.startswith("$") else 0)
     text = found.contents if found is not None else None
     if text is None:
@@ -153,8 +159,12 @@ def _save(session: ReplSession, arg: str, *, force: bool) -> bool:
     if session.document_path is not None:
         doc_line = f"# doc: {Path(os.path.relpath(session.document_path, path.parent.resolve())).as_posix()}"
     where = f" on {session.device}" if session.device else ""
+    kept, left_out = _replayable(session, path, doc_line)
+    if not kept:
+        raise UsageError("nothing to save: no statement that ran can be replayed on its own")
+    n = len(kept)
     header = f"Saved from a tapir repl session{where}: the {n} statement{'s' if n != 1 else ''} that ran."
-    raw = session.transcript.script(doc_line, header)
+    raw = session.transcript.script(doc_line, header, kept)
     text = format_source(raw).text or raw
     try:
         path.write_text(text, encoding="utf-8")
@@ -166,7 +176,33 @@ def _save(session: ReplSession, arg: str, *, force: bool) -> bool:
         session.error(problems)
     verdict = f"tapir check: {len(checked.errors)} error(s)" if checked.errors else "tapir check: clean"
     session.write(f"saved {n} statement{'s' if n != 1 else ''} to {arg} ({verdict})")
+    for statement, why in left_out:
+        first, *more = statement.text.split("\n")
+        session.write(f"  left out: {first}{' ...' if more else ''}  ({why})")
     return not checked.errors
+
+
+def _replayable(session: ReplSession, path: Path, doc_line: str | None) -> tuple[list[Statement], list[tuple[
+        Statement, str]]]:
+    """The statements that ran, less those a script could not run on its own: a statement that
+    uses a name only a stopped statement bound (the stopped one is not saved), and then those
+    that need what it bound, until the script checks clean."""
+    kept = list(session.transcript.statements)
+    left_out: list[tuple[Statement, str]] = []
+    for _ in range(len(kept)):
+        text, ranges = session.transcript.lines(doc_line, None, kept)
+        errors = [d for d in session.ws.check(path, text).errors if d.span is not None]
+        bad: dict[int, str] = {}
+        for d in errors:
+            assert d.span is not None
+            for i, (first, last) in enumerate(ranges):
+                if first <= d.span.line <= last:
+                    bad.setdefault(i, d.message.split(";")[0])
+        if not bad:
+            break
+        left_out += [(kept[i], why) for i, why in sorted(bad.items())]
+        kept = [st for i, st in enumerate(kept) if i not in bad]
+    return kept, left_out
 
 
 def _load(session: ReplSession, arg: str) -> bool:
@@ -239,10 +275,9 @@ def _path(session: ReplSession, arg: str) -> Path:
 
 
 def _shown_path(session: ReplSession, path: Path) -> str:
-    try:
-        return os.path.relpath(path, session.cwd)
-    except ValueError:
-        return str(path)
+    """``path`` relative to the session's folder when it is inside it, else as it is."""
+    resolved = path.resolve()
+    return str(resolved.relative_to(session.cwd)) if resolved.is_relative_to(session.cwd) else str(path)
 
 
 def _markdown(text: str) -> str:

@@ -110,6 +110,7 @@ class ReplSession:
         confirm: Confirm | None = None,
         cwd: Path | None = None,
         runtime_factory: RuntimeFactory | None = None,
+        adb_port: int | None = None,
         debug: bool = False,
     ) -> None:
         self.out = out if out is not None else sys.stdout
@@ -125,7 +126,7 @@ class ReplSession:
         self.transcript = Transcript()
         self.interrupts = Interrupts(self._interrupt)
         self.calls = RecentCalls(file=open_trace_file(trace))
-        self.link = DeviceLink(device, None, self.interrupts, self.calls, confirm=confirm)
+        self.link = DeviceLink(device, None, self.interrupts, self.calls, confirm=confirm, adb_port=adb_port)
         self.interp = Interpreter(runtime_factory or self.link.factory(), self.budgets, self._print_line,
                                   filename=REPL_FILENAME, debug=debug)
         #: Inputs run so far (the trace stamps each call with its input's number).

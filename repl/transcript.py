@@ -41,13 +41,23 @@ class Transcript:
         """The statements so far, one after another, each starting on its own line."""
         return self._prefix
 
-    def script(self, doc_line: str | None = None, header: str | None = None) -> str:
+    def script(self, doc_line: str | None = None, header: str | None = None,
+               statements: list[Statement] | None = None) -> str:
         """The session as a script: the ``# doc:`` line, ``header`` as comment lines, then every
-        statement on its own lines (the caller lays it out with ``tapir fmt``)."""
+        statement (or those given) on its own lines (the caller lays it out with ``tapir fmt``)."""
+        return self.lines(doc_line, header, statements)[0]
+
+    def lines(self, doc_line: str | None = None, header: str | None = None,
+              statements: list[Statement] | None = None) -> tuple[str, list[tuple[int, int]]]:
+        """``script``'s text, and the first and last line of each statement in it."""
         out: list[str] = []
         if doc_line:
             out.append(doc_line)
         if header:
             out += [f"# {line}" if line else "#" for line in header.splitlines()]
-        out += [st.text for st in self.statements]
-        return "\n".join(out) + "\n"
+        ranges = []
+        for st in self.statements if statements is None else statements:
+            first = len(out) + 1
+            out += st.text.split("\n")
+            ranges.append((first, len(out)))
+        return "\n".join(out) + "\n", ranges
