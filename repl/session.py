@@ -27,6 +27,7 @@ commands (``tapir.repl.meta``).
 from __future__ import annotations
 
 import dataclasses
+import re
 import sys
 import threading
 import time
@@ -44,6 +45,8 @@ from tapir.dsl.positions import Span, normalize_newlines
 from tapir.dsl.runtime_api import RuntimeFactory
 from tapir.dsl.safeops import to_repr
 from tapir.dsl.symbols import SymbolTable
+from tapir.dsl.values import ElementHandle, ScriptFunction, type_name
+from tapir.repl.context import handle_source, preamble
 from tapir.repl.device import Confirm, DeviceLink, RecentCalls, open_trace_file
 from tapir.repl.interrupts import Interrupts
 from tapir.repl.transcript import Transcript
@@ -58,6 +61,7 @@ from tapir.service import (
     input_status,
 )
 from tapir.service.completion import complete
+from tapir.service.context import open_string
 from tapir.service.hover import hover
 
 __all__ = ["REPL_BUDGETS", "REPL_FILENAME", "ReplSession", "session_document"]
@@ -67,10 +71,10 @@ REPL_FILENAME = "<repl>"
 #: Per-statement budgets of a session: more UI actions and time than a script's defaults (one
 #: statement may be a loop over a list), still a stop for a runaway loop on a real phone.
 REPL_BUDGETS = Budgets(max_actions=100, timeout_s=300.0)
+#: The name being typed before the cursor (completion offers the session's names it starts).
+_NAME_BEFORE = re.compile(r"[A-Za-z_]\w*$")
 #: Values longer than this are cut when echoed.
 _ECHO_LIMIT = 10_000
-#: Checker problems about names that a statement stopped half-way may still have bound.
-_NAME_CODES = frozenset({"unknown-name", "use-before-assignment"})
 
 
 def session_document(workspace: Workspace, device: str | None, doc: str | None, cwd: Path
@@ -264,10 +268,11 @@ class ReplSession:
     # -- the language service on the session ---------------------------------------------------------
 
     def _context(self, text: str) -> tuple[str, int]:
-        """The text the service sees for ``text``: the statements that ran, then ``text``; and
-        where ``text`` starts in it. A first empty line keeps a ``# doc:`` comment typed as
-        input from naming the document: the session's is passed explicitly."""
-        prefix = "\n" + self.transcript.prefix()
+        """The text the service sees for ``text``: the session's names it mentions
+        (``tapir.repl.context``), then ``text``; and where ``text`` starts in it. A first empty
+        line keeps a ``# doc:`` comment typed as input from naming the document: the session's
+        is passed explicitly."""
+        prefix = "\n" + preamble(self.interp.globals, self.transcript.defs, text)
         return prefix + text, len(prefix)
 
     def check(self, text: str, origin: str = REPL_FILENAME) -> tuple[list[Diagnostic], list[Diagnostic]]:
@@ -282,8 +287,6 @@ class ReplSession:
         for d in result.shown(policy):
             if d.span is None or d.span.offset < start:
                 continue
-            if d.code in _NAME_CODES and full[d.span.offset:d.span.end_offset] in self.interp.globals:
-                continue  # bound by a statement that was stopped half-way, so not in the transcript
             span = _shift(d.span, lines_before, start)
             hint = d.hint
             if d.code == "no-document":
@@ -293,8 +296,8 @@ class ReplSession:
         return blocking, shown
 
     def complete(self, text: str, cursor: int) -> list[CompletionItem]:
-        """The service's completions at ``cursor`` (an offset in ``text``), with session variables
-        known; ``replace`` spans are moved into ``text``'s positions."""
+        """The service's completions at ``cursor`` (an offset in ``text``), and the session's names
+        that start with the name being typed; ``replace`` spans are in ``text``'s positions."""
         full, start = self._context(text)
         with self._lock:
             view = self.ws.view(self._virtual, full, doc=self.document_path)
@@ -305,14 +308,31 @@ class ReplSession:
             if item.replace is not None and item.replace.offset >= start:
                 item = dataclasses.replace(item, replace=_shift(item.replace, lines_before, start))
             out.append(item)
-        known = {i.label for i in out}
-        typed = _typed_name(text, cursor)
-        if typed is not None:
-            # names a statement stopped half-way bound: in the environment, not in the transcript
-            for name, value in sorted(self.interp.variables().items()):
-                if name.startswith(typed) and name not in known and not name.startswith("_"):
-                    out.append(CompletionItem(name, CompletionKind.VARIABLE, value,
-                                              replace=LineIndex(text).span(cursor - len(typed), cursor)))
+        return out + self._session_names(text, cursor, {i.label for i in out})
+
+    def _session_names(self, text: str, cursor: int, known: set[str]) -> list[CompletionItem]:
+        """The environment's names that start with the name typed before ``cursor`` (the context
+        holds only the names the input mentions, so that a long session costs nothing per key)."""
+        typed = _NAME_BEFORE.search(text, 0, cursor)
+        begin = typed.start() if typed is not None else cursor
+        if (begin > 0 and text[begin - 1] in "$.") or open_string(text, cursor) is not None \
+                or text[text.rfind("\n", 0, cursor) + 1:cursor].lstrip().startswith("#"):
+            return []
+        word = typed.group() if typed is not None else ""
+        if word[:1].isdigit():
+            return []
+        replace = LineIndex(text).span(begin, cursor)
+        out = []
+        for name, value in self.interp.globals.items():
+            if not name.startswith(word) or name in known:
+                continue
+            if type(value) is ScriptFunction:
+                params = ", ".join(value.params)
+                out.append(CompletionItem(name, CompletionKind.FUNCTION, f"def {name}({params})", replace=replace,
+                                          sort_text=f"1{name}"))
+            else:
+                out.append(CompletionItem(name, CompletionKind.VARIABLE, _describe(value), replace=replace,
+                                          sort_text=f"1{name}"))
         return out
 
     def hover(self, text: str, cursor: int) -> Hover | None:
@@ -348,6 +368,13 @@ class ReplSession:
             self.calls.close()
 
 
+def _describe(value: object) -> str:
+    """A session variable beside its completion: ``str``, ``list``, ``element $songs__list[2]``."""
+    if type(value) is ElementHandle:
+        return f"element {handle_source(value)}"
+    return type_name(value)
+
+
 def _is_terminal(stream: TextIO) -> bool:
     try:
         return stream.isatty()
@@ -361,12 +388,4 @@ def _shift(span: Span, lines: int, offset: int) -> Span:
                 span.end_offset - offset if span.end_offset >= 0 else -1)
 
 
-def _typed_name(text: str, cursor: int) -> str | None:
-    """The identifier being typed before ``cursor`` (None after a ``$``, a ``.`` or in a string)."""
-    i = cursor
-    while i > 0 and (text[i - 1].isalnum() or text[i - 1] == "_"):
-        i -= 1
-    if i == cursor or (i > 0 and text[i - 1] in "$.\"'") or text[i].isdigit():
-        return None
-    return text[i:cursor]
 

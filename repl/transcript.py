@@ -1,9 +1,9 @@
-"""The statements of a session that ran to the end, in order: the context every new input is
-checked and completed in, and what ``:save`` writes as a script.
+"""The statements of a session that ran to the end, in order: what ``:save`` writes as a script,
+and the ``def``s the language service is shown (``tapir.repl.context``).
 
     t = Transcript()
     t.add('x = $songs_screen__song_list.match("Rock")', "<repl>")
-    t.prefix()                          # the text new input is appended to for checks and completion
+    t.defs                              # {function name: its def}, for the service's context
     t.script(doc_line="# doc: music.yaml")   # a script that replays the session
 
 Only whole top-level statements that finished are kept: one that failed or was stopped is left
@@ -13,6 +13,8 @@ out (its effects on the device may be partial, and replaying it would fail the s
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from tapir.repl.context import DEF_NAME
 
 __all__ = ["Statement", "Transcript"]
 
@@ -28,18 +30,17 @@ class Statement:
 class Transcript:
     def __init__(self) -> None:
         self.statements: list[Statement] = []
-        self._prefix = ""
+        #: Function name -> the text of the last top-level ``def`` that defined it.
+        self.defs: dict[str, str] = {}
 
     def __len__(self) -> int:
         return len(self.statements)
 
     def add(self, text: str, origin: str) -> None:
         self.statements.append(Statement(text, origin))
-        self._prefix += text + "\n"
-
-    def prefix(self) -> str:
-        """The statements so far, one after another, each starting on its own line."""
-        return self._prefix
+        m = DEF_NAME.match(text)
+        if m is not None:
+            self.defs[m.group(1)] = text
 
     def script(self, doc_line: str | None = None, header: str | None = None,
                statements: list[Statement] | None = None) -> str:

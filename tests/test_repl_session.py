@@ -25,6 +25,7 @@ from tapir.repl import ReplSession, run_lines
 from tapir.repl.highlight import fragments
 from tapir.repl.history import history_path, open_history
 from tapir.repl.interrupts import GuardedDevice, Interrupts
+from tapir.repl.context import preamble
 from tapir.repl.transcript import Transcript
 from tapir.service import CompletionKind, Workspace
 
@@ -314,12 +315,41 @@ def test_load_refuses_a_script_written_for_another_document(music_repl: Repl, tm
     assert not ok and "is written against" in err and ":document FILE switches" in err
 
 
-def test_transcript_keeps_statements_as_typed() -> None:
+def test_transcript_keeps_statements_as_typed_and_the_last_def_of_each_name() -> None:
     t = Transcript()
     t.add("x = 1", "<repl>")
     t.add("for i in range(2):\n    print(i)", "<repl>")
-    assert t.prefix() == "x = 1\nfor i in range(2):\n    print(i)\n"
-    assert t.script("# doc: a.yaml", "saved") == "# doc: a.yaml\n# saved\nx = 1\nfor i in range(2):\n    print(i)\n"
+    t.add("def f(a):\n    return a", "<repl>")
+    t.add("def f(a, b):\n    return b", "lib.tap")
+    assert t.script("# doc: a.yaml", "saved", t.statements[:2]) == \
+        "# doc: a.yaml\n# saved\nx = 1\nfor i in range(2):\n    print(i)\n"
+    assert t.lines(None, None)[1] == [(1, 1), (2, 3), (4, 5), (6, 7)]
+    assert t.defs == {"f": "def f(a, b):\n    return b"}
+
+
+def test_the_preamble_writes_each_name_once_with_its_type() -> None:
+    from tapir.dsl.values import ElementHandle, Index, Match, ScriptFunction
+
+    def fn(name: str, params: tuple[str, ...], defaults: tuple[object, ...] = ()) -> ScriptFunction:
+        return ScriptFunction(name, params, defaults, lambda args, span: None)
+
+    env = {
+        "song": ElementHandle("songs_screen__song_list", (Match("Lanterns"),)),
+        "third": ElementHandle("songs_screen__song_list", (Index(2),)),
+        "n": 3, "ratio": 0.5, "name": "x" * 1000, "flag": True, "nothing": None,
+        "titles": ["a", "b"], "pairs": {"k": [1]}, "point": (1, "a"), "empty": [],
+        "helper": fn("helper", ("a", "b"), (1,)), "shout": fn("shout", ("s",)),
+    }
+    text = preamble(env, {"shout": "def shout(s):\n    \"\"\"Loud.\"\"\"\n    return s.upper()"})
+    assert text.splitlines() == [
+        "song = $songs_screen__song_list.match('Lanterns')",
+        "third = $songs_screen__song_list[2]",
+        "n = 0", "ratio = 0.0", 'name = ""', "flag = True", "nothing = None",
+        'titles = [""]', 'pairs = {"": [0]}', 'point = (0, "")', "empty = []",
+        "def helper(a, b=None):", "    pass",
+        "def shout(s):", '    """Loud."""', "    return s.upper()",
+    ]
+    assert Workspace().check(Path("x.tap"), "# doc: " + str(MUSIC_DOC) + "\n" + text).errors == ()
 
 
 # -- meta commands ---------------------------------------------------------------------------------------
