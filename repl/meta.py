@@ -63,6 +63,9 @@ def run_meta(session: ReplSession, line: str) -> bool:
         session.link.forget_screen()
         session.error(f":{command.name}: interrupted")
         return False
+    except UsageError as exc:
+        session.error(f":{command.name}: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else ""))
+        return False
     except TapirError as exc:
         session.error(f":{command.name}: {exc.render()}" if exc.location() is None else exc.render())
         return False

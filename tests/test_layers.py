@@ -1,4 +1,5 @@
-"""The layer rule: grammar -> dsl -> runtime.hierarchy -> docgen -> service -> runtime -> codegen, lsp, repl -> eval -> cli.
+"""The layer rule: grammar -> dsl -> runtime.hierarchy -> docgen -> service -> runtime -> codegen, lsp, repl
+-> eval -> cli.
 
 Nothing imports upward. ``runtime.hierarchy`` (reading UI dumps) sits below the documents so that
 documents can be built from recorded hierarchies; ``service`` is the language service (workspace,

@@ -65,6 +65,14 @@ def test_tap_through_the_app_one_statement_at_a_time(repl: Repl) -> None:
     assert repl.session.current_screen() == "now_playing_screen"
 
 
+def test_completion_knows_what_a_variable_holds(repl: Repl) -> None:
+    assert repl("first = $songs_screen__song_list[0]")[0]  # an item of a list of buttons
+    labels = [i.label for i in repl.session.complete("first.", 6)]
+    assert {"tap", "get_text"} <= set(labels) and "set_text" not in labels
+    [item] = [i for i in repl.session.complete("fir", 3) if i.label == "first"]
+    assert "songs_screen__song_list" in item.detail
+
+
 def test_a_failing_ui_call_is_shown_and_the_session_goes_on(repl: Repl) -> None:
     ok, _, err = repl('$songs_screen__song_list.match("No Such Song").tap()')
     assert not ok

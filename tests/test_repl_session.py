@@ -22,10 +22,10 @@ import pytest
 from tapir.dsl.budget import Budgets
 from tapir.dsl.errors import Interrupted
 from tapir.repl import ReplSession, run_lines
+from tapir.repl.context import preamble
 from tapir.repl.highlight import fragments
 from tapir.repl.history import history_path, open_history
 from tapir.repl.interrupts import GuardedDevice, Interrupts
-from tapir.repl.context import preamble
 from tapir.repl.transcript import Transcript
 from tapir.service import CompletionKind, Workspace
 
