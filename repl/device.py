@@ -12,8 +12,8 @@ rebinds the device without the interpreter noticing. Every device command passes
 ``GuardedDevice`` (Ctrl-C stops a statement between two commands), and every trace record goes
 to ``RecentCalls`` (the last calls, for ``:trace``; a ``--trace`` file too when one was asked for).
 
-The confirmation hook: ``DeviceLink.confirm`` is how the runtime may ask the person at the
-keyboard a yes/no question (the safety policy for sensitive actions, issue 14, plugs in where
+The confirmation hook: ``DeviceLink.ask`` (backed by ``confirm``) is how the runtime may ask the
+person at the keyboard a yes/no question (the safety policy for sensitive actions, issue 14, plugs in where
 ``_connect`` builds the runtime; see docs/repl.md).
 """
 
@@ -95,6 +95,10 @@ class DeviceLink:
         self.confirm = confirm
         self._runtime: DeviceRuntime | None = None
 
+    def ask(self, question: str) -> bool:
+        """Ask the person ``question``; False when nobody can answer (piped input)."""
+        return bool(self.confirm(question)) if self.confirm is not None else False
+
     @property
     def connected(self) -> bool:
         return self._runtime is not None
@@ -126,7 +130,7 @@ class DeviceLink:
             raise UsageError("no app document: start the REPL with --doc APP.yaml, or load one with "
                              ":document APP.yaml")
         # THE CONFIRMATION HOOK: a runtime that must ask before a sensitive action (issue 14)
-        # is given ``self.confirm`` here; it returns the person's yes/no.
+        # is given ``self.ask`` here; it returns the person's yes/no (no when nobody can answer).
         runtime = connect(Connection(device=self.device, document=self.document, trace_sink=self.calls,
                                      adb_port=self.adb_port))
         runtime.device = GuardedDevice(runtime.device, self.interrupts.check)

@@ -63,7 +63,11 @@ class Interrupts:
     @contextmanager
     def armed(self) -> Iterator[Interrupts]:
         """Catch Ctrl-C as a request for the duration of the block (the main thread only; in
-        other threads the block runs with the handler as it is)."""
+        other threads the block runs with the handler as it is). Nested blocks (``:load`` runs
+        statements inside a meta command) share the outermost one."""
+        if self._armed:
+            yield self
+            return
         self.requested = None
         self.presses = 0
         install = threading.current_thread() is threading.main_thread()

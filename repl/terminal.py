@@ -12,8 +12,8 @@
   removes one level.
 * **Colours** come from the parser's tokens (``tapir.repl.highlight``); an ``$element`` the
   document does not have is underlined in red.
-* **History** is kept across sessions (``tapir.repl.history``); up and down walk it, whole
-  blocks at a time.
+* **History** is kept across sessions (``tapir.repl.history``); up and down walk it, and a
+  block comes back whole.
 * **Ctrl-C** at the prompt clears the input; while a statement runs it stops it between two
   device commands. **Ctrl-D** on an empty line leaves.
 

@@ -521,3 +521,17 @@ def test_save_leaves_out_what_needs_a_name_only_a_stopped_statement_bound(repl: 
         "  left out: total = twice + base  (unknown name 'twice')",
     ]
     assert Workspace().check(tmp_path / "s.tap").errors == ()
+
+
+def test_an_interrupt_stops_a_loaded_script_at_its_own_line(tmp_path: Path) -> None:
+    (tmp_path / "spin.tap").write_text("n = 0\nwhile True:\n    n += 1\n")
+    r = Repl(tmp_path, budgets=Budgets(max_steps=10**9, timeout_s=60))
+    try:
+        threading.Timer(0.3, r.session.interrupts.request).start()
+        ok, out, err = r(":load spin.tap")
+        assert not ok
+        assert re.match(r"spin\.tap:(2:1|3:5): Interrupted: stopped by Ctrl-C", err), err
+        assert "spin.tap: 1 statement ran, then it failed" in out
+        assert r("n > 0") == (True, "True\n", "")
+    finally:
+        r.session.close()

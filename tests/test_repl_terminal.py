@@ -170,3 +170,14 @@ def test_the_confirmation_hook_asks_in_the_terminal(answer: str, expected: bool)
     with create_pipe_input() as inp, create_app_session(input=inp, output=DummyOutput()):
         inp.send_text(answer)
         assert ask_in_terminal("Delete the playlist 'Road trip'?") is expected
+
+
+def test_the_session_asks_through_its_hook_and_answers_no_without_one(tmp_path: Path) -> None:
+    asked: list[str] = []
+    with_person = ReplSession(out=io.StringIO(), err=io.StringIO(), cwd=tmp_path,
+                              confirm=lambda q: asked.append(q) or True)
+    assert with_person.link.ask("Send the message?") is True and asked == ["Send the message?"]
+    nobody = ReplSession(out=io.StringIO(), err=io.StringIO(), cwd=tmp_path)
+    assert nobody.link.ask("Send the message?") is False
+    with_person.close()
+    nobody.close()
