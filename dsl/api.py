@@ -182,8 +182,12 @@ def _sleep(call: ApiCall) -> None:
     host = call.host
     if host is not None:
         host.meter.reserve_time(seconds, call.span, f"sleep({seconds:g})")
-        if not host.has_device():  # a script without a device sleeps here
-            time.sleep(seconds)
+        if not host.has_device():  # a script without a device sleeps here, in short pieces so
+            end = time.monotonic() + seconds  # that an interrupt (Ctrl-C in the REPL) is not kept waiting
+            while (left := end - time.monotonic()) > 0:
+                host.meter.check_interrupt(call.span)
+                time.sleep(min(left, 0.05))
+            host.meter.check_interrupt(call.span)
             return
     _timed(call, seconds, f"sleep({seconds:g})", lambda rt, _: rt.sleep(seconds, call.span))
 

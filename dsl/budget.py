@@ -5,6 +5,10 @@ limit and the span of the construct that crossed it. The interpreter charges ste
 integer add and one compare per statement); the slower checks (wall clock, step limit) run only
 when the step counter crosses the next checkpoint, so a ``while True: pass`` is still stopped
 within a few thousand steps of its deadline.
+
+An interrupt (``Meter.request_interrupt``, safe to call from a signal handler) uses the same
+checkpoint: it moves the checkpoint below the step counter, so the next statement stops with
+``Interrupted`` at no cost to the statements that run while nobody asks.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tapir.dsl.errors import BudgetExceeded, Span
+from tapir.dsl.errors import BudgetExceeded, Interrupted, Span
 
 #: How many steps may pass between two looks at the clock.
 CHECK_EVERY = 2048
@@ -83,7 +87,7 @@ class Meter:
 
     __slots__ = (
         "budgets", "steps", "checkpoint", "actions", "depth", "deadline", "started", "output_chars",
-        "max_size", "max_int_bits", "simulated_s",
+        "max_size", "max_int_bits", "simulated_s", "interrupt",
     )
 
     def __init__(self, budgets: Budgets) -> None:
@@ -100,11 +104,15 @@ class Meter:
         #: Seconds that passed on a simulated clock (a simulator's waits), not on the host's: they
         #: count against the time budget as if they had been waited for.
         self.simulated_s = 0.0
+        #: Why the run was asked to stop from outside (None: it was not); see ``request_interrupt``.
+        self.interrupt: str | None = None
 
     # -- steps and time -----------------------------------------------------------------------
 
     def tick(self, span: Span | None) -> None:
         """Called when ``steps`` passed ``checkpoint``: enforce the step limit and the deadline."""
+        if self.interrupt is not None:
+            raise Interrupted(self.interrupt, span)
         limit = self.budgets.max_steps
         if self.steps > limit:
             raise budget_exceeded("steps", limit, f"the script ran more than {limit:,} steps", span)
@@ -127,6 +135,22 @@ class Meter:
             limit = self.budgets.timeout_s
             raise budget_exceeded("time", limit, f"{what} would wait past the end of the script's "
                                                  f"{limit:g} s ({self.remaining():.1f} s left)", span)
+
+    # -- interrupts -----------------------------------------------------------------------------
+
+    def request_interrupt(self, reason: str = "interrupted") -> None:
+        """Ask the run to stop with ``Interrupted(reason)`` at its next step or UI call.
+
+        Only sets two attributes, so a signal handler may call it at any moment: the compiled
+        statements see the lowered checkpoint on their next step and call ``tick``."""
+        self.interrupt = reason
+        self.checkpoint = -1
+
+    def check_interrupt(self, span: Span | None) -> None:
+        """Raise ``Interrupted`` if one was requested (before and after each UI call, and by
+        whatever sits between device commands)."""
+        if self.interrupt is not None:
+            raise Interrupted(self.interrupt, span)
 
     def charge(self, n: int, span: Span | None) -> None:
         """Charge ``n`` extra steps (work done inside one operation, e.g. sorting n items)."""

@@ -14,8 +14,10 @@ Sandboxed by construction:
   anything unexpected an "internal error" ``ScriptError``; all carry the span.
 
 ``run_script`` runs one script and reports a ``RunResult``; an ``Interpreter`` keeps its globals
-across ``execute`` calls (a REPL). The interpreter reaches the device only through the
-``UIRuntime`` Protocol, made by a factory on the first UI call.
+and its device runtime across ``execute`` calls, each with fresh budgets (a REPL runs one
+statement at a time this way), and ``interrupt()`` stops the running one at its next step or UI
+call. The interpreter reaches the device only through the ``UIRuntime`` Protocol, made by a
+factory on the first UI call.
 """
 
 from __future__ import annotations
@@ -151,6 +153,17 @@ class Interpreter:
             self._flush()
             self.total_steps += self.meter.steps
             self.total_actions += self.meter.actions
+
+    def interrupt(self, reason: str = "interrupted") -> None:
+        """Stop the running ``execute`` with ``Interrupted(reason)`` at its next step or UI call
+        (safe from a signal handler; a UI call already under way finishes first). Without a run
+        under way it does nothing: the next ``execute`` starts with fresh budgets."""
+        self.meter.request_interrupt(reason)
+
+    @property
+    def active_runtime(self) -> UIRuntime | None:
+        """The device runtime if a UI call (or ``runtime()``) has made it, else None."""
+        return self._runtime
 
     def _fresh_meter(self) -> Meter:
         # Compiled closures of earlier runs (functions a REPL defined) hold the meter object,
@@ -299,7 +312,9 @@ class Interpreter:
         return self._guarded(what, span, lambda: fn(self.runtime(span, what)))
 
     def _guarded(self, what: str, span: Span, fn: Callable[[], Any]) -> Any:
-        """Run ``fn`` (which may use the device), with its errors given ``span``; then check the clock."""
+        """Run ``fn`` (which may use the device), with its errors given ``span``; then check the
+        clock and whether an interrupt was asked for meanwhile."""
+        self.meter.check_interrupt(span)
         try:
             result = fn()
         except TapirError as exc:
@@ -311,6 +326,7 @@ class Interpreter:
                 raise
             raise ScriptError(f"internal error in the device runtime during {what}: {type(exc).__name__}: {exc}",
                               span) from None
+        self.meter.check_interrupt(span)
         self.meter.check_time(span)
         return result
 

@@ -83,6 +83,8 @@ class Connection:
     adb_port: int | None = None
     #: Where screenshots go (None: ``tapir-artifacts/<script>/``).
     artifacts: str | None = None
+    #: Where trace records go instead of a ``trace_path`` file (the REPL keeps the last calls).
+    trace_sink: TraceSink | None = None
 
     def factory(self) -> RuntimeFactory:
         return lambda: connect(self)
@@ -132,10 +134,10 @@ def connect(conn: Connection) -> DeviceRuntime:
     else:
         device = open_device(conn.device, adb_port=conn.adb_port)
         wait_clock = DeviceShellClock(lambda command: device.shell(command, idempotent=True))
-    trace: TraceSink | None = None
+    trace: TraceSink | None = conn.trace_sink
     try:
         grounder = make_grounder(doc)
-        if conn.trace_path:
+        if trace is None and conn.trace_path:
             try:
                 trace = JsonLinesTrace(conn.trace_path)
             except OSError as exc:

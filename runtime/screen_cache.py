@@ -77,6 +77,14 @@ class ScreenCache:
         wait on a simulated clock)."""
         self._dumped_at = float("-inf")
 
+    def forget(self) -> None:
+        """The device may have changed in ways the session did not see (a call was stopped
+        between two device commands): the next call dumps again, and what lists knew of their
+        items is only a hint, as after a screen that changed by itself."""
+        self.current = None
+        self.generation += 1
+        self._grounded.clear()
+
     def _dump(self) -> Observation:
         xml = self.device.dump_hierarchy()
         self._dumped_at = self.clock()

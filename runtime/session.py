@@ -278,6 +278,20 @@ class DeviceRuntime:
         self.calls.run("watch", None, None, span, lambda c: self.watching.add(watcher, span), action=False,
                        args={"watcher": watcher.name, "rule": watcher.describe(), "limit": watcher.limit})
 
+    def rebind(self, document: AppDocument, grounder: GrounderLike) -> DeviceRuntime:
+        """A runtime for another document on the same device (a REPL that switches documents).
+
+        The new runtime takes over the device, configuration, trace sink, simulator and close
+        action; this one is closed without them (the device stays up)."""
+        new = DeviceRuntime(self.device, document, grounder, config=self.config, trace=self._sink,
+                            on_close=self._on_close, clock=self.screen.clock, sleep=self.screen.sleep,
+                            wait_clock=self.wait_clock, artifacts=self.artifacts.folder)
+        new.simulator = self.simulator
+        self.calls.close()
+        self._on_close = None
+        self._closed = True
+        return new
+
     def close(self) -> None:
         if self._closed:
             return

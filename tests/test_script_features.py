@@ -8,6 +8,7 @@ The same features on the simulator through real adb are in tests/test_script_fea
 from __future__ import annotations
 
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -135,13 +136,37 @@ def test_a_wait_longer_than_the_budget_left_fails_as_the_budget_when_it_runs_out
 
 
 def test_sleep_without_a_device_sleeps_here_and_makes_no_runtime(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [1000.0]
     slept: list[float] = []
-    monkeypatch.setattr("tapir.dsl.api.time.sleep", slept.append)
+
+    def sleep(s: float) -> None:
+        slept.append(s)
+        now[0] += s
+
+    monkeypatch.setattr("tapir.dsl.api.time.sleep", sleep)
+    monkeypatch.setattr("tapir.dsl.api.time.monotonic", lambda: now[0])
     r = run_script("sleep(0.25)\nprint('done')", None, output=None)
-    assert r.ok and slept == [0.25]
+    assert r.ok and sum(slept) == pytest.approx(0.25) and max(slept) <= 0.05 + 1e-9  # in pieces
     fake = notes()
+    before = len(slept)
     ok(fake, "sleep(1)")  # with a device (a factory) the device's clock passes it
-    assert fake.factory_calls == 1 and fake.now == 1 and slept == [0.25]
+    assert fake.factory_calls == 1 and fake.now == 1 and len(slept) == before
+
+
+def test_an_interrupt_cuts_a_sleep_without_a_device_short() -> None:
+    import threading
+
+    from tapir.dsl.errors import Interrupted
+    from tapir.dsl.interpreter import Interpreter
+    from tapir.dsl.parser import parse
+
+    interp = Interpreter(None)
+    timer = threading.Timer(0.2, interp.interrupt, args=("stopped by the user",))
+    timer.start()
+    t0 = time.monotonic()
+    with pytest.raises(Interrupted):
+        interp.execute(parse("sleep(30)", "<test>"), "sleep(30)")
+    assert time.monotonic() - t0 < 5
 
 
 def test_the_checker_does_not_ask_for_a_document_for_sleep_and_param(tmp_path: Path) -> None:
