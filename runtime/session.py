@@ -50,6 +50,7 @@ from tapir.runtime.path_steps import PathSteps
 from tapir.runtime.reaching import Reacher
 from tapir.runtime.resolve import Resolver
 from tapir.runtime.screen_cache import ScreenCache
+from tapir.runtime.screenshots import StepScreenshots
 from tapir.runtime.session_model import (
     Call,
     GrounderLike,
@@ -68,7 +69,9 @@ class DeviceRuntime:
     """Implements ``tapir.dsl.runtime_api.UIRuntime`` over a ``Device``, a grounder and a document.
 
     ``on_close`` runs when the interpreter releases the runtime (a simulator is stopped there).
-    The trace sink belongs to the runtime from then on and is closed with it.
+    The trace sink belongs to the runtime from then on and is closed with it. ``screenshots``
+    captures the screen at the start and after each call that sent input or failed (off when
+    None). A runtime is also a context manager that closes it.
     """
 
     def __init__(
@@ -82,6 +85,7 @@ class DeviceRuntime:
         source: str | None = None,
         script: str | None = None,
         on_close: Callable[[], None] | None = None,
+        screenshots: StepScreenshots | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -91,7 +95,7 @@ class DeviceRuntime:
         self.stats = SessionStats()
         self._sink: TraceSink = trace or NullTrace()
         self.screen = ScreenCache(device, grounder, self.config, self.stats, clock=clock, sleep=sleep)
-        self.calls = CallTrace(self.screen, self._sink, source)
+        self.calls = CallTrace(self.screen, self._sink, source, screenshots)
         self.reacher = Reacher(document, self.screen, self.config)
         self.lists = ListAccess(self.screen, self.reacher, grounder, self.config, self.calls)
         self.checks = ActionChecks(self.screen, self.reacher)
@@ -104,10 +108,19 @@ class DeviceRuntime:
         self._closed = False
         #: The simulator this runtime started, if any (``connect`` sets it; tests inspect app state).
         self.simulator: Any = None
-        self._sink.write({
+        session: dict[str, Any] = {
             "event": "session", "device": getattr(device, "serial", str(device)),
             "document": document.source, "app": document.app.package, "script": script,
-        })
+        }
+        if screenshots is not None:
+            session["screenshot"] = screenshots.take(device, "000-start")
+        self._sink.write(session)
+
+    def __enter__(self) -> DeviceRuntime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @property
     def device(self) -> Device:
