@@ -25,7 +25,8 @@ def register(sub: Subparsers) -> None:
     )
     p.add_argument("script", metavar="FILE.tap", help="the script to run")
     p.add_argument("--device", metavar="SERIAL|sim[:APP]",
-                   help="the device to drive (an adb serial, or the simulator); connected on the first UI call")
+                   help="the device to drive (an adb serial, or the simulator); connected on the first UI call "
+                        "(default: tapir.toml [device] default)")
     p.add_argument("--doc", metavar="APP.yaml",
                    help="the app document: unknown $elements and illegal actions fail before touching the device "
                         "(default: the script's `# doc: APP.yaml` first line, or tapir.toml [documents])")
@@ -34,6 +35,8 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--max-actions", type=int, metavar="N", help="UI action budget (default: 50)")
     p.add_argument("--max-steps", type=int, metavar="N", help="step budget (default: 1,000,000)")
     p.add_argument("--timeout", type=float, metavar="S", help="wall-clock budget in seconds (default: 60)")
+    p.add_argument("--screenshots", metavar="DIR",
+                   help="save a screenshot at the start and after every UI action in DIR (named in the trace)")
     p.add_argument("--stats", action="store_true", help="print steps, UI actions and time to stderr at the end")
     p.set_defaults(handler=_cmd_run)
 
@@ -51,8 +54,10 @@ def _run_runtime_factory(args: argparse.Namespace, connection: Any) -> RuntimeFa
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
     from pathlib import Path
 
+    from tapir.cli.common import project_config
     from tapir.dsl.budget import Budgets
     from tapir.dsl.interpreter import run_script
     from tapir.runtime.connect import connection_for
@@ -61,12 +66,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
     path = Path(args.script)
     ws = Workspace()
     source = ws.text_of(args.script)
+    project = project_config(args.script)  # [device] and [budgets] are defaults; flags win
+    if args.device is None and project is not None:
+        args.device = project.device.first
     check_positive(max_actions=args.max_actions, max_steps=args.max_steps, timeout=args.timeout)
     check_device_flag(args.device)
     if args.doc and not Path(args.doc).is_file():
         raise UsageError(f"--doc: {args.doc} {'is a directory' if Path(args.doc).is_dir() else 'does not exist'}")
     if args.trace and not args.device:
         raise UsageError("--trace needs a device run (--device)")
+    if args.screenshots and not args.device:
+        raise UsageError("--screenshots needs a device run (--device)")
+    if args.screenshots and Path(args.screenshots).exists() and not Path(args.screenshots).is_dir():
+        raise UsageError(f"--screenshots: {args.screenshots} is a file, not a folder")
     if args.trace:
         # Checked now: the trace is opened on the first UI call, after the device has started.
         trace = Path(args.trace)
@@ -96,7 +108,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
                              "document itself (its identifiers and paths)")
         connection = connection_for(path, source, device=args.device, doc=str(checked.document.path),
                                     trace=args.trace, document=loaded.document)
-    budgets = Budgets().replace(max_actions=args.max_actions, max_steps=args.max_steps, timeout_s=args.timeout)
+        if args.screenshots:
+            connection = replace(connection, screenshots=args.screenshots)
+    budgets = project.budgets.apply(Budgets()) if project is not None else Budgets()
+    budgets = budgets.replace(max_actions=args.max_actions, max_steps=args.max_steps, timeout_s=args.timeout)
     result = run_script(source, _run_runtime_factory(args, connection), budgets,
                         output=lambda line: print(line, flush=True),
                         symbols=checked.symbols, filename=args.script, debug=args.debug)

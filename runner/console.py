@@ -102,7 +102,7 @@ class ConsoleListener(Listener):
         head = "" if out.is_terminal else f"[{self.count}/{self.total}] "
         label = _LABEL[result.status]
         facts = []
-        if result.attempts:
+        if result.seconds:
             facts.append(f"{result.seconds:.2f} s")
         if result.last is not None and result.last.device and self._many_slots:
             facts.append(result.last.device)
