@@ -246,6 +246,8 @@ class TapirScriptFile(pytest.File):
             header = None
         item = TapirScriptItem.from_parent(self, name=self.path.name)
         item.add_marker("tapir")
+        if header is not None and header.skip is not None:
+            item.add_marker(pytest.mark.skip(reason=header.skip))  # reported at the script, not here
         for tag in header.tags if header is not None else ():
             if tag.isidentifier():  # a tag `pytest -m` can name
                 self.config.addinivalue_line("markers", f"{tag}: Tapir tag")
@@ -275,12 +277,15 @@ class TapirScriptItem(pytest.Item):
         from tapir.runner.suite import RunOptions, prepare_script, run_prepared, script_slug
 
         session = _session(self.config)
-        prepared = prepare_script(session.workspace, self.path)
+        # errors name the script as the command line would: relative to where pytest was started
+        here = Path(str(self.config.invocation_params.dir))
+        name = Path(os.path.relpath(self.path, here)) if self.path.is_relative_to(here) else self.path
+        prepared = prepare_script(session.workspace, name)
         if not isinstance(prepared, PreparedScript):
             if prepared.status == "skipped":
                 pytest.skip(prepared.reason or "skipped by its header")
             raise TapirScriptFailed(prepared.error or "not run")
-        slug = script_slug(self.path)
+        slug = script_slug(name)
         options = RunOptions(budgets=session.budgets(), retries=session.retries(), reset=session.reset(),
                              artifacts=session.artifacts())
         result = run_prepared(prepared, session.slot(), options, session.work, slug)

@@ -122,7 +122,8 @@ def test_the_html_report_renders_every_step_in_headless_chromium(samples_run: di
                           capture_output=True, text=True, timeout=120)
     assert shot.returncode == 0 and png.is_file(), shot.stderr[-2000:]
     with Image.open(png) as image:
-        assert image.size == (1300, 1800) and len(image.convert("L").getcolors(maxcolors=65536) or ()) > 16  # not a blank page
+        assert image.size == (1300, 1800)
+        assert len(image.convert("L").getcolors(maxcolors=65536) or ()) > 16  # not a blank page
 
 
 @pytest.mark.timeout(300)
@@ -170,7 +171,8 @@ def test_reset_clears_the_app_on_a_device_given_by_serial(adb_port: int, tmp_pat
 
     check = tmp_path / "default_playlists.tap"
     check.write_text(f"# doc: {MUSIC}\n"
-                     "names = [p.get_text($playlists_screen__playlist_name) for p in $playlists_screen__playlist_list]\n"
+                     "names = [p.get_text($playlists_screen__playlist_name)\n"
+                     "         for p in $playlists_screen__playlist_list]\n"
                      "assert names == ['Favourites', 'Road trip'], f'playlists: {names}'\n")
     with start_sim([get_app("music")], adb_port=adb_port, foreground="org.tapir.music") as sim:
         monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(adb_port))
