@@ -93,6 +93,12 @@ class ConsoleListener(Listener):
         if not self.verbose:
             return
         prefix = f"{script}: " if self._many_slots else "    "
+        if record.get("event") == "attempt":
+            again = f" (attempt {record['number']})" if record.get("number", 1) > 1 else ""
+            with self._lock:
+                self.console.print(escape(f"RUN   {script}{again} on {record.get('device')}"), style="dim",
+                                   soft_wrap=True)
+            return
         with self._lock:
             self.console.print(escape(prefix + step_line(record)), style="dim", soft_wrap=True)
 

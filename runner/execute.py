@@ -34,7 +34,8 @@ from tapir.runtime.trace import JsonLinesTrace, read_trace
 
 __all__ = ["AttemptOptions", "PreparedScript", "StepListener", "run_attempt"]
 
-#: Called with (script name, trace record) as each trace line is written (from a worker thread).
+#: Called with (script name, trace record) as each trace line is written (from a worker thread),
+#: and once with ``{"event": "attempt", "number": n, "device": slot}`` before an attempt starts.
 StepListener = Callable[[str, dict[str, Any]], None]
 
 #: Trace events that are steps of the report (``session`` and ``end`` are bookkeeping).
@@ -89,6 +90,8 @@ def run_attempt(script: PreparedScript, slot: Slot, number: int, options: Attemp
     from tapir.runtime.connect import Connection, connect
 
     folder.mkdir(parents=True, exist_ok=True)
+    if on_step is not None:  # not a trace line: tells the console which script the next lines are
+        on_step(script.name, {"event": "attempt", "number": number, "device": slot.name})
     trace_path = folder / "trace.jsonl"
     sink = _Tee(trace_path, script.name, on_step)
     conn = Connection(

@@ -114,10 +114,11 @@ def _strings(value: Any) -> tuple[str, ...] | None:
 
 
 def _positive(value: Any, *, integer: bool) -> bool:
-    if isinstance(value, bool):
+    if isinstance(value, bool):  # TOML's true is no number of anything
         return False
-    kinds: tuple[type, ...] = (int,) if integer else (int, float)
-    return isinstance(value, kinds) and value > 0
+    if isinstance(value, int) or (not integer and isinstance(value, float)):
+        return value > 0
+    return False
 
 
 def read_run_settings(data: dict[str, Any], root: Path, problem: Problem

@@ -135,8 +135,11 @@ def test_a_failing_script_leaves_its_line_screenshot_and_dump(tmp_path: Path, mo
     (tmp_path / "flows" / "missing.tap").write_text(MISSING)
     (tmp_path / "flows" / "play.tap").write_text((SAMPLES / "music" / "play_song.tap").read_text().replace(
         "# doc: music.yaml", f"# doc: {MUSIC}"))
-    code, printed = _tapir("test", "flows", "--device", "sim:music", "--junit", "r.xml", "--html", "r.html")
+    code, printed = _tapir("test", "flows", "--device", "sim:music", "--junit", "r.xml", "--html", "r.html", "-v")
     assert code == 1, printed
+    # -v: a line per step as it runs, under the script it belongs to
+    assert "RUN   flows/fail.tap on sim#1\n" in printed
+    assert "L4 tap $songs_screen__now_playing_bar  identifier 0 1.00  songs_screen -> now_playing_screen" in printed
     assert "1 passed, 2 failed" in printed and "artifacts: tapir-artifacts/flows__fail" in printed
     kept = tmp_path / "tapir-artifacts" / "flows__fail"
     assert "fail.tap:6:1: AssertionFailed: assertion failed: playing Lanterns" in (kept / "error.txt").read_text()
