@@ -218,7 +218,9 @@ def _section(r: ScriptResult, images: _Images) -> str:
     elif r.status == "flaky":
         why = f"passed on attempt {len(r.attempts)}"
     tags = "".join(f'<span class="tag">#{_e(t)}</span>' for t in r.tags)
-    facts = " · ".join(x for x in (f"{r.seconds:.2f} s" if r.attempts else "",
+    steps = sum(1 for s in last.steps if s.event == "action") if last is not None else 0
+    facts = " · ".join(x for x in (f"{steps} call{'s' if steps != 1 else ''}" if steps else "",
+                                   f"{r.seconds:.2f} s" if r.seconds else "",
                                    last.device if last is not None and last.device else "") if x)
     body = []
     if r.warnings:

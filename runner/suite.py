@@ -111,8 +111,8 @@ def prepare_artifacts(folder: Path, slugs: Sequence[str]) -> None:
 
 
 def _refused(name: str, header: Header, message: str, category: str, warnings: str | None = None,
-             source: str | None = None) -> ScriptResult:
-    attempt = Attempt(number=1, ok=False, seconds=0.0, error=message, category=category, kind="error")
+             source: str | None = None, line: int | None = None) -> ScriptResult:
+    attempt = Attempt(number=1, ok=False, seconds=0.0, error=message, category=category, kind="error", line=line)
     return ScriptResult(name, "error", (attempt,), header.tags, warnings, source=source)
 
 
@@ -133,9 +133,11 @@ def prepare_script(ws: Workspace, path: Path, header: Header | None = None, doc:
     policy = ws.warnings_policy(path)
     shown = [d for d in checked.shown(policy) if not d.is_error]
     warnings = "\n".join(d.render(checked.source, name) for d in shown) or None
-    if checked.blocking(policy):
+    blocking = checked.blocking(policy)
+    if blocking:
         # refused before any device is started, exactly as `tapir check` reports it
-        return _refused(name, header, checked.render(policy), "check", warnings, source)
+        first = next((d.span.line for d in blocking if d.span is not None), None)
+        return _refused(name, header, checked.render(policy), "check", warnings, source, first)
     if checked.document is None:
         return _refused(name, header, f"{name}: no app document: pass --doc APP.yaml, start the script with a "
                         "comment such as `# doc: app.yaml`, or map it in tapir.toml [documents]", "UsageError",

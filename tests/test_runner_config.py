@@ -4,6 +4,7 @@ tags, shards, reports written where the project says)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -136,6 +137,10 @@ def test_tapir_test_reports_every_outcome_and_exits_1_when_one_failed(project: P
     assert "1 passed, 1 failed, 1 error, 1 skipped" in out
     xml = JUnitXml.fromfile(str(project / "r" / "junit.xml"))
     assert (xml.tests, xml.failures, xml.errors, xml.skipped) == (4, 1, 1, 1)
+    data = json.loads((project / "r" / "run.json").read_text())
+    refused = next(s for s in data["scripts"] if s["script"] == "flows/c_refused.tap")
+    [attempt] = refused["attempts"]
+    assert (attempt["category"], attempt["kind"], attempt["line"], attempt["device"]) == ("check", "error", 2, None)
     # a failure without a device leaves its error and the script in the artifacts
     kept = project / "tapir-artifacts" / "flows__b_fail"
     assert "x is 2" in (kept / "error.txt").read_text() and (kept / "script.tap").read_text() == FAILING
