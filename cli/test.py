@@ -139,7 +139,8 @@ def _settings(args: argparse.Namespace, config: ProjectConfig | None) -> tuple[l
     options = RunOptions(
         devices=tuple(devices), jobs=jobs, doc=args.doc, budgets=budgets, retries=retries,
         reset=args.reset if args.reset is not None else bool(config and config.test.reset),
-        screenshots=bool(args.screenshots or reports.html), artifacts=Path(artifacts),
+        screenshots=bool(args.screenshots or reports.html), thumbnails=reports.html is not None,
+        artifacts=Path(artifacts),
         trace_dir=Path(args.trace_dir) if args.trace_dir else None,
     )
     paths = args.paths or [str(p) for p in (config.test.paths if config else ())] or ["."]

@@ -3,6 +3,7 @@
     from tapir.runner import RunOptions, collect, run_tests, junit_xml, report_html
 
     run = run_tests(collect(["samples/"]), RunOptions(devices=("sim",), jobs=2, retries=1))
+    Path("report.html").write_text(report_html(run))   # screenshots=True, thumbnails=True: every screen
     run.summary()                        # '80 passed in 20.0 s'
     Path("junit.xml").write_text(junit_xml(run))
 

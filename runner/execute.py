@@ -10,8 +10,9 @@ that the script starts from its launch screen; ``reset`` clears the app's data i
 clear``, then a launch). When the script fails after reaching the device, the screen and the
 last hierarchy dump the runtime read are saved next to the trace (``screenshot.png``,
 ``hierarchy.xml``) before the device is released. With ``screenshots`` on, a screenshot is taken
-at the start and after every call that sent input or failed (``shots/``), and each is made into
-a thumbnail for the HTML report here, in the worker, while other slots wait on their devices.
+at the start and after every call that sent input or failed (``shots/``); with ``thumbnails``
+each is made into a thumbnail for the HTML report here, in the worker, while other slots wait on
+their devices.
 """
 
 from __future__ import annotations
@@ -61,8 +62,10 @@ class AttemptOptions:
     budgets: Budgets = field(default_factory=Budgets)
     #: Clear the app's data before the script (``pm clear``).
     reset: bool = False
-    #: A screenshot after every call that sent input (for the HTML report).
+    #: A screenshot after every call that sent input or failed.
     screenshots: bool = False
+    #: Thumbnails of them for the HTML report (made here, in the worker).
+    thumbnails: bool = False
 
 
 class _Tee:
@@ -126,7 +129,8 @@ def run_attempt(script: PreparedScript, slot: Slot, number: int, options: Attemp
     steps = tuple(Step.from_record(i, r) for i, r in enumerate(lines, 1))
     start = next((r.get("screenshot") for r in records if r.get("event") == "session"), None)
     shots = folder / "shots"
-    if options.screenshots:
+    thumbnails = options.screenshots and options.thumbnails
+    if thumbnails:
         steps = _with_thumbnails(steps, shots)
     return Attempt(
         number=number, ok=error is None, seconds=seconds, device=slot.name,
@@ -137,9 +141,9 @@ def run_attempt(script: PreparedScript, slot: Slot, number: int, options: Attemp
         printed=tuple(result.printed), steps=steps, actions=result.actions,
         dumps=stats.dumps if stats else 0, device_actions=stats.device_actions if stats else 0,
         start_screenshot=start if isinstance(start, str) else None,
-        start_thumbnail=_thumb(shots / start) if options.screenshots and isinstance(start, str) else None,
+        start_thumbnail=_thumb(shots / start) if thumbnails and isinstance(start, str) else None,
         folder=folder, screenshot=screenshot, hierarchy=hierarchy, trace=trace_path.name,
-        screenshot_image=_thumb(folder / screenshot, 540) if screenshot else None,
+        screenshot_image=_thumb(folder / screenshot, 540) if screenshot and options.thumbnails else None,
     )
 
 

@@ -60,8 +60,10 @@ class RunOptions:
     budgets: Budgets = field(default_factory=Budgets)
     retries: int = 0
     reset: bool = False
-    #: A screenshot after each step (the HTML report needs them).
+    #: A screenshot after each step, kept with a failed script's artifacts.
     screenshots: bool = False
+    #: Thumbnails of the screenshots for the HTML report (``report_html`` shows them).
+    thumbnails: bool = False
     #: Where failed scripts' files are kept; None: nowhere (tests of the runner).
     artifacts: Path | None = None
     #: Keep every script's trace as ``<trace_dir>/<script>.jsonl``.
@@ -168,7 +170,7 @@ def run_prepared(script: PreparedScript, slot: Slot, options: RunOptions, work: 
     """Run a checked script on ``slot``, retried up to ``options.retries`` times; its files go
     under ``work/<slug>/`` and, for failed attempts, ``options.artifacts/<slug>/``."""
     attempts: list[Attempt] = []
-    settings = AttemptOptions(options.budgets, options.reset, options.screenshots)
+    settings = AttemptOptions(options.budgets, options.reset, options.screenshots, options.thumbnails)
     for number in range(1, options.retries + 2):
         attempt = run_attempt(script, slot, number, settings, work / slug / f"attempt-{number}", on_step)
         attempts.append(attempt)
