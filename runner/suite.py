@@ -220,7 +220,8 @@ def run_tests(
         try:
             options.trace_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise UsageError(f"--trace-dir: cannot make {options.trace_dir}: {exc.strerror or exc}") from None
+            reason = exc.strerror or exc
+            raise UsageError(f"--trace-dir: cannot make the folder {options.trace_dir}: {reason}") from None
     from tapir.service import Workspace
 
     ws = Workspace()

@@ -28,8 +28,9 @@ def _plugin_args() -> list[str]:
     return [] if installed else ["-p", PLUGIN]
 
 
-def pytest_run(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, ADBUTILS_ADB_PATH="/bin/false", PYTHONDONTWRITEBYTECODE="1")
+def pytest_run(*args: str, cwd: Path, timeout: float = 600, env: dict[str, str] | None = None
+               ) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, ADBUTILS_ADB_PATH="/bin/false", PYTHONDONTWRITEBYTECODE="1", **(env or {}))
     env.pop("PYTEST_XDIST_WORKER", None)
     env.pop("PYTEST_XDIST_WORKER_COUNT", None)
     env.pop("PYTEST_ADDOPTS", None)
@@ -167,3 +168,19 @@ def test_more_workers_than_phones_is_a_usage_error(tmp_path: Path) -> None:
     result = pytest_run("flows", "-n", "2", "--tapir-device", "emulator-5554", cwd=tmp_path, timeout=300)
     assert result.returncode != 0
     assert "2 xdist workers for 1 devices" in result.stdout + result.stderr
+
+
+@pytest.mark.adb
+@pytest.mark.timeout(300)
+def test_a_device_given_by_serial_runs_the_scripts(adb_port: int, tmp_path: Path) -> None:
+    from tapir.runtime.sim.apps import get_app
+    from tapir.runtime.sim.launch import start_sim
+
+    _write(tmp_path, {"flows/play.tap": (SAMPLES / "music" / "play_song.tap").read_text().replace(
+        "# doc: music.yaml", f"# doc: {MUSIC}")})
+    with start_sim([get_app("music")], adb_port=adb_port, foreground="org.tapir.music") as phone:
+        result = pytest_run("flows", "--tapir-device", phone.serial, "--tapir-reset", "-rA", cwd=tmp_path,
+                            timeout=300, env={"ANDROID_ADB_SERVER_PORT": str(adb_port)})
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "1 passed" in result.stdout and "now playing: Lanterns" in result.stdout
+        assert phone.device.app("org.tapir.music").state.playing  # it ran there

@@ -189,3 +189,19 @@ def test_reset_clears_the_app_on_a_device_given_by_serial(adb_port: int, tmp_pat
         [reset] = run_tests([check], RunOptions(devices=(sim.serial,), reset=True)).results
         assert reset.status == "passed", reset.error
         assert sim.device.app("org.tapir.music").state.playlists[0].name == "Favourites"
+
+
+@pytest.mark.timeout(300)
+def test_several_devices_given_by_serial_share_the_scripts(adb_port: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tapir.runtime.sim.apps import get_app
+    from tapir.runtime.sim.launch import start_sim
+
+    scripts = [SAMPLES / "music" / name for name in ("play_song.tap", "dark_theme.tap", "shuffle_playlist.tap",
+                                                      "rename_playlist.tap")]
+    with start_sim([get_app("music")], adb_port=adb_port, foreground="org.tapir.music") as one, \
+            start_sim([get_app("music")], adb_port=adb_port, foreground="org.tapir.music") as two:
+        monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(adb_port))
+        run = run_tests(scripts, RunOptions(devices=(one.serial, two.serial), reset=True))
+    assert run.ok, [r.error for r in run.results]
+    assert run.devices == (one.serial, two.serial)
+    assert {r.attempts[0].device for r in run.results} == {one.serial, two.serial}  # both phones took scripts
