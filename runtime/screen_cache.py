@@ -41,6 +41,8 @@ class ScreenCache:
         self._t0 = clock()
         #: The last dump (None before the first).
         self.current: Observation | None = None
+        #: The XML of the last dump, as the device sent it (failure artifacts keep it).
+        self.last_xml: str | None = None
         self._dumped_at = 0.0
         #: Bumped by every input but a list swipe, and by a fresh dump of a changed screen.
         self.generation = 0
@@ -87,6 +89,7 @@ class ScreenCache:
 
     def _dump(self) -> Observation:
         xml = self.device.dump_hierarchy()
+        self.last_xml = xml
         self._dumped_at = self.clock()
         self.stats.dumps += 1
         try:
