@@ -24,7 +24,7 @@ from tapir.dsl.errors import TapirError, UsageError
 __all__ = ["COMMANDS", "main"]
 
 #: The command modules, in the order of `tapir --help`.
-COMMANDS: tuple[str, ...] = ("check", "run", "test", "doc", "compile", "sim")
+COMMANDS: tuple[str, ...] = ("check", "run", "test", "doc", "compile", "sim", "gen", "model")
 
 
 def _build_parser() -> argparse.ArgumentParser:

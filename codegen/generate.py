@@ -215,13 +215,17 @@ class Generator:
                 return Failure(category, issue.message, issue.line, _line(script, issue.line), None, "check")
         return None
 
-    def solve(self, task: str, *, device: Any = None, budget: Budget | None = None,
+    def solve(self, task: str, *, device: Any = None, screen: ScreenInfo | None = None, budget: Budget | None = None,
               on_round: Callable[[Round], None] | None = None, exclude_example: str | None = None,
               output: Callable[[str], None] | None = None) -> SolveResult:
-        """Generate, check, run (with ``device``, a ``DeviceSession``) and repair within ``budget``."""
+        """Generate, check, run (with ``device``, a ``DeviceSession``) and repair within ``budget``.
+
+        Without a device, ``screen`` (if given) is shown as the current screen and only the
+        static check can send a script back."""
         budget = budget or Budget()
         result = SolveResult(task)
-        screen = device.screen() if device is not None else None
+        if device is not None:
+            screen = device.screen()
         note: RepairNote | None = None
         previous = ""
         while True:
