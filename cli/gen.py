@@ -45,8 +45,10 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--token-budget", type=int, default=20_000, metavar="N",
                    help="prompt tokens computed plus tokens generated, over all rounds (20,000)")
     p.add_argument("--max-tokens", type=int, default=400, metavar="N", help="tokens one answer may have (400)")
+    p.add_argument("--prefix-examples", type=int, default=8, metavar="N",
+                   help="examples (from APP.examples.yaml beside the document) kept in the cached prompt prefix (8)")
     p.add_argument("--examples", type=int, default=2, metavar="K",
-                   help="in-context examples retrieved from the document's folder (2)")
+                   help="more examples retrieved per task by similarity, from the rest of the pool (2)")
     p.add_argument("--prompt-style", default="described", choices=("described", "names"),
                    help="elements with their descriptions, or names only (the paper's compressed form)")
     p.add_argument("--no-grammar", action="store_true", help="do not constrain the answer")
@@ -56,8 +58,9 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--cache-dir", metavar="DIR", help="where prefix states are kept (default ~/.cache/tapir/prefix)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write prefix states on disk")
     p.add_argument("-o", "--output", metavar="FILE.tap",
-                   help="also write the script to FILE.tap, with a `# doc:` first line so `tapir run` finds the document")
-    p.add_argument("--report", metavar="FILE.json", help="write every round (prompt sizes, answer, failure, diff) as JSON")
+                   help="also write the script to FILE.tap, with a `# doc:` first line for `tapir run`")
+    p.add_argument("--report", metavar="FILE.json",
+                   help="write every round (prompt sizes, answer, failure, diff) as JSON")
     p.set_defaults(handler=_cmd_gen)
 
 
@@ -83,10 +86,14 @@ def _backend(args: argparse.Namespace) -> Any:
     else:
         found = default_model()
         if found is None:
-            raise UsageError("no model is installed", hint="tapir model install qwen2.5-coder-1.5b (or pass --model "
-                                                           "PATH.gguf, or --url for a model server)")
+            raise UsageError("no model is installed", hint="tapir model install qwen2.5-coder-1.5b "
+                                                           "(or --model PATH.gguf, or --url for a model server)")
         path = found[1]
-    cache: Any = False if args.no_cache else (Path(args.cache_dir) / "prefix" if args.cache_dir else True)
+    cache: Any = True
+    if args.no_cache:
+        cache = False
+    elif args.cache_dir:
+        cache = Path(args.cache_dir) / "prefix"
     return LlamaCppBackend(path, n_ctx=args.ctx, n_threads=args.threads, cache_dir=cache)
 
 
@@ -104,8 +111,8 @@ def _cmd_gen(args: argparse.Namespace) -> int:
     check_device_flag(args.device)
     if args.run and not args.device:
         raise UsageError("--run needs a device (--device SERIAL, sim or sim:APP)")
-    if args.examples < 0:
-        raise UsageError("--examples must be 0 or more")
+    if args.examples < 0 or args.prefix_examples < 0:
+        raise UsageError("--examples and --prefix-examples must be 0 or more")
     if not args.task.strip():
         raise UsageError("the task is empty: say in words what the script should do")
     doc_path = Path(args.doc)
@@ -113,7 +120,8 @@ def _cmd_gen(args: argparse.Namespace) -> int:
         raise UsageError(f"--doc: no such file: {args.doc}")
     doc = L.load_document(doc_path)
     backend = _backend(args)
-    config = GenConfig(max_tokens=args.max_tokens, examples=args.examples, temperature=args.temperature,
+    config = GenConfig(max_tokens=args.max_tokens, examples=args.examples, prefix_examples=args.prefix_examples,
+                       temperature=args.temperature,
                        constrained=not args.no_grammar, style=args.prompt_style)
     gen = Generator(doc, backend, examples=ExampleStore.for_document(doc_path, L.symbols(doc)), config=config)
     device = None

@@ -91,7 +91,8 @@ SAMPLE_TASKS: tuple[SampleTask, ...] = (
     SampleTask("music-delete-playlist", "music", "Delete the playlist Favourites",
                lambda a: _playlist(a.state, "Favourites") is None,
                '$playlists_screen__playlist_list.match("Favourites").tap()\n$playlist_screen__more_options_button.tap()\n'
-               '$playlist_menu__options.match("Delete playlist").tap()\n$delete_playlist_dialog__delete_button.tap()\n'),
+               '$playlist_menu__options.match("Delete playlist").tap()\n'
+               "$delete_playlist_dialog__delete_button.tap()\n"),
     SampleTask("music-play-playlist", "music", "Play all songs of the Favourites playlist",
                lambda a: a.state.playing and a.state.now_playing in _playlist(a.state, "Favourites").songs,
                '$playlists_screen__playlist_list.match("Favourites").tap()\n$playlist_screen__play_all_button.tap()\n'),
@@ -138,14 +139,16 @@ SAMPLE_TASKS: tuple[SampleTask, ...] = (
                lambda a: (c := _contact(a.state, "Ada", "Lovelace")) is not None and c.phone == "+44 20 5550 1815",
                '$contacts_screen__add_contact_button.tap()\n$edit_contact_screen__first_name_input.set_text("Ada")\n'
                '$edit_contact_screen__last_name_input.set_text("Lovelace")\n'
-               '$edit_contact_screen__phone_input.set_text("+44 20 5550 1815")\n$edit_contact_screen__save_button.tap()\n'),
+               '$edit_contact_screen__phone_input.set_text("+44 20 5550 1815")\n'
+               "$edit_contact_screen__save_button.tap()\n"),
     SampleTask("contacts-sort", "contacts", "Sort the contacts by last name",
                lambda a: a.state.sort == "Last name",
                '$contacts_screen__more_options_button.tap()\n$main_menu__options.match("Sort by").tap()\n'
                '$sort_dialog__sort_options.match("Last name").tap()\n'),
     SampleTask("contacts-call", "contacts", "Call Carlos Mendoza",
                lambda a: _contact(a.state, "Carlos", "Mendoza").phone in a.state.calls,
-               '$contacts_screen__contact_list.match("Carlos Mendoza").tap()\n$contact_details_screen__call_button.tap()\n'),
+               '$contacts_screen__contact_list.match("Carlos Mendoza").tap()\n'
+               "$contact_details_screen__call_button.tap()\n"),
     SampleTask("contacts-delete", "contacts", "Delete the contact Felix Braun",
                lambda a: _contact(a.state, "Felix", "Braun") is None,
                '$contacts_screen__contact_list.match("Felix Braun").tap()\n'
@@ -157,7 +160,8 @@ SAMPLE_TASKS: tuple[SampleTask, ...] = (
                '$edit_contact_screen__phone_input.set_text("+1 555 0177")\n$edit_contact_screen__save_button.tap()\n'),
     SampleTask("contacts-favourite", "contacts", "Mark Chen Wei as a favourite",
                lambda a: _contact(a.state, "Chen", "Wei").favourite is True,
-               '$contacts_screen__contact_list.match("Chen Wei").tap()\n$contact_details_screen__favourite_button.tap()\n'),
+               '$contacts_screen__contact_list.match("Chen Wei").tap()\n'
+               "$contact_details_screen__favourite_button.tap()\n"),
     # -- notes ------------------------------------------------------------------------------
     SampleTask("notes-tick-milk", "notes", "Tick Milk on the shopping list",
                lambda a: _item(a.state, "Shopping list", "Milk").checked is True,

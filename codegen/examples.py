@@ -113,6 +113,10 @@ class ExampleStore:
                         if not any(i.is_error for i in L.check(e.script, table))]  # type: ignore[arg-type]
         return cls(examples)
 
+    def split(self, standing: int) -> tuple[list[Example], ExampleStore]:
+        """The first ``standing`` examples (for the prompt prefix) and a store of the rest (to retrieve from)."""
+        return self.examples[:standing], ExampleStore(self.examples[standing:])
+
     def retrieve(self, task: str, k: int = 2, *, exclude: str | None = None) -> list[Example]:
         """The ``k`` examples most similar to ``task``, in pool order (stable prompts for caching).
 

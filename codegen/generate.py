@@ -49,7 +49,8 @@ _CHECK_CODES = {
 @dataclass(frozen=True)
 class GenConfig:
     max_tokens: int = 400
-    #: In-context examples retrieved per task.
+    #: Examples placed in the prompt prefix (the pool's first ones), and retrieved per task from the rest.
+    prefix_examples: int = 8
     examples: int = 2
     temperature: float = 0.0
     seed: int = 0
@@ -179,9 +180,10 @@ class Generator:
         self.doc = doc
         self.backend = backend
         self.config = config or GenConfig()
-        self.examples = examples or ExampleStore([])
+        pool = examples or ExampleStore([])
+        self.standing, self.examples = pool.split(self.config.prefix_examples)
         self.table = L.symbols(doc)
-        self._prefix = render_prefix(doc, self.config.style)
+        self._prefix = render_prefix(doc, self.config.style, self.standing)
         self._grammar = answer_grammar(doc).to_gbnf() if self.config.constrained else None
 
     @property
@@ -190,6 +192,8 @@ class Generator:
 
     def prompt(self, task: str, *, screen: ScreenInfo | None = None, repair: RepairNote | None = None,
                exclude_example: str | None = None) -> Prompt:
+        # exclude_example (leave-one-out evaluation) cannot take a standing example out of the
+        # prefix; evaluation tasks are kept apart from the example pool instead.
         examples = self.examples.retrieve(task, self.config.examples, exclude=exclude_example)
         return build_prompt(self.doc, task, examples=examples, screen=screen, repair=repair,
                             style=self.config.style, prefix=self._prefix)

@@ -37,6 +37,10 @@ _LOG_CALLBACK: Any = None
 
 
 def require_llama_cpp() -> Any:
+    # llama.cpp's OpenMP threads spin at every barrier by default; on a CPU shared with other work
+    # (a laptop, CI, two cores) that made decoding 10-40x slower in our measurements. Sleeping
+    # waits cost little when the CPU is idle. Read once, when the OpenMP runtime loads.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         import llama_cpp
     except ImportError as exc:

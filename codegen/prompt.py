@@ -4,13 +4,15 @@ A prompt is a system message (the instruction) and a user message in two parts:
 
 * the **prefix**, the same for every task on one document: the language's API (printed from the
   registry), the document's elements by screen (name, kind, a short description, options,
-  where they lead, a list's item children), usage notes and the answer format. Its model state
-  is computed once and reused (``tapir.codegen.prefix_cache``);
-* the **rest**, per task: retrieved examples, the current screen (when a device is connected),
-  the task, and in a repair round the failed script with its error.
+  where they lead, a list's item children), usage notes, the answer format and the document's
+  standing examples. Its model state is computed once and reused (``tapir.codegen.prefix_cache``);
+* the **rest**, per task: examples retrieved for this task, the current screen (when a device is
+  connected), the task, and in a repair round the failed script with its error.
 
-Examples go after the prefix so that it stays cacheable; they are ordered by their place in the
-example pool (not by score), so two tasks that retrieve the same examples share them too.
+A small example pool (the hand-written ones) fits in the prefix whole, where it costs nothing per
+task; from a larger pool (synthesised pairs) the most similar examples are retrieved per task and
+placed after the prefix, so that it stays cacheable. Retrieved examples are ordered by their place
+in the pool (not by score), so two tasks that retrieve the same examples share them too.
 
     p = build_prompt(doc, "Play the song Lanterns", examples=[...], screen=None)
     p.system, p.prefix, p.rest
@@ -43,11 +45,16 @@ Elements: <the elements the script uses, e.g. $screen__element, $screen__other>
 <the script>
 ```"""
 
-_RULES = """Rules:
-- Write an element as $ and its name. An element is not a value: call a method on it, or use a list in `for`, `len()`, `[index]` or `.match()`.
-- The runtime finds each element's screen by itself (it taps through the app), so the script only names the elements the task needs, in order.
-- Items of a list are reached with `$list[index]`, `$list.match("text")` or `for item in $list:`; act on a part of one item by passing a child element: `item.tap($child)`, `item.get_text($child)`.
-- `print()` what the task asks to find out."""
+_RULES = "\n".join([
+    "Rules:",
+    "- Write an element as $ and its name. An element is not a value: call a method on it, or use a list in "
+    "`for`, `len()`, `[index]` or `.match()`.",
+    "- The runtime finds each element's screen by itself (it taps through the app), so the script only names "
+    "the elements the task needs, in order.",
+    "- Items of a list are reached with `$list[index]`, `$list.match(\"text\")` or `for item in $list:`; act on "
+    "a part of one item by passing a child element: `item.tap($child)`, `item.get_text($child)`.",
+    "- `print()` what the task asks to find out.",
+])
 
 
 @dataclass(frozen=True)
@@ -133,9 +140,9 @@ def _element_line(doc: L.AppDocument, e: L.Element, style: str) -> str:
     return " ".join(parts)
 
 
-def render_prefix(doc: L.AppDocument, style: str = "described") -> str:
+def render_prefix(doc: L.AppDocument, style: str = "described", examples: Sequence[Example] = ()) -> str:
     """The document part of the prompt (``described``: with descriptions; ``names``: the paper's
-    compressed form, element names only)."""
+    compressed form, element names only), with the standing ``examples``."""
     lines = ["In the script, except for the common Python control flow (for, if-else, function def/calls, etc.), "
              "you can use the following APIs:"]
     lines += _api_lines()
@@ -147,6 +154,10 @@ def render_prefix(doc: L.AppDocument, style: str = "described") -> str:
     if doc.notes:
         lines += ["", "Notes: " + " ".join(doc.notes.split())]
     lines += ["", _ANSWER, ""]
+    if examples:
+        lines.append("Examples of tasks and answers:")
+        lines += [_example_block(ex) for ex in examples]
+        lines.append("")
     return "\n".join(lines) + "\n"
 
 
@@ -157,10 +168,11 @@ def _example_block(ex: Example) -> str:
 def build_prompt(doc: L.AppDocument, task: str, *, examples: Sequence[Example] = (),
                  screen: ScreenInfo | None = None, repair: RepairNote | None = None,
                  style: str = "described", prefix: str | None = None) -> Prompt:
-    """The whole prompt for one task (``prefix`` may be given when already rendered)."""
+    """The whole prompt for one task; ``examples`` are the retrieved ones (the standing examples
+    are part of ``prefix``, which may be given when already rendered)."""
     rest: list[str] = []
     if examples:
-        rest.append("Examples of tasks and answers:")
+        rest.append("More examples:")
         rest += [_example_block(ex) for ex in examples]
         rest.append("")
     if screen is not None:

@@ -38,8 +38,8 @@ MAX_DEPTH = 3
 #: Deepest bracket nesting inside one expression.
 MAX_NESTING = 3
 #: Statements in one block at most (the top level: ``MAX_STATEMENTS``).
-MAX_BLOCK = 12
-MAX_STATEMENTS = 30
+MAX_BLOCK = 8
+MAX_STATEMENTS = 20
 #: The script is fenced like code in the model's training data: models close a fence reliably.
 ANSWER_FENCE = "```python\n"
 _CLOSE_FENCE = "```"
@@ -63,7 +63,8 @@ def split_answer(text: str) -> AnswerParts:
     Tolerant of unconstrained answers (an HTTP server without grammar support): a missing plan
     or element line is empty, and text without a fence is taken as the script.
     """
-    plan, elements, script = "", (), text
+    plan, script = "", text
+    elements: tuple[str, ...] = ()
     head, sep, rest = text.partition(ANSWER_FENCE)
     if not sep:
         head, sep, rest = text.partition("```\n")
@@ -141,7 +142,8 @@ class _Builder:
     def literals(self) -> None:
         g = self.g
         # No leading zeros: Tapir refuses `07` like Python 3 does.
-        g.rule("number", seq(alt("0", seq(chars("1-9"), rep(chars("0-9"), 0, 5))), opt(seq(".", rep(chars("0-9"), 1, 3)))))
+        whole = alt("0", seq(chars("1-9"), rep(chars("0-9"), 0, 5)))
+        g.rule("number", seq(whole, opt(seq(".", rep(chars("0-9"), 1, 3)))))
         dq = chars('^"\\\\\\n', pool=string.ascii_letters + " ,:'-")
         sq = chars("^'\\\\\\n", pool=string.ascii_letters + ' ,:"-')
         g.rule("string", alt(seq('"', rep(dq, 0, 60), '"'), seq("'", rep(sq, 0, 60), "'")))
@@ -149,7 +151,8 @@ class _Builder:
         g.rule("fstring", seq('f"', rep(alt(fq, seq("{", ref("name"), "}")), 0, 60), '"'))
         # What `match` and `[i]` take: the registry's types (str | dict; int), as literals or names.
         integer = alt("0", seq(chars("1-9"), rep(chars("0-9"), 0, 3)))
-        g.rule("index", alt(seq(opt("-"), integer), seq(ref("name"), opt(seq(alt(" + ", " - "), alt(integer, ref("name")))))))
+        offset = opt(seq(alt(" + ", " - "), alt(integer, ref("name"))))
+        g.rule("index", alt(seq(opt("-"), integer), seq(ref("name"), offset)))
         flag = alt("True", "False", ref("string"))
         g.rule("query", alt(ref("string"), ref("fstring"), ref("name"),
                             seq("{", ref("string"), ": ", flag, rep(seq(", ", ref("string"), ": ", flag), 0, 2), "}")))
@@ -185,10 +188,10 @@ class _Builder:
         g.rule("list-ref", alt(*listrefs) if listrefs else lit("[]"))
         every = [f"${e.name}" for e in self.elements]
         g.rule("elem-name", alt(*every) if every else lit("$none"))
-        kids = [f"${c.name}" for c in self.elements if c.item_of is not None]
+        child_names = [f"${c.name}" for c in self.elements if c.item_of is not None]
         # A loop variable (an item of some list) may be given any child element; the checker
         # reports a child of the wrong list, which the grammar cannot tell from a plain variable.
-        g.rule("any-child", alt(*kids) if kids else lit("None"))
+        g.rule("any-child", alt(*child_names) if child_names else lit("None"))
 
     def method_call(self, method: str, child_rule: str | None, arg: str) -> Node:
         entry = next(m for m in L.element_methods() if m.name == method)
@@ -231,7 +234,7 @@ class _Builder:
             g.rule(f"term-{e}", seq(ref(f"factor-{e}"),
                                     rep(seq(alt(" * ", " / ", " // ", " % "), ref(f"factor-{e}")), 0, 3)))
             g.rule(f"factor-{e}", seq(opt("-"), ref(f"primary-{e}")))
-            atoms: list[Node] = [ref("string"), ref("fstring"), "True", "False", "None"]
+            atoms: list[Node | str] = [ref("string"), ref("fstring"), "True", "False", "None"]
             if inner is None:
                 atoms += [ref("name"), ref("number")]
                 g.rule(f"primary-{e}", alt(*atoms))
@@ -269,7 +272,7 @@ class _Builder:
                                 seq(ref("name"), "(", opt(args), ")"),
                                 seq(ref("name"), ref("method-1"))))
         g.rule("assert-stmt", seq("assert ", ref("test-1"), opt(seq(", ", ref("test-1")))))
-        g.rule("comment", seq("# ", rep(chars("^\\n", pool=string.ascii_letters + " "), 0, 100), "\n"))
+        g.rule("comment", seq("# ", rep(chars("^\\n", pool=string.ascii_letters + " "), 0, 80), "\n"))
         for depth in range(MAX_DEPTH + 1):
             for in_loop in (False, True):
                 for in_func in (False, True):
@@ -291,12 +294,12 @@ class _Builder:
         return ref(name)
 
     def statement_rules(self, depth: int, in_loop: bool, in_func: bool) -> None:
-        simple: list[Node] = [ref("call-stmt"), ref("assign"), ref("assert-stmt"), "pass"]
+        simple: list[Node | str] = [ref("call-stmt"), ref("assign"), ref("assert-stmt"), "pass"]
         if in_loop:
             simple += ["break", "continue"]
         if in_func:
             simple.append(seq("return", opt(seq(" ", ref("test-1")))))
-        options: list[Node] = [seq(alt(*simple), "\n")]
+        options: list[Node | str] = [seq(alt(*simple), "\n")]
         if depth < MAX_DEPTH:
             ind = _INDENT * depth
             d = depth + 1
@@ -326,7 +329,7 @@ class _Builder:
         script = seq(ANSWER_FENCE, ref("body"), _CLOSE_FENCE)
         if with_plan:
             plan_char = chars("^\\n`", pool=string.ascii_letters + " ,")
-            self.g.rule("root", seq("Plan: ", rep(plan_char, 3, 160), "\n",
+            self.g.rule("root", seq("Plan: ", rep(plan_char, 3, 100), "\n",
                                     "Elements: ", ref("elem-name"), rep(seq(", ", ref("elem-name")), 0, 7), "\n",
                                     script))
         else:
