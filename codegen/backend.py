@@ -72,7 +72,8 @@ class Usage:
 class Completion:
     text: str
     usage: Usage
-    #: ``stop`` (the model ended the answer) or ``length`` (``max_tokens`` ran out).
+    #: ``stop`` (the model ended the answer), ``closed`` (a constrained answer was brought to an end
+    #: near ``max_tokens``: complete, but shorter than the model wanted) or ``length`` (cut off).
     finish: str = "stop"
 
 

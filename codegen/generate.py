@@ -114,6 +114,9 @@ class Round:
         head = (f"round {self.index}: {u.generated_tokens} tokens generated, {u.prompt_tokens:,} in the prompt "
                 f"({cached} cached, prefix from {u.cache}); {u.latency_s:.1f} s"
                 + (f", first token {u.ttft_s:.2f} s" if u.ttft_s is not None else ""))
+        finish = self.generation.completion.finish
+        if finish != "stop":
+            head += " (answer closed at the token limit)" if finish == "closed" else " (answer cut off)"
         status = "ok" if self.failure is None else f"{self.failure.stage} failed: {self.failure.describe()}"
         changed = ""
         if self.diff:

@@ -33,6 +33,8 @@ from tapir.dsl.errors import UsageError
 __all__ = ["LlamaCppBackend", "quiet_llama_logs", "require_llama_cpp", "safe_model_params"]
 
 _SENTINEL = "\u2063TAPIR-PREFIX-END\u2063"
+#: Tokens before ``max_tokens`` from which a constrained answer is brought to an end (see ``_Decoder``).
+_CLOSING_RESERVE = 48
 _LOG_CALLBACK: Any = None
 
 
@@ -229,6 +231,12 @@ class LlamaCppBackend:
             io = time.perf_counter() - t0
         return "cold", io
 
+    def forget(self) -> None:
+        """Drop the model state kept in memory (the next call starts cold, or from the disk cache)."""
+        if self._llm is not None:
+            self._llm.reset()
+            self._llm._ctx.kv_cache_seq_rm(-1, 0, -1)
+
     def warm(self, request: Request) -> str:
         """Compute or load the request's prefix now (a server warming up); returns where it came from."""
         tokens, n_prefix = self.prompt_tokens(request)
@@ -254,13 +262,14 @@ class LlamaCppBackend:
         out: list[int] = []
         ttft = None
         finish = "length"
+        closing_at = max(request.max_tokens - _CLOSING_RESERVE, request.max_tokens // 2)
         try:
             while len(out) < request.max_tokens:
-                tok = decoder.next_token()
+                tok = decoder.next_token(closing=len(out) >= closing_at)
                 if ttft is None:
                     ttft = time.perf_counter() - t0
                 if tok is None:
-                    finish = "stop"
+                    finish = "closed" if decoder.closed else "stop"
                     break
                 out.append(tok)
                 llm.eval([tok])
@@ -293,6 +302,11 @@ class _Decoder:
     the grammar accepts, so the unconstrained best is tried first and the whole vocabulary is
     masked only when the grammar rejects it (what llama.cpp's own ``common_sampler`` does). The
     result is the same token as masking first. Returns None at the end of the answer.
+
+    Near the token limit (``closing``), a constrained answer is ended rather than cut: wherever
+    the grammar accepts a newline (the end of a statement) or the closing fence, that token is
+    taken. The script is then shorter than the model wanted, but it parses; the completion says
+    ``closed``.
     """
 
     def __init__(self, llm: Any, request: Request) -> None:
@@ -313,6 +327,12 @@ class _Decoder:
                 raise UsageError("llama.cpp refused the answer grammar (a bug in the grammar builder)")
         self._all = (llama_cpp.llama_token_data * self.n_vocab)()
         self._one = (llama_cpp.llama_token_data * 1)()
+        self.closed = False
+        self._enders = [t for t in (self._single("```"), self._single("\n")) if t is not None]
+
+    def _single(self, text: str) -> int | None:
+        toks = self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+        return int(toks[0]) if len(toks) == 1 else None
 
     def _logits(self) -> Any:
         ptr = self.low.llama_get_logits_ith(self.llm._ctx.ctx, -1)
@@ -336,9 +356,15 @@ class _Decoder:
         self.low.llama_sampler_apply(self.grammar, ctypes.byref(arr))
         return view[1::3].copy()
 
-    def next_token(self) -> int | None:
+    def next_token(self, *, closing: bool = False) -> int | None:
         np = self.np
         logits = self._logits()
+        if closing and self.grammar is not None:
+            for tok in self._enders:
+                if self._accepts(tok, float(logits[tok])):
+                    self.closed = True
+                    self.low.llama_sampler_accept(self.grammar, tok)
+                    return tok
         if self.temperature <= 0:
             tok = int(np.argmax(logits))
             if self.grammar is not None and not self._accepts(tok, float(logits[tok])):

@@ -144,10 +144,11 @@ class _Builder:
         # No leading zeros: Tapir refuses `07` like Python 3 does.
         whole = alt("0", seq(chars("1-9"), rep(chars("0-9"), 0, 5)))
         g.rule("number", seq(whole, opt(seq(".", rep(chars("0-9"), 1, 3)))))
-        dq = chars('^"\\\\\\n', pool=string.ascii_letters + " ,:'-")
-        sq = chars("^'\\\\\\n", pool=string.ascii_letters + ' ,:"-')
+        # No backticks in strings or comments: a fence inside the script would end it early.
+        dq = chars('^"\\\\\\n`', pool=string.ascii_letters + " ,:'-")
+        sq = chars("^'\\\\\\n`", pool=string.ascii_letters + ' ,:"-')
         g.rule("string", alt(seq('"', rep(dq, 0, 60), '"'), seq("'", rep(sq, 0, 60), "'")))
-        fq = chars('^"\\\\\\n{}', pool=string.ascii_letters + " ,:-")
+        fq = chars('^"\\\\\\n{}`', pool=string.ascii_letters + " ,:-")
         g.rule("fstring", seq('f"', rep(alt(fq, seq("{", ref("name"), "}")), 0, 60), '"'))
         # What `match` and `[i]` take: the registry's types (str | dict; int), as literals or names.
         integer = alt("0", seq(chars("1-9"), rep(chars("0-9"), 0, 3)))
@@ -272,7 +273,7 @@ class _Builder:
                                 seq(ref("name"), "(", opt(args), ")"),
                                 seq(ref("name"), ref("method-1"))))
         g.rule("assert-stmt", seq("assert ", ref("test-1"), opt(seq(", ", ref("test-1")))))
-        g.rule("comment", seq("# ", rep(chars("^\\n", pool=string.ascii_letters + " "), 0, 80), "\n"))
+        g.rule("comment", seq("# ", rep(chars("^\\n`", pool=string.ascii_letters + " "), 0, 80), "\n"))
         for depth in range(MAX_DEPTH + 1):
             for in_loop in (False, True):
                 for in_func in (False, True):

@@ -73,6 +73,7 @@ def test_random_answers_parse_and_name_only_legal_elements(doc: L.AppDocument) -
     for _ in range(25):
         answer = split_answer(g.sample(rng, max_depth=11))
         assert answer.plan and answer.elements and answer.script.strip()
+        assert "`" not in answer.script  # a fence inside the script would end it early
         assert L.parses(answer.script) is None, answer.script
         codes = {i.code for i in L.check(answer.script, table)}
         assert not codes & ELEMENT_CODES, (codes, answer.script)
