@@ -63,6 +63,9 @@ class Usage:
     counted_by: str = "estimate"
     #: Seconds spent loading (``disk``) or saving (``cold``) the prefix state, inside ``latency_s``.
     state_io_s: float = 0.0
+    #: CPU seconds this process spent on the call (all threads), when the backend computes locally:
+    #: unlike ``latency_s`` it does not grow when other programs share the CPU.
+    cpu_s: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in self.__dict__.items()}

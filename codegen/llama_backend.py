@@ -246,6 +246,7 @@ class LlamaCppBackend:
 
     def complete(self, request: Request) -> Completion:
         t0 = time.perf_counter()
+        c0 = time.process_time()
         tokens, n_prefix = self.prompt_tokens(request)
         llm = self._llm
         if len(tokens) + request.max_tokens > self.n_ctx:
@@ -277,10 +278,12 @@ class LlamaCppBackend:
             decoder.close()
         text = llm.detokenize(out).decode("utf-8", errors="replace")
         latency = time.perf_counter() - t0
+        # A prefix computed by this very call was not cached for it.
+        cached = 0 if source == "cold" else reused
         usage = Usage(
-            prompt_tokens=len(tokens), cached_tokens=reused, computed_tokens=len(tokens) - reused,
+            prompt_tokens=len(tokens), cached_tokens=cached, computed_tokens=len(tokens) - cached,
             generated_tokens=len(out), ttft_s=ttft, latency_s=latency, cache=source,
-            counted_by=f"model:{self.model_path.name}", state_io_s=io_s,
+            counted_by=f"model:{self.model_path.name}", state_io_s=io_s, cpu_s=time.process_time() - c0,
         )
         return Completion(text, usage, finish)
 

@@ -17,7 +17,8 @@ from tapir.dsl.errors import TapirError
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 MUSIC = str(SAMPLES / "music" / "music.yaml")
-GOOD = 'Plan: play it\nElements: $songs_screen__song_list\n```python\n$songs_screen__song_list.match("Lanterns").tap()\n```'
+GOOD = ('Plan: play it\nElements: $songs_screen__song_list\n```python\n'
+        '$songs_screen__song_list.match("Lanterns").tap()\n```')
 BAD = "Plan: oops\nElements: $songs_screen__song_list\n```python\n$songs_screen__song_list.set_text('x')\n```"
 
 
@@ -101,7 +102,8 @@ def _wheel(folder: Path, name: str, member: str, data: bytes) -> str:
     files = {
         member: data,
         f"{dist}-0.1.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n".encode(),
-        f"{dist}-0.1.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        f"{dist}-0.1.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+                                         b"Tag: py3-none-any\n",
     }
     record = []
     for fname, content in files.items():

@@ -112,6 +112,7 @@ def test_the_prefix_is_reused_by_the_next_task_and_after_a_restart(tmp_path: Pat
         b.close()  # type: ignore[attr-defined]
     prefix_tokens = b.count_tokens(first.prompt.prefix)  # type: ignore[attr-defined]
     assert first.usage.cache == "cold" and first.usage.state_io_s > 0
+    assert first.usage.cached_tokens == 0 and first.usage.computed_tokens == first.usage.prompt_tokens
     assert second.usage.cache == "memory"
     assert second.usage.cached_tokens is not None and second.usage.cached_tokens >= prefix_tokens
     assert second.usage.computed_tokens == second.usage.prompt_tokens - second.usage.cached_tokens
@@ -127,7 +128,8 @@ def test_the_prefix_is_reused_by_the_next_task_and_after_a_restart(tmp_path: Pat
         "from tapir.codegen.eval_tasks import document_path\n"
         f"b = LlamaCppBackend({str(MODEL)!r}, cache_dir=Path({str(cache)!r}), n_threads={THREADS})\n"
         "p = document_path('clock'); doc = L.load_document(p)\n"
-        "g = Generator(doc, b, examples=ExampleStore.for_document(p, L.symbols(doc)), config=GenConfig(max_tokens=320))\n"
+        "ex = ExampleStore.for_document(p, L.symbols(doc))\n"
+        "g = Generator(doc, b, examples=ex, config=GenConfig(max_tokens=320))\n"
         "out = g.generate('Start the stopwatch')\n"
         "print(json.dumps({'usage': out.usage.as_dict(), 'text': out.completion.text}))\n"
     )
