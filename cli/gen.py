@@ -135,6 +135,9 @@ def _cmd_gen(args: argparse.Namespace) -> int:
         if r.index == 1 and (a.plan or a.elements):
             print(f"plan: {a.plan}\nelements: {', '.join('$' + e for e in a.elements)}", file=sys.stderr)
         print(r.summary(), file=sys.stderr)
+        for line in r.diff[2:]:  # what the repair changed (the ---/+++ header left out)
+            if not line.startswith("@@"):
+                print(f"    {line}", file=sys.stderr)
 
     try:
         if args.run:

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from tapir.cli.common import Subparsers
+
+if TYPE_CHECKING:
+    from tapir.codegen.models import ModelSpec
 
 
 def register(sub: Subparsers) -> None:
@@ -29,7 +33,7 @@ def register(sub: Subparsers) -> None:
     p.set_defaults(handler=lambda args: (p.print_help(), 2)[1])
 
 
-def _spec(name: str):  # type: ignore[no-untyped-def]
+def _spec(name: str) -> ModelSpec:
     from tapir.codegen.models import MODELS
     from tapir.dsl.errors import UsageError
 

