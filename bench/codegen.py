@@ -127,7 +127,12 @@ def success(args: argparse.Namespace, model: Path, cache: Path) -> dict[str, Any
     from tapir.codegen.llama_backend import LlamaCppBackend
 
     backend = LlamaCppBackend(model, cache_dir=cache, n_threads=args.threads)
-    tasks = list(SAMPLE_TASKS)[: args.tasks] if args.tasks else list(SAMPLE_TASKS)
+    tasks = list(SAMPLE_TASKS)
+    if args.per_app:
+        tasks = [t for t in tasks if [u.app for u in tasks].index(t.app) + args.per_app
+                 > tasks.index(t)]
+    if args.tasks:
+        tasks = tasks[: args.tasks]
     rows = []
     gens: dict[str, Any] = {}
     for t in tasks:
@@ -178,6 +183,7 @@ def main() -> None:
     ap.add_argument("--app", default="music", help="the sample app whose document the latency runs use")
     ap.add_argument("--latency-tasks", type=int, default=4, help="tasks timed cold and cached (4)")
     ap.add_argument("--tasks", type=int, default=0, help="evaluation tasks for the success rate (0: all)")
+    ap.add_argument("--per-app", type=int, default=0, help="only the first N tasks of each app (0: all)")
     ap.add_argument("--rounds", type=int, default=3, help="repair budget in model calls (3)")
     ap.add_argument("--max-tokens", type=int, default=400)
     ap.add_argument("--skip-latency", action="store_true")
