@@ -1,15 +1,15 @@
 """In-context examples: validated task/script pairs, retrieved by similarity to the task.
 
-An example file sits beside its app document: ``<app>.examples.yaml`` (hand-written) or
-``*.examples.jsonl`` (one JSON object a line, what task synthesis writes). Each entry has a
-``task`` and a ``script``, optionally a ``plan``::
+Example files sit in an ``examples/`` folder beside the app document: ``*.yaml`` (hand-written)
+or ``*.jsonl`` (one JSON object a line, what task synthesis writes). Each entry has a ``task``
+and a ``script``, optionally a ``plan``::
 
     - task: Play the song "Lanterns"
       plan: Tap the song in the songs list
       script: |
         $songs_screen__song_list.match("Lanterns").tap()
 
-``ExampleStore.for_document(path)`` loads the files of the document's folder whose entries
+``ExampleStore.for_document(path)`` loads the entries of those files (in file-name order) that
 check clean against the document; ``retrieve(task, k)`` ranks them by TF-IDF cosine similarity
 of words (stop words dropped, plural/verb endings folded).
 """
@@ -66,7 +66,7 @@ def _words(text: str) -> list[str]:
 
 
 def load_examples(path: Path) -> list[Example]:
-    """Entries of one ``.examples.yaml`` / ``.examples.jsonl`` file (malformed entries are skipped)."""
+    """Entries of one ``.yaml`` / ``.jsonl`` example file (malformed entries are skipped)."""
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".jsonl":
         raw = [json.loads(line) for line in text.splitlines() if line.strip()]
@@ -101,10 +101,11 @@ class ExampleStore:
 
     @classmethod
     def for_document(cls, document: str | Path, table: object | None = None) -> ExampleStore:
-        """The examples beside ``document``; with a symbol table, only those that check clean."""
-        folder = Path(document).parent
+        """The examples in the ``examples/`` folder beside ``document``; with a symbol table, only
+        those that check clean."""
+        folder = Path(document).parent / "examples"
         examples: list[Example] = []
-        for path in sorted([*folder.glob("*.examples.yaml"), *folder.glob("*.examples.jsonl")]):
+        for path in sorted([*folder.glob("*.yaml"), *folder.glob("*.yml"), *folder.glob("*.jsonl")]):
             examples += load_examples(path)
         if table is not None:
             from tapir.codegen import language as L

@@ -63,7 +63,7 @@ def test_repair_section_carries_the_failure() -> None:
 @pytest.mark.parametrize("app", APPS)
 def test_example_files_check_clean_and_are_not_evaluation_tasks(app: str) -> None:
     doc = _doc(app)
-    examples = load_examples(SAMPLES / app / f"{app}.examples.yaml")
+    examples = load_examples(SAMPLES / app / "examples" / "hand-written.yaml")
     assert len(examples) >= 4
     table = L.symbols(doc)
     for ex in examples:
@@ -96,7 +96,8 @@ def test_example_answers_use_the_answer_format() -> None:
 def test_jsonl_examples_beside_the_document_are_loaded_and_vetted(tmp_path: Path) -> None:
     doc_src = (SAMPLES / "notes" / "notes.yaml").read_text(encoding="utf-8")
     (tmp_path / "notes.yaml").write_text(doc_src, encoding="utf-8")
-    (tmp_path / "synth.examples.jsonl").write_text(
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "synth.jsonl").write_text(
         '{"task": "Sort notes by title", "script": "$notes_screen__more_options_button.tap()"}\n'
         '{"task": "bad", "script": "$no_such__element.tap()"}\n'
         '{"no": "task"}\n', encoding="utf-8")
