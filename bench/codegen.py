@@ -154,17 +154,33 @@ def success(args: argparse.Namespace, model: Path, cache: Path) -> dict[str, Any
             "script": result.script, "seconds": round(time.perf_counter() - started, 2),
             "first_round_usage": _usage(result.rounds[0].generation.usage),
         })
+        if args.out:  # each task as it finishes, so a long run that is stopped still tells something
+            with Path(args.out).with_suffix(".partial.jsonl").open("a", encoding="utf-8") as f:
+                f.write(json.dumps(rows[-1]) + "\n")
         print(f"success: {t.id}: first round {'ok' if checks[0] else 'no'}, with repair "
               f"{'ok' if checks[-1] else 'no'} ({len(result.rounds)} rounds)", file=sys.stderr)
     backend.close()
     n = len(rows)
     first = [r["first_round_usage"] for r in rows]
+    # Each app's first task computes the document prefix (cold); the others find it in memory.
+    prefix: dict[str, Any] = {}
+    for app in dict.fromkeys(r["app"] for r in rows):
+        mine = [r["first_round_usage"] for r in rows if r["app"] == app]
+        cold = [u for u in mine if u["cache"] == "cold"]
+        warm = [u for u in mine if u["cache"] == "memory"]
+        if cold and warm:
+            wall = statistics.median(u["latency_s"] for u in warm)
+            cpu = statistics.median(u["cpu_s"] for u in warm)
+            prefix[app] = {"cold_s": cold[0]["latency_s"], "cached_median_s": round(wall, 2),
+                           "speedup": round(cold[0]["latency_s"] / wall, 2), "cold_cpu_s": round(cold[0]["cpu_s"], 2),
+                           "cached_median_cpu_s": round(cpu, 2), "speedup_cpu": round(cold[0]["cpu_s"] / cpu, 2),
+                           "prefix_tokens": warm[0]["cached_tokens"]}
 
     def mean(key: str) -> float:
         return round(statistics.fmean(u[key] for u in first), 1)
 
     return {
-        "tasks": rows, "n": n,
+        "tasks": rows, "n": n, "prefix_cold_vs_cached": prefix, "prefix_cache_dir": str(cache),
         "success_without_repair": round(sum(r["success_first_round"] for r in rows) / n, 3),
         "success_with_repair": round(sum(r["success_with_repair"] for r in rows) / n, 3),
         "mean_rounds": round(statistics.fmean(r["rounds"] for r in rows), 2),
@@ -202,7 +218,13 @@ def main() -> None:
         if not args.skip_latency:
             out["latency"] = latency(args, model, Path(tmp) / "latency")
         if not args.skip_success:
-            out["success"] = success(args, model, Path(tmp) / "success")
+            # kept after the run, for a restart measurement against the same prefix states
+            cache = Path(tempfile.gettempdir()) / "tapir-bench-prefix"
+            if cache.exists():
+                import shutil
+
+                shutil.rmtree(cache)
+            out["success"] = success(args, model, cache)
     text = json.dumps(out, indent=2)
     print(text)
     if args.out:

@@ -33,7 +33,8 @@ from tapir.dsl.errors import UsageError
 __all__ = ["LlamaCppBackend", "quiet_llama_logs", "require_llama_cpp", "safe_model_params"]
 
 _SENTINEL = "\u2063TAPIR-PREFIX-END\u2063"
-#: Tokens before ``max_tokens`` from which a constrained answer is brought to an end (see ``_Decoder``).
+#: Tokens before ``max_tokens`` (at least; a quarter of it for long answers) from which a constrained
+#: answer is brought to an end (see ``_Decoder``).
 _CLOSING_RESERVE = 48
 _LOG_CALLBACK: Any = None
 
@@ -263,7 +264,7 @@ class LlamaCppBackend:
         out: list[int] = []
         ttft = None
         finish = "length"
-        closing_at = max(request.max_tokens - _CLOSING_RESERVE, request.max_tokens // 2)
+        closing_at = request.max_tokens - max(_CLOSING_RESERVE, request.max_tokens // 4)
         try:
             while len(out) < request.max_tokens:
                 tok = decoder.next_token(closing=len(out) >= closing_at)
