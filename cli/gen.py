@@ -46,7 +46,7 @@ def register(sub: Subparsers) -> None:
                    help="prompt tokens computed plus tokens generated, over all rounds (20,000)")
     p.add_argument("--max-tokens", type=int, default=400, metavar="N", help="tokens one answer may have (400)")
     p.add_argument("--prefix-examples", type=int, default=8, metavar="N",
-                   help="examples (from examples/*.yaml|jsonl beside the document) kept in the cached prompt prefix (8)")
+                   help="examples (examples/*.yaml|jsonl beside the document) kept in the cached prompt prefix (8)")
     p.add_argument("--examples", type=int, default=2, metavar="K",
                    help="more examples retrieved per task by similarity, from the rest of the pool (2)")
     p.add_argument("--prompt-style", default="described", choices=("described", "names"),

@@ -65,7 +65,8 @@ def _generator(app: str, backend: object, max_tokens: int = 320, **config: objec
 def _fifty_tasks() -> list[tuple[str, str]]:
     tasks = [(t.app, t.task) for t in SAMPLE_TASKS]
     for app in APPS:
-        tasks += [(app, f"{ex.task}, then go back") for ex in load_examples(SAMPLE / app / "examples" / "hand-written.yaml")]
+        pool = load_examples(SAMPLE / app / "examples" / "hand-written.yaml")
+        tasks += [(app, f"{ex.task}, then go back") for ex in pool]
     tasks += [("music", "Show the properties of the song Prism"), ("clock", "Reset the stopwatch"),
               ("contacts", "Search for Elena"), ("notes", "Open the note Gift ideas")]
     return sorted(tasks[:50], key=lambda t: APPS.index(t[0]))
