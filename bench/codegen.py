@@ -210,7 +210,9 @@ def main() -> None:
     from tapir.codegen.models import resolve_model
 
     model = resolve_model(args.model)
-    import llama_cpp
+    from tapir.codegen.llama_backend import require_llama_cpp
+
+    llama_cpp = require_llama_cpp()  # imports llama_cpp after setting OMP_WAIT_POLICY
 
     out: dict[str, Any] = {"model": model.name, "threads": args.threads, "llama_cpp_python": llama_cpp.__version__,
                            "cpu_count": os.cpu_count(), "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}

@@ -39,11 +39,14 @@ _CLOSING_RESERVE = 48
 _LOG_CALLBACK: Any = None
 
 
+# llama.cpp's OpenMP threads spin at every barrier by default; on a CPU shared with other work
+# (a laptop, CI, two cores) that made decoding 6-40x slower in our measurements. Sleeping waits
+# cost little when the CPU is idle. The setting is read once, when the OpenMP runtime loads (the
+# first `import llama_cpp`), so it is made when this module is imported, before that.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
 def require_llama_cpp() -> Any:
-    # llama.cpp's OpenMP threads spin at every barrier by default; on a CPU shared with other work
-    # (a laptop, CI, two cores) that made decoding 10-40x slower in our measurements. Sleeping
-    # waits cost little when the CPU is idle. Read once, when the OpenMP runtime loads.
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         import llama_cpp
     except ImportError as exc:

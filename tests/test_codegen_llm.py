@@ -25,6 +25,7 @@ from tapir.codegen import language as L
 from tapir.codegen.eval_tasks import SAMPLE_TASKS, document_path
 from tapir.codegen.examples import ExampleStore, load_examples
 from tapir.codegen.generate import Budget, GenConfig, Generator
+from tapir.codegen.llama_backend import require_llama_cpp  # noqa: F401  (sets OMP_WAIT_POLICY first)
 from tapir.codegen.models import find_model
 
 pytest.importorskip("llama_cpp")
