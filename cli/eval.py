@@ -182,29 +182,45 @@ class _Progress:
 
 def _print_report(data: dict[str, Any], *, quiet: bool) -> None:
     from rich.table import Table
-    from tapir.eval.report import failure_reason, percent, ratio, run_line, seconds, summary_rows, tokens_text
+    from tapir.eval.report import (
+        failure_reason,
+        percent,
+        ratio,
+        run_line,
+        seconds,
+        summary_rows,
+        tokens_text,
+        wrong_text,
+    )
 
     out = _console(sys.stdout)
     if not quiet:
         table = Table(title=None, box=None, pad_edge=False, header_style="bold")
         for name, justify in (("task", "left"), ("level", "left"), ("verdict", "left"), ("RRR", "right"),
-                              ("actions", "right"), ("tokens c/c/g", "right"), ("latency", "right"),
-                              ("wall", "right"), ("why", "left")):
+                              ("actions", "right"), ("wrong", "right"), ("tokens c/c/g", "right"),
+                              ("latency", "right"), ("wall", "right"), ("why", "left")):
             table.add_column(name, justify=justify, no_wrap=name != "why")  # type: ignore[arg-type]
         for t in data["tasks"]:
             table.add_row(t["id"], t["difficulty"], f"[{_STYLE.get(t['verdict'], '')}]{t['verdict']}[/]",
-                          ratio(t.get("rrr")), str(t["actions"]), tokens_text(t.get("tokens")),
+                          ratio(t.get("rrr")), str(t["actions"]), wrong_text(t), tokens_text(t.get("tokens")),
                           seconds(t.get("model_latency_s")), f"{t['wall_s']:.2f} s", failure_reason(t))
         out.print(table)
         out.print()
     groups = Table(box=None, pad_edge=False, header_style="bold")
-    for name in ("group", "tasks", "passed", "success", "RRR", "tokens c/c/g", "latency", "task time"):
+    for name in ("group", "tasks", "passed", "success", "RRR", "wrong taps", "tokens c/c/g", "latency", "task time"):
         groups.add_column(name, justify="left" if name == "group" else "right", no_wrap=True)
     for name, s in summary_rows(data):
         groups.add_row(name, str(s["total"]), str(s["passed"]), percent(s["success_rate"]), ratio(s["rrr"]),
-                       tokens_text(s["tokens"]), seconds(s["model_latency_s"]), f"{s['wall_s']:.1f} s")
+                       wrong_text(s), tokens_text(s["tokens"]), seconds(s["model_latency_s"]), f"{s['wall_s']:.1f} s")
     out.print(groups)
     out.print()
     out.print(run_line(data), markup=False)
     out.print(f"success rate {percent(data['success_rate'])} ({data['passed']}/{data['total']})"
               f" · RRR {ratio(data['rrr'])} · wall time {data['wall_s']:.1f} s", markup=False)
+    if data.get("audited_taps"):
+        out.print(f"wrong taps {data['wrong_taps']} of {data['audited_taps']} audited, "
+                  f"{data['destructive_taps']} destructive", markup=False)
+        for t in data["tasks"]:
+            for w in t.get("wrong_taps", ()):
+                out.print(f"  wrong tap in {t['id']}: {w['action']}: touched {w['touched']} ({w['why']})"
+                          + (" [destructive]" if w.get("destructive") else ""), markup=False)
