@@ -468,7 +468,37 @@ class Grounder:
         found = self.ground(element.name, tree)
         if found is None:
             raise ElementNotFound(f"{element.name} is not on the screen ({self.last_detail})")
-        return item_nodes(tree, found.node)
+        return item_nodes(tree, found.node, self._holds_one_item(element, self.view(tree)))
+
+    def _holds_one_item(self, element: Element, view: ScreenView) -> Callable[[UINode], bool]:
+        """Whether a list's lone child holds the parts of one item: the list's item children
+        (``item_of``) found in it under different children of it (a wrapper holds rows, each with
+        all the parts)."""
+        parts = [e for e in self.document.elements if e.item_of == element.name]
+
+        def is_item(node: UINode) -> bool:
+            tree = view.tree
+            under: dict[int, int] = {}  # a child of ``node`` -> parts found below it
+            for part in parts:
+                where: set[int] = set()
+                for identifier in part.identifiers:
+                    if positional(identifier.xpath):
+                        continue
+                    try:
+                        hits = evaluate(identifier, view)
+                    except DocumentError:
+                        continue
+                    for hit in hits:
+                        path = [hit.id, *(a.id for a in tree.ancestors(hit.id))]
+                        if node.id in path:
+                            k = path.index(node.id)
+                            where.add(path[k - 1] if k > 0 else node.id)
+                    if hits:
+                        break
+                for child in where:
+                    under[child] = under.get(child, 0) + 1
+            return len(under) >= 2 or node.id in under
+        return is_item
 
     def match_item(self, list_element_name: str, items: list[UINode], tree: UITree,
                    query: str | Mapping[str, Any]) -> Grounding | None:

@@ -3,9 +3,14 @@
 **Items.** The items of a list element are the direct children of its container node: one notion
 for ``len($list)``, ``$list[i]``, ``for item in $list`` and ``$list.match(...)`` (upstream used
 three). A container whose only child is a wrapper (``ScrollView > LinearLayout > rows``) is seen
-through. Headers and footers are left out: when one shape (class and resource id) covers most
-children, children of other shapes are not items ("Recent" headers, "Load more" footers).
-Invisible children are never items.
+through, but a list with one row left is a list of one item, not a list of that row's parts: an
+adapter view's (``RecyclerView``, ``ListView``, ``GridView``) children are always its items, a
+scroll view's one child is always a wrapper (Android lets it hold only one), and elsewhere a
+lone child is an item when it is interactive (clickable, long-clickable, checkable) or when the
+caller says it holds the parts of one item (``is_item``: the grounder asks whether the list's
+item children are found in it). Headers and footers are left out: when one shape (class and
+resource id) covers most children, children of other shapes are not items ("Recent" headers,
+"Load more" footers). Invisible children are never items.
 
 **Attributes.** ``node_attributes`` is the dict ``get_attributes()`` returns (the registry's
 keys). As upstream does, ``selected`` is true for a checked *or* selected view; for a list item
@@ -22,7 +27,7 @@ similarity, then embedding similarity with the query and the items put in the li
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from tapir.dsl.errors import ActionError
@@ -41,14 +46,26 @@ _AGGREGATED = frozenset({"selected", "checked", "focused"})
 _DOMINANT_SHARE = 0.6
 
 
-def item_nodes(tree: UITree, container: UINode) -> list[UINode]:
+#: Views whose children are the rows an adapter made: never a wrapper between them and the rows.
+_ADAPTER_VIEWS = ("RecyclerView", "ListView", "GridView", "ViewPager", "ViewPager2", "Spinner")
+#: Views that hold exactly one child, which wraps the content.
+_SCROLL_VIEWS = ("ScrollView", "NestedScrollView", "HorizontalScrollView")
+
+
+def item_nodes(tree: UITree, container: UINode, is_item: Callable[[UINode], bool] | None = None) -> list[UINode]:
+    """The items of the list whose container is ``container`` (see the module docstring)."""
     node = container
     for _ in range(3):  # see through wrappers, a few levels at most
+        if node.short_class.endswith(_ADAPTER_VIEWS):
+            break
         kids = _visible_children(tree, node)
-        if len(kids) == 1 and kids[0].children:
-            node = kids[0]
-            continue
-        break
+        if len(kids) != 1 or not kids[0].children:
+            break
+        only = kids[0]
+        if not node.short_class.endswith(_SCROLL_VIEWS) and (
+                only.clickable or only.long_clickable or only.checkable or (is_item is not None and is_item(only))):
+            break  # a list of one row
+        node = only
     kids = _visible_children(tree, node)
     if len(kids) < 3:
         return kids
