@@ -99,7 +99,7 @@ def _run(args: argparse.Namespace) -> int:
     source: ScriptSource = OracleSource() if args.oracle else model_source(args.model, seed=args.seed)
     err = _console(sys.stderr)
     for note in suite.notes:
-        err.print(f"note: {note}", highlight=False)
+        err.print(f"note: {note}", highlight=False, markup=False)
     with _Progress(err, len(suite.tasks)) as progress:
         run = run_suite(suite, source, config, on_result=progress.done)
     data = report_json(run)
@@ -163,10 +163,12 @@ class _Progress:
         return self
 
     def done(self, r: TaskResult) -> None:
+        from rich.markup import escape
         from tapir.eval.report import failure_reason
 
         self.count += 1
-        why = failure_reason(r.as_dict())
+        # (an error quotes paths like "[back()]", which rich would take for markup and drop)
+        why = escape(failure_reason(r.as_dict()))
         line = f"[{_STYLE.get(r.verdict, '')}]{r.verdict.upper():<5}[/] {r.id} ({r.wall_s:.2f} s)"
         if self._bar is not None:
             self._bar.update(self._id, advance=1, last=r.id)
@@ -181,6 +183,7 @@ class _Progress:
 
 
 def _print_report(data: dict[str, Any], *, quiet: bool) -> None:
+    from rich.markup import escape
     from rich.table import Table
     from tapir.eval.report import (
         failure_reason,
@@ -203,7 +206,7 @@ def _print_report(data: dict[str, Any], *, quiet: bool) -> None:
         for t in data["tasks"]:
             table.add_row(t["id"], t["difficulty"], f"[{_STYLE.get(t['verdict'], '')}]{t['verdict']}[/]",
                           ratio(t.get("rrr")), str(t["actions"]), wrong_text(t), tokens_text(t.get("tokens")),
-                          seconds(t.get("model_latency_s")), f"{t['wall_s']:.2f} s", failure_reason(t))
+                          seconds(t.get("model_latency_s")), f"{t['wall_s']:.2f} s", escape(failure_reason(t)))
         out.print(table)
         out.print()
     groups = Table(box=None, pad_edge=False, header_style="bold")

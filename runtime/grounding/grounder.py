@@ -37,7 +37,7 @@ renders it once.
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -49,13 +49,13 @@ from tapir.dsl.errors import ActionError, DocumentError, ElementNotFound, Unknow
 from tapir.runtime.grounding.claims import ClaimIndex, other_elements
 from tapir.runtime.grounding.config import GroundingConfig
 from tapir.runtime.grounding.embedding import Embedder, default_embedder, embedding_status
-from tapir.runtime.grounding.fuzzy import label_similarity, rid_similarity, topic, words
-from tapir.runtime.grounding.identifiers import Labels, evaluate, labels, positional
+from tapir.runtime.grounding.fuzzy import KIND_WORDS, label_similarity, rid_similarity, topic, words
+from tapir.runtime.grounding.identifiers import Labels, evaluate, labels, positional, renamed_identifier
 from tapir.runtime.grounding.items import item_nodes, match_attributes, match_text
 from tapir.runtime.grounding.result import Grounding, ScreenMatch
 from tapir.runtime.grounding.screen_view import ScreenView
 from tapir.runtime.grounding.screens import ScreenIdentifier
-from tapir.runtime.grounding.targets import eligible, target, target_key
+from tapir.runtime.grounding.targets import eligible, list_like, target, target_key
 from tapir.runtime.hierarchy import UINode, UITree
 
 _VIEW_CACHE = 8
@@ -95,6 +95,10 @@ class Grounder:
                     table.setdefault(i.xpath, []).append(e)
             self._xpaths_by_screen[s.name] = table
         self._single_screen = len(document.screens) <= 1
+        # resource ids the document names: never taken for another one renamed
+        named = [i for s in document.screens for i in (*s.signature.all_of, *s.signature.none_of)]
+        named += [i for e in document.elements for i in e.identifiers]
+        self._reserved = frozenset(labels(named).rids)
         self._claim_index = ClaimIndex(document, self.labels_of)
         #: why the last ``ground``/``match_item``/``child`` call answered what it did
         self.last_detail = ""
@@ -130,7 +134,7 @@ class Grounder:
         if found is not None and found.tree is tree:
             self._views.move_to_end(key)
             return found
-        view = ScreenView(tree)
+        view = ScreenView(tree, self._reserved)
         self._views[key] = view
         while len(self._views) > _VIEW_CACHE:
             self._views.popitem(last=False)
@@ -218,11 +222,97 @@ class Grounder:
                     found = doubtful
                 else:
                     found = replace(found, detail=f"{found.detail} (instead of {doubtful.detail})")
-            elif found is None and self.config.use_embedding:
+            if found is None:
+                found = self._by_structure(element, view, within_id, claimed, notes)
+            if found is None and self.config.use_embedding:
                 found = self._by_embedding(element, view, within_id, claimed, notes)
         self.last_detail = found.detail if found is not None else (
             f"{element.name} not found: " + "; ".join(notes) if notes else f"{element.name} not found")
         return found
+
+    # -- structure: no label needed ---------------------------------------------------------------
+
+    def _hits_of(self, element: Element, view: ScreenView, within: int | None = None) -> list[UINode]:
+        """The views the element's first identifier that finds any finds, as written or with its
+        resource id renamed; bare positions left out."""
+        for renamed in (False, True):
+            for identifier in element.identifiers:
+                if positional(identifier.xpath):
+                    continue
+                if renamed:
+                    found = renamed_identifier(identifier, view)
+                    if found is None:
+                        continue
+                    identifier = found
+                try:
+                    hits = evaluate(identifier, view, within=within)
+                except DocumentError:
+                    continue
+                if hits:
+                    return hits
+        return []
+
+    def _parts(self, list_element: str) -> list[Element]:
+        return [e for e in self.document.elements if e.item_of == list_element]
+
+    def _by_structure(self, element: Element, view: ScreenView, within: int | None,
+                      claimed: Callable[[UINode], str | None] | None, notes: list[str]) -> Grounding | None:
+        """Where labels say nothing (a resource id dropped, no text), the structure may: a list is
+        the list view whose rows hold the list's item children; a checkbox, switch or input inside
+        a list item is the item's only view of that role, and a button the only one no other item
+        child accounts for whose words agree with the element's."""
+        tree = view.tree
+        if element.kind == Kind.LIST and within is None:
+            votes: Counter[int] = Counter()
+            for part in self._parts(element.name):
+                lists = set()
+                for hit in self._hits_of(part, view):
+                    holder = next((a for a in tree.ancestors(hit.id) if list_like(a) and a.visible), None)
+                    if holder is not None:
+                        lists.add(holder.id)
+                votes.update(lists)
+            ranked = [(n, tree.node(i)) for i, n in votes.most_common() if claimed is None or claimed(tree.node(i)) is None]
+            if not ranked:
+                notes.append("structure: no list view holds its item children")
+                return None
+            if len(ranked) > 1 and ranked[1][0] == ranked[0][0]:
+                notes.append("structure: its item children are in several list views")
+                return None
+            count, node = ranked[0]
+            return Grounding(node, "structure", None, 1.0, None,
+                             f"structure: {_describe(node)} holds {count} of its item children")
+        if within is None or element.item_of is None:
+            return None
+        inside = tree.descendants(within)
+        if element.kind in (Kind.CHECKBOX, Kind.SWITCH):
+            pool = [n for n in inside if n.checkable and n.visible]
+            role = "checkable view"
+        elif element.kind == Kind.INPUT:
+            pool = [n for n in inside if n.editable and n.visible]
+            role = "text field"
+        elif element.kind == Kind.BUTTON:
+            pool = [n for n in inside if (n.clickable or n.long_clickable) and not n.checkable and n.visible]
+            role = "button"
+        else:
+            return None
+        explained = {h.id for part in self._parts(element.item_of) if part.name != element.name
+                     for h in self._hits_of(part, view, within)}
+        pool = [n for n in pool if n.id not in explained and target_key(view, n, element.kind) not in explained]
+        if element.kind == Kind.BUTTON:
+            said = set(self._words_of(element))
+            pool = [n for n in pool if said & set(_node_words(view, n))]
+        if len(pool) != 1:
+            notes.append(f"structure: {len(pool)} {role}s in the item" if pool else f"structure: no {role} in the item")
+            return None
+        node = pool[0]
+        return Grounding(node, "structure", None, 1.0, None, f"structure: the item's only {role}, {_describe(node)}")
+
+    def _words_of(self, element: Element) -> list[str]:
+        known = self.labels_of(element)
+        out = topic(element.local_name).split()
+        for label in (*known.words, *known.rids):
+            out += [w for w in words(label).split() if w not in KIND_WORDS]
+        return out
 
     def _claim_check(self, element: Element, view: ScreenView) -> Callable[[UINode], str | None]:
         owners: dict[int, str | None] = {}
@@ -247,7 +337,8 @@ class Grounder:
         """(identifier index, view id) of the element's identifier stage on ``view``, cached."""
         cache: dict[str, tuple[int, int] | None] = view.memo.setdefault("unique_hits", {})
         if element.name not in cache:
-            hit = self._first_unique(element, view, None, [], 0, positions=False)
+            hit = self._first_unique(element, view, None, [], 0, positions=False) or self._first_unique(
+                element, view, None, [], 0, positions=False, renamed=True)
             cache[element.name] = (hit[0], hit[1].id) if hit is not None else None
         return cache[element.name]
 
@@ -268,13 +359,19 @@ class Grounder:
         return None
 
     def _first_unique(self, element: Element, view: ScreenView, within: int | None, skipped: list[str],
-                      start: int, *, positions: bool = True) -> tuple[int, UINode] | None:
+                      start: int, *, positions: bool = True, renamed: bool = False) -> tuple[int, UINode] | None:
         """The first identifier from ``start`` on whose hits act on one target, and its first hit
-        (``positions=False``: bare-position XPaths do not count)."""
+        (``positions=False``: bare-position XPaths do not count; ``renamed``: only identifiers
+        whose resource id the screen shows renamed, read with the new id)."""
         for index in range(start, len(element.identifiers)):
             identifier = element.identifiers[index]
             if not positions and positional(identifier.xpath):
                 continue
+            if renamed:
+                found = renamed_identifier(identifier, view)
+                if found is None:
+                    continue
+                identifier = found
             try:
                 hits = evaluate(identifier, view, within=within)
             except DocumentError as exc:
@@ -302,16 +399,27 @@ class Grounder:
         skipped: list[str] = []
         known = self.labels_of(element)
         start = 0
+        renamed = False
         while True:
-            found = self._first_unique(element, view, within, skipped, start)
+            found = self._first_unique(element, view, within, skipped, start, renamed=renamed)
+            if found is None and not renamed:
+                # none finds a view as written: read them with the ids the screen shows renamed
+                renamed, start = True, 0
+                found = self._first_unique(element, view, within, skipped, start, renamed=True)
             if found is None:
                 notes.append("identifiers: " + (", ".join(skipped) if skipped else "none matches"))
                 return None, None
             index, hit = found
             identifier = element.identifiers[index]
-            node = target(view, hit, element.kind, strict=False) or hit
+            if renamed:
+                identifier = renamed_identifier(identifier, view) or identifier
+            node = target(view, hit, element.kind, strict=renamed) or (None if renamed else hit)
+            if node is None:
+                skipped.append(f"#{index} (renamed) finds a view that cannot be a {element.kind.value}")
+                start = index + 1
+                continue
             doubt = ""
-            if index > 0 and not child and within is None:
+            if (index > 0 or renamed) and not child and within is None:
                 owner = self._owner_of(element, view, hit, first_only=True)
                 if owner is not None:
                     skipped.append(f"#{index} finds the view of {owner}")
@@ -325,8 +433,9 @@ class Grounder:
                         continue
                     doubt = f", but it shows {shown!r}"
             note = f" after skipping {', '.join(skipped)}" if skipped else ""
+            how = " (its resource id renamed)" if renamed else ""
             grounding = Grounding(node, "identifier", index, 1.0, None,
-                                  f"identifier #{index} {identifier.xpath}{note}{doubt}")
+                                  f"identifier #{index} {identifier.xpath}{how}{note}{doubt}")
             return (None, grounding) if doubt else (grounding, None)
 
     def _label_conflict(self, view: ScreenView, hit: UINode, node: UINode, known: Labels) -> str | None:
@@ -520,6 +629,13 @@ class Grounder:
         self._list(list_element_name)
         child = self.element(child_element_name)
         return self._ground(child, self.view(tree), item, child=True)
+
+
+def _node_words(view: ScreenView, node: UINode) -> list[str]:
+    out: list[str] = []
+    for s in (*view.strings(node), node.resource_name):
+        out += [w for w in words(s).split() if w not in KIND_WORDS]
+    return out
 
 
 def _describe(node: UINode) -> str:

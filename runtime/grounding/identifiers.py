@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from lxml import etree
 from tapir.docgen.model import Dialect, Identifier
@@ -155,6 +155,19 @@ def required_resource_id(expr: str) -> str | None:
         return None
     m = _REQUIRED_RID.search(expr)
     return (m.group(1) or m.group(2)) if m else None
+
+
+def renamed_identifier(identifier: Identifier, view: ScreenView) -> Identifier | None:
+    """The identifier with the resource id it requires replaced by the id the screen shows for it
+    under another naming convention (``ScreenView.renamed``), when that id is absent; else None."""
+    rid = required_resource_id(identifier.xpath)
+    if rid is None or rid in view.resource_names:
+        return None
+    alias = view.renamed(rid)
+    if alias is None:
+        return None
+    xpath = identifier.xpath.replace(f"'{rid}'", f"'{alias}'").replace(f'"{rid}"', f'"{alias}"')
+    return replace(identifier, xpath=xpath)
 
 
 def evaluate(identifier: Identifier, view: ScreenView, *, within: int | None = None,

@@ -47,22 +47,22 @@ _DOMINANT_SHARE = 0.6
 
 
 #: Views whose children are the rows an adapter made: never a wrapper between them and the rows.
-_ADAPTER_VIEWS = ("RecyclerView", "ListView", "GridView", "ViewPager", "ViewPager2", "Spinner")
+ADAPTER_VIEWS = ("RecyclerView", "ListView", "GridView", "ViewPager", "ViewPager2", "Spinner")
 #: Views that hold exactly one child, which wraps the content.
-_SCROLL_VIEWS = ("ScrollView", "NestedScrollView", "HorizontalScrollView")
+SCROLL_VIEWS = ("ScrollView", "NestedScrollView", "HorizontalScrollView")
 
 
 def item_nodes(tree: UITree, container: UINode, is_item: Callable[[UINode], bool] | None = None) -> list[UINode]:
     """The items of the list whose container is ``container`` (see the module docstring)."""
     node = container
     for _ in range(3):  # see through wrappers, a few levels at most
-        if node.short_class.endswith(_ADAPTER_VIEWS):
+        if node.short_class.endswith(ADAPTER_VIEWS):
             break
         kids = _visible_children(tree, node)
         if len(kids) != 1 or not kids[0].children:
             break
         only = kids[0]
-        if not node.short_class.endswith(_SCROLL_VIEWS) and (
+        if not node.short_class.endswith(SCROLL_VIEWS) and (
                 only.clickable or only.long_clickable or only.checkable or (is_item is not None and is_item(only))):
             break  # a list of one row
         node = only

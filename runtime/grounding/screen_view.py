@@ -22,7 +22,7 @@ from functools import cached_property
 from typing import Any
 
 from lxml import etree
-from tapir.runtime.grounding.fuzzy import LABEL_CAP
+from tapir.runtime.grounding.fuzzy import LABEL_CAP, same_id
 from tapir.runtime.grounding.terms import HtmlFacts, HtmlOnDemand, SkeletonPath, TermIndex, TreeTerms, html_facts
 from tapir.runtime.hierarchy import HtmlView, UINode, UITree, html_view
 
@@ -87,12 +87,19 @@ class UiautomatorView:
 
 
 class ScreenView:
-    """A tree and everything grounding derives from it."""
+    """A tree and everything grounding derives from it.
 
-    def __init__(self, tree: UITree) -> None:
+    ``reserved`` are the short resource ids the document names: a resource id the document names
+    that is absent from the screen may be found *renamed* (``renamed``), but never as another
+    id the document names.
+    """
+
+    def __init__(self, tree: UITree, reserved: frozenset[str] = frozenset()) -> None:
         self.tree = tree
+        self.reserved = reserved
         #: results the grounder derives from this screen (its screen match, identifier hits)
         self.memo: dict[str, Any] = {}
+        self._renamed: dict[str, str | None] = {}
 
     @cached_property
     def html(self) -> HtmlView:
@@ -138,6 +145,28 @@ class ScreenView:
                 out.add(rid.rsplit("/", 1)[-1])
         return frozenset(out)
 
+    def renamed(self, rid: str) -> str | None:
+        """The resource id on screen that is ``rid`` (absent from the screen) under another naming
+        convention (``songs_list`` -> ``songsList``, ``tv_songs_list``, ``songs_list_view``:
+        ``fuzzy.same_id``), when exactly one id on screen is, and it is not an id the document
+        names; in the form ``rid`` has (full when it is full). Apps rename ids between versions
+        that way; other renamings are left to the similarity stages."""
+        if rid in self._renamed:
+            return self._renamed[rid]
+        package, _, short = rid.rpartition("/")
+        found: set[str] = set()
+        for full in self.tree_terms.index("@resource-id"):
+            if not full:
+                continue
+            head, _, name = full.rpartition("/")
+            if package and head != package:
+                continue
+            if name not in self.reserved and name != short and same_id(short, name):
+                found.add(full if package else name)
+        alias = found.pop() if len(found) == 1 else None
+        self._renamed[rid] = alias
+        return alias
+
     @cached_property
     def _clickable_owner(self) -> dict[int, int | None]:
         """Nearest clickable node, the node itself included (pre-order: parents come first)."""
@@ -158,6 +187,19 @@ class ScreenView:
             else:
                 owner[node.id] = owner.get(node.parent) if node.parent is not None else None
         return owner
+
+    @cached_property
+    def _holds_checkable(self) -> frozenset[int]:
+        """Nodes with a visible checkable view below them."""
+        found: set[int] = set()
+        by = self.tree.node
+        for node in reversed(self.tree.nodes):  # children before parents
+            if any(c in found or (by(c).checkable and by(c).visible) for c in node.children):
+                found.add(node.id)
+        return frozenset(found)
+
+    def holds_checkable(self, node_id: int) -> bool:
+        return node_id in self._holds_checkable
 
     @cached_property
     def _editable_below(self) -> dict[int, int]:

@@ -40,7 +40,7 @@ from lxml import etree
 from tapir.docgen.model import AppDocument, Element, Identifier, Screen
 from tapir.dsl.errors import DocumentError
 from tapir.runtime.grounding.config import GroundingConfig
-from tapir.runtime.grounding.identifiers import evaluate, simple_xpath
+from tapir.runtime.grounding.identifiers import evaluate, renamed_identifier, required_resource_id, simple_xpath
 from tapir.runtime.grounding.result import ScreenMatch
 from tapir.runtime.grounding.screen_view import ScreenView
 
@@ -95,6 +95,9 @@ def activity_matches(signature: str, activity: str) -> bool:
 
 #: How much one found element says, by the kind of identifier that found it.
 SPECIFIC, STRUCTURAL, WEAK = 0.6, 0.35, 0.2
+#: A test that holds once its resource id is read renamed counts this share of one that holds;
+#: one whose resource id is on no view counts as half true (it cannot tell).
+RENAMED, UNTELLABLE = 0.85, 0.5
 _SPECIFIC_KEYS = frozenset({"text()", "@text", "@content-desc", "@alt", "@content_desc", "@content_description"})
 _RID_KEYS = frozenset({"@resource-id", "@resource_id"})
 _SPECIFIC_LITERAL = re.compile(r"""(?:text\(\)|@text|@content-desc|@alt|@content_desc|\balt\b)\s*(?:=|,)\s*["']""")
@@ -195,14 +198,28 @@ class ScreenIdentifier:
             self.broken.setdefault(identifier.xpath, exc.message)
             return False
 
+    def _holds(self, identifier: Identifier, view: ScreenView) -> float:
+        """How surely ``identifier`` finds a view: 1.0, ``RENAMED`` when it does once its resource
+        id is read under another naming convention, ``UNTELLABLE`` when the resource id it
+        requires is on no view at all (dropped by a new version, or another screen: the test
+        says nothing either way), else 0."""
+        if self._hits(identifier, view):
+            return 1.0
+        renamed = renamed_identifier(identifier, view)
+        if renamed is not None:
+            return RENAMED if self._hits(renamed, view) else 0.0
+        rid = required_resource_id(identifier.xpath)
+        return UNTELLABLE if rid is not None and rid not in view.resource_names else 0.0
+
     def evidence(self, facts: _ScreenFacts, view: ScreenView) -> Evidence:
         specific = structural = unseen = 0
         missing = 1.0
         for _, tests in facts.elements:
             found = None
             for identifier, weight in tests:
-                if self._hits(identifier, view):
-                    found = weight
+                held = self._holds(identifier, view)
+                if held >= RENAMED:
+                    found = weight * held
                     break
             if tests[0][1] >= SPECIFIC and (found is None or found < SPECIFIC):
                 unseen += 1  # known by a text that is not showing
@@ -225,10 +242,10 @@ class ScreenIdentifier:
                 if not activity_matches(sig.activity, tree.activity):
                     continue
                 parts.append(1.0)
-            if sig.none_of and any(self._hits(i, view) for i in sig.none_of):
+            if sig.none_of and any(self._holds(i, view) >= RENAMED for i in sig.none_of):
                 continue
             if sig.all_of:
-                parts.append(sum(self._hits(i, view) for i in sig.all_of) / len(sig.all_of))
+                parts.append(sum(self._holds(i, view) for i in sig.all_of) / len(sig.all_of))
             if facts.skeleton:
                 parts.append(dice(facts.skeleton, view.skeleton))
             signature_scores[facts.screen.name] = sum(parts) / len(parts) if parts else None
