@@ -258,9 +258,10 @@ class Grounder:
     def _by_structure(self, element: Element, view: ScreenView, within: int | None,
                       claimed: Callable[[UINode], str | None] | None, notes: list[str]) -> Grounding | None:
         """Where labels say nothing (a resource id dropped, no text), the structure may: a list is
-        the list view whose rows hold the list's item children; a checkbox, switch or input inside
-        a list item is the item's only view of that role, and a button the only one no other item
-        child accounts for whose words agree with the element's."""
+        the list view whose rows hold the list's item children; a part of a list item (a toggle,
+        field, button or text) is the one view of its role in the item that no other documented
+        part accounts for, when the item has as many views of that role as the document has
+        parts (a button's words must not disagree with the element's)."""
         tree = view.tree
         if element.kind == Kind.LIST and within is None:
             votes: Counter[int] = Counter()
@@ -283,29 +284,28 @@ class Grounder:
                              f"structure: {_describe(node)} holds {count} of its item children")
         if within is None or element.item_of is None:
             return None
-        inside = tree.descendants(within)
-        if element.kind in (Kind.CHECKBOX, Kind.SWITCH):
-            pool = [n for n in inside if n.checkable and n.visible]
-            role = "checkable view"
-        elif element.kind == Kind.INPUT:
-            pool = [n for n in inside if n.editable and n.visible]
-            role = "text field"
-        elif element.kind == Kind.BUTTON:
-            pool = [n for n in inside if (n.clickable or n.long_clickable) and not n.checkable and n.visible]
-            role = "button"
-        else:
+        role = _ROLE_OF.get(element.kind)
+        if role is None:
             return None
-        explained = {h.id for part in self._parts(element.item_of) if part.name != element.name
-                     for h in self._hits_of(part, view, within)}
-        pool = [n for n in pool if n.id not in explained and target_key(view, n, element.kind) not in explained]
-        if element.kind == Kind.BUTTON:
-            said = set(self._words_of(element))
-            pool = [n for n in pool if said & set(_node_words(view, n))]
-        if len(pool) != 1:
-            notes.append(f"structure: {len(pool)} {role}s in the item" if pool else f"structure: no {role} in the item")
+        inside = [n for n in tree.descendants(within) if n.visible]
+        pool = [n for n in inside if _has_role(n, role)]
+        parts = [p for p in self._parts(element.item_of) if _ROLE_OF.get(p.kind) == role]
+        explained = {h.id for part in parts if part.name != element.name for h in self._hits_of(part, view, within)}
+        left = [n for n in pool if n.id not in explained]
+        if len(pool) != len(parts) or len(left) != 1:
+            # the item shows other views of this role than the document's parts (an inserted
+            # badge, a button the document does not know): which is which cannot be told
+            notes.append(f"structure: the item has {len(pool)} {role}(s) for {len(parts)} documented, "
+                         f"{len(left)} unaccounted for")
             return None
-        node = pool[0]
-        return Grounding(node, "structure", None, 1.0, None, f"structure: the item's only {role}, {_describe(node)}")
+        node = left[0]
+        said = set(self._words_of(element))
+        shown = set(_node_words(view, node))
+        if role == "button" and said and shown and not said & shown:
+            notes.append(f"structure: the item's only other {role} {_describe(node)} says nothing of {element.name}")
+            return None
+        return Grounding(node, "structure", None, 1.0, None,
+                         f"structure: the item's one {role} no other item child accounts for, {_describe(node)}")
 
     def _words_of(self, element: Element) -> list[str]:
         known = self.labels_of(element)
@@ -629,6 +629,21 @@ class Grounder:
         self._list(list_element_name)
         child = self.element(child_element_name)
         return self._ground(child, self.view(tree), item, child=True)
+
+
+#: The role a list item's part plays, by its kind: what the structure stage counts.
+_ROLE_OF = {Kind.CHECKBOX: "toggle", Kind.SWITCH: "toggle", Kind.INPUT: "text field", Kind.BUTTON: "button",
+            Kind.TEXT: "text"}
+
+
+def _has_role(node: UINode, role: str) -> bool:
+    if role == "toggle":
+        return node.checkable
+    if role == "text field":
+        return node.editable
+    if role == "button":
+        return (node.clickable or node.long_clickable) and not node.checkable and not node.editable
+    return bool(node.text.strip()) and not node.children and not node.editable and not node.checkable
 
 
 def _node_words(view: ScreenView, node: UINode) -> list[str]:

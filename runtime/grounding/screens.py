@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from lxml import etree
 from tapir.docgen.model import AppDocument, Element, Identifier, Screen
@@ -96,7 +96,7 @@ def activity_matches(signature: str, activity: str) -> bool:
 #: How much one found element says, by the kind of identifier that found it.
 SPECIFIC, STRUCTURAL, WEAK = 0.6, 0.35, 0.2
 #: A test that holds once its resource id is read renamed counts this share of one that holds;
-#: one whose resource id is on no view counts as half true (it cannot tell).
+#: one whose resource id is on no view counts as half true when identification falls back (``identify``).
 RENAMED, UNTELLABLE = 0.85, 0.5
 _SPECIFIC_KEYS = frozenset({"text()", "@text", "@content-desc", "@alt", "@content_desc", "@content_description"})
 _RID_KEYS = frozenset({"@resource-id", "@resource_id"})
@@ -198,18 +198,18 @@ class ScreenIdentifier:
             self.broken.setdefault(identifier.xpath, exc.message)
             return False
 
-    def _holds(self, identifier: Identifier, view: ScreenView) -> float:
+    def _holds(self, identifier: Identifier, view: ScreenView, untellable: float = 0.0) -> float:
         """How surely ``identifier`` finds a view: 1.0, ``RENAMED`` when it does once its resource
-        id is read under another naming convention, ``UNTELLABLE`` when the resource id it
-        requires is on no view at all (dropped by a new version, or another screen: the test
-        says nothing either way), else 0."""
+        id is read under another naming convention, ``untellable`` when the resource id it
+        requires is on no view at all (another screen, or a new version that dropped the id),
+        else 0."""
         if self._hits(identifier, view):
             return 1.0
         renamed = renamed_identifier(identifier, view)
         if renamed is not None:
             return RENAMED if self._hits(renamed, view) else 0.0
         rid = required_resource_id(identifier.xpath)
-        return UNTELLABLE if rid is not None and rid not in view.resource_names else 0.0
+        return untellable if rid is not None and rid not in view.resource_names else 0.0
 
     def evidence(self, facts: _ScreenFacts, view: ScreenView) -> Evidence:
         specific = structural = unseen = 0
@@ -233,6 +233,19 @@ class ScreenIdentifier:
         return Evidence(specific, structural, 1 - missing, unseen)
 
     def identify(self, view: ScreenView) -> ScreenMatch:
+        """The screen ``view`` shows. A signature test whose resource id is on no view of the
+        dump counts as false; when then no screen reaches the threshold, it counts as half true
+        (``UNTELLABLE``) and the screens are scored again: a new app version may have dropped
+        the id, and the other evidence (texts, descriptions, the ids that remain) decides."""
+        found = self._identify(view, 0.0)
+        if found.name is not None:
+            return found
+        again = self._identify(view, UNTELLABLE)
+        if again.name is None:
+            return found
+        return replace(again, detail=f"{again.detail}, counting signature ids missing from the screen as unknown")
+
+    def _identify(self, view: ScreenView, untellable: float) -> ScreenMatch:
         tree = view.tree
         signature_scores: dict[str, float | None] = {}
         for facts in self._facts:
@@ -245,7 +258,7 @@ class ScreenIdentifier:
             if sig.none_of and any(self._holds(i, view) >= RENAMED for i in sig.none_of):
                 continue
             if sig.all_of:
-                parts.append(sum(self._holds(i, view) for i in sig.all_of) / len(sig.all_of))
+                parts.append(sum(self._holds(i, view, untellable) for i in sig.all_of) / len(sig.all_of))
             if facts.skeleton:
                 parts.append(dice(facts.skeleton, view.skeleton))
             signature_scores[facts.screen.name] = sum(parts) / len(parts) if parts else None
