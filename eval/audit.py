@@ -32,9 +32,9 @@ from tapir.docgen.model import AppDocument, Element
 from tapir.dsl.api import Kind
 from tapir.dsl.errors import TapirError
 from tapir.runtime.grounding import Grounder, GroundingConfig
+from tapir.runtime.grounding.fuzzy import fold, words
 from tapir.runtime.grounding.identifiers import evaluate
 from tapir.runtime.grounding.items import item_strings, match_text
-from tapir.runtime.grounding.fuzzy import fold, words
 from tapir.runtime.hierarchy import UINode, UITree, parse_uiautomator
 from tapir.runtime.navigation import DESTRUCTIVE
 

@@ -72,6 +72,20 @@ def label_similarity(a: str, b: str) -> float:
     return max(whole, PARTIAL_SCALE * partial) / 100.0
 
 
+def shown_similarity(wanted: str, shown: str) -> float:
+    """How well a view showing ``shown`` stands for a label ``wanted``: ``label_similarity``, but a
+    view that shows only part of the label's words ("Play" for "Play next", "Add" for "Add to
+    playlist") gets no credit for the part: it is another, less specific thing, and more likely a
+    sibling of the one meant. A view that shows the label and more ("Gym" in "Gym · Mon, Wed")
+    keeps it."""
+    pa, pb = default_process(wanted), default_process(shown)
+    if pa and pb and pa != pb:
+        ta, tb = set(pa.split()), set(pb.split())
+        if tb < ta:
+            return max(fuzz.ratio(pa, pb), fuzz.token_sort_ratio(pa, pb)) / 100.0
+    return label_similarity(wanted, shown)
+
+
 # Naming-convention affixes that do not change what an id means (``btn_save``, ``save_view``).
 _AFFIXES = frozenset({"btn", "tv", "iv", "ib", "et", "view"})
 

@@ -49,7 +49,7 @@ from tapir.dsl.errors import ActionError, DocumentError, ElementNotFound, Unknow
 from tapir.runtime.grounding.claims import ClaimIndex, other_elements
 from tapir.runtime.grounding.config import GroundingConfig
 from tapir.runtime.grounding.embedding import Embedder, default_embedder, embedding_status
-from tapir.runtime.grounding.fuzzy import KIND_WORDS, label_similarity, rid_similarity, topic, words
+from tapir.runtime.grounding.fuzzy import KIND_WORDS, label_similarity, rid_similarity, shown_similarity, topic, words
 from tapir.runtime.grounding.identifiers import Labels, evaluate, labels, positional, renamed_identifier
 from tapir.runtime.grounding.items import item_nodes, match_attributes, match_text
 from tapir.runtime.grounding.result import Grounding, ScreenMatch
@@ -272,7 +272,8 @@ class Grounder:
                     if holder is not None:
                         lists.add(holder.id)
                 votes.update(lists)
-            ranked = [(n, tree.node(i)) for i, n in votes.most_common() if claimed is None or claimed(tree.node(i)) is None]
+            ranked = [(n, tree.node(i)) for i, n in votes.most_common()
+                      if claimed is None or claimed(tree.node(i)) is None]
             if not ranked:
                 notes.append("structure: no list view holds its item children")
                 return None
@@ -472,7 +473,7 @@ class Grounder:
             factor = 1.0
             if known.words:
                 strings = view.strings(node)
-                sl = max((label_similarity(k, s) for k in known.words for s in strings), default=0.0)
+                sl = max((shown_similarity(k, s) for k in known.words for s in strings), default=0.0)
                 total += wl * sl
                 weight += wl
             if known.rids:
@@ -618,8 +619,11 @@ class Grounder:
             self.last_detail = found.detail if found else f"no item of {element.name} has {dict(query)}"
             return found
         embedder = self.embedder if self.config.use_embedding else None
-        found, why = match_text(tree, items, str(query), context=element.local_name, config=self.config,
-                                embedder=embedder)
+        # the list's topic ("theme" of theme_options); a list named for its kind only ("options")
+        # takes its screen's ("song" of song_options_menu)
+        context = element.local_name if topic(element.local_name) else element.screen
+        found, why = match_text(tree, items, str(query), context=context, config=self.config,
+                                embedder=embedder, options=element.options)
         self.last_detail = found.detail if found else f"no item of {element.name} matches {query!r}: {why}"
         return found
 

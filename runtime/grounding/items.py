@@ -19,21 +19,26 @@ selected when its radio button is), and ``text`` is the item's first text.
 
 **Match.** ``match(text)`` tries, in order: exact equality with a string of the item (its own and
 its descendants' texts and content descriptions), equality after case and space folding, fuzzy
-similarity, then embedding similarity with the query and the items put in the list's context
+similarity (an item showing only part of the query's words, "Play" for "Play next", gets no credit
+for the part: ``fuzzy.shown_similarity``), then embedding similarity with the query and the items
+put in the list's context
 ("theme black" vs "theme Dark"), each stage with a threshold and a margin over the runner-up.
 ``match(dict)`` takes the first item whose attributes equal every given value.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from rapidfuzz.utils import default_process
 from tapir.dsl.errors import ActionError
 from tapir.runtime.grounding.config import GroundingConfig
 from tapir.runtime.grounding.embedding import Embedder
-from tapir.runtime.grounding.fuzzy import fold, label_similarity, topic
+from tapir.runtime.grounding.fuzzy import fold, shown_similarity, topic
 from tapir.runtime.grounding.result import Grounding
 from tapir.runtime.hierarchy import UINode, UITree
 
@@ -159,8 +164,13 @@ def match_text(
     context: str,
     config: GroundingConfig,
     embedder: Embedder | None,
+    options: tuple[str, ...] = (),
 ) -> tuple[Grounding | None, str]:
-    """The item ``query`` names, and a sentence on how (or why none) for traces and errors."""
+    """The item ``query`` names, and a sentence on how (or why none) for traces and errors.
+
+    ``options`` are the items the document says the list has: an item showing exactly another
+    of them is that one, and is no candidate for similarity ("Play" is not "Play next" reworded).
+    Nor is an item that shows only part of the query's words, in any stage."""
     strings = [item_strings(tree, n) for n in items]
     for i, ss in enumerate(strings):
         if query in ss:
@@ -170,9 +180,20 @@ def match_text(
         if any(fold(s) == q for s in ss):
             return Grounding(items[i], "exact", None, 1.0, None, f"item {i} shows {query!r} (case/space folded)"), ""
 
+    others = {fold(o) for o in options} - {q}
+    query_words = set(default_process(query).split())
+
+    def candidate(ss: tuple[str, ...]) -> bool:
+        if any(fold(s) in others for s in ss):
+            return False  # it is another documented item
+        shown = [set(default_process(s).split()) for s in ss]
+        return any(w and not w < query_words for w in shown)
+
+    eligible = [candidate(ss) for ss in strings]
     notes: list[str] = []
     if config.use_fuzzy:
-        scores = [max((label_similarity(query, s) for s in ss), default=0.0) for ss in strings]
+        scores = [max((shown_similarity(query, s) for s in ss), default=0.0) if ok else 0.0
+                  for ss, ok in zip(strings, eligible, strict=True)]
         found = _pick(items, scores, config.match_fuzzy_threshold, config.match_fuzzy_margin, "fuzzy")
         if isinstance(found, Grounding):
             return found, ""
@@ -181,7 +202,15 @@ def match_text(
         # Put the query and the items in the list's context: alone, "black" is nearest "White"
         # (both colours); as "theme black" it is nearest "theme Dark".
         prefix = f"{topic(context)} " if topic(context) else ""
-        flat = [(i, s) for i, ss in enumerate(strings) for s in ss]
+        flat = [(i, s) for i, ss in enumerate(strings) if eligible[i] for s in ss]
+        folded = [fold(o) for o in options]
+        if q in folded and flat:
+            paired = _pair_options(items, strings, query, options, prefix, config, embedder)
+            if isinstance(paired, Grounding):
+                return paired, ""
+            if paired:
+                notes.append(paired)
+                return None, "; ".join(notes)
         if flat:
             sims = embedder.similarity([prefix + query], [prefix + s for _, s in flat])[0]
             escores = [0.0] * len(items)
@@ -195,6 +224,59 @@ def match_text(
     elif config.use_embedding:
         notes.append("embedding stage off")
     return None, "; ".join(notes)
+
+
+#: Pairings tried at most when matching a list's documented options to its items.
+_MAX_PAIRINGS = 50_000
+
+
+def _pair_options(items: list[UINode], strings: list[tuple[str, ...]], query: str, options: tuple[str, ...],
+                  prefix: str, config: GroundingConfig, embedder: Embedder) -> Grounding | str:
+    """The item the documented option ``query`` became, found by pairing every documented option
+    not shown as it is with an item not showing one, so that the pairs are as alike as can be:
+    "Play" and "Play next" reworded to "Play now" and "Play after current song" pair up as a
+    whole, where "Play next" alone is nearest "Play now". The item is taken when its pair is
+    alike enough and any pairing that gives the query another item is worse by the margin.
+    "" when the options cannot be paired here (too many), for the caller's usual comparison."""
+    shown = {fold(s) for ss in strings for s in ss}
+    folded = [fold(o) for o in options]
+    rows = [o for o, f in zip(options, folded, strict=True) if f not in shown]
+    cols = [i for i, ss in enumerate(strings) if ss and not any(fold(s) in folded for s in ss)]
+    if not cols or math.perm(max(len(rows), len(cols)), min(len(rows), len(cols))) > _MAX_PAIRINGS:
+        return ""
+    flat = [(k, s) for k, i in enumerate(cols) for s in strings[i]]
+    sims = embedder.similarity([prefix + o for o in rows], [prefix + s for _, s in flat])
+    table = [[0.0] * len(cols) for _ in rows]
+    for r in range(len(rows)):
+        for (k, _), sim in zip(flat, sims[r], strict=True):
+            table[r][k] = max(table[r][k], float(sim))
+    me = [fold(o) for o in rows].index(fold(query))
+    best: dict[int, float] = {}  # the query's item -> the best total with it
+    if len(rows) <= len(cols):
+        for pick in itertools.permutations(range(len(cols)), len(rows)):
+            total = sum(table[r][k] for r, k in enumerate(pick))
+            if total > best.get(pick[me], -1.0):
+                best[pick[me]] = total
+    else:
+        for pick in itertools.permutations(range(len(rows)), len(cols)):
+            total = sum(table[r][k] for k, r in enumerate(pick))
+            mine = pick.index(me) if me in pick else -1
+            if total > best.get(mine, -1.0):
+                best[mine] = total
+    ranked = sorted(best.items(), key=lambda kv: -kv[1])
+    k, total = ranked[0]
+    lead = total - ranked[1][1] if len(ranked) > 1 else total
+    if k < 0:
+        return f"embedding: paired with the documented options, {query!r} is left without an item"
+    score = table[me][k]
+    if score < config.match_embedding_threshold:
+        return (f"embedding: {query!r} pairs best with item {cols[k]} at {score:.2f} < "
+                f"{config.match_embedding_threshold:.2f}")
+    if lead < config.match_embedding_margin:
+        return f"embedding: the documented options pair with the items in ways too close to tell ({lead:.2f})"
+    return Grounding(items[cols[k]], "embedding", None, round(score, 4), None,
+                     f"item {cols[k]} by embedding similarity {score:.2f}, pairing the documented options "
+                     f"with the items (ahead by {lead:.2f})")
 
 
 def _pick(items: list[UINode], scores: list[float], threshold: float, margin: float,
