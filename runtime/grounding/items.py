@@ -168,8 +168,9 @@ def match_text(
 ) -> tuple[Grounding | None, str]:
     """The item ``query`` names, and a sentence on how (or why none) for traces and errors.
 
-    ``options`` are the items the document says the list has: an item showing exactly another
-    of them is that one, and is no candidate for similarity ("Play" is not "Play next" reworded).
+    ``options`` are the items the document says the list has: when the query is one of them, an
+    item showing exactly another is that one, and no candidate for similarity ("Play" is not
+    "Play next" reworded).
     Nor is an item that shows only part of the query's words, in any stage."""
     strings = [item_strings(tree, n) for n in items]
     for i, ss in enumerate(strings):
@@ -180,7 +181,9 @@ def match_text(
         if any(fold(s) == q for s in ss):
             return Grounding(items[i], "exact", None, 1.0, None, f"item {i} shows {query!r} (case/space folded)"), ""
 
-    others = {fold(o) for o in options} - {q}
+    # the query is one of the documented options: the items that show the others are those
+    documented = {fold(o) for o in options}
+    others = documented - {q} if q in documented else set()
     query_words = set(default_process(query).split())
 
     def candidate(ss: tuple[str, ...]) -> bool:
