@@ -469,6 +469,16 @@ class ToolkitApp:
         plain_root = self._render(twin, self.drift.structural(), plain=True).root
         plain_views = list(plain_root.walk())
         same = len(plain_views) == len(views) and all(a.cls == b.cls for a, b in zip(views, plain_views, strict=True))
+        if same:
+            # a list keeps its scroll offset under its id, which the drift may have renamed
+            moved = {b.scroll_key: layer.form.scroll.get(a.scroll_key, 0) for a, b in zip(views, plain_views, strict=True)
+                     if a.scroll_key is not None and b.scroll_key is not None and a.scroll_key != b.scroll_key}
+            if moved:
+                twin.form = copy.deepcopy(layer.form)
+                twin.form.scroll.update(moved)
+                plain_root = self._render(twin, self.drift.structural(), plain=True).root
+                plain_views = list(plain_root.walk())
+                same = len(plain_views) == len(views)
         self.audit.append(TouchAudit(x, y, long, layer.name, target, dump_xml([plain_root]) if same else None))
         return plain_views[target] if same and target is not None else None
 
