@@ -283,30 +283,52 @@ class Grounder:
             count, node = ranked[0]
             return Grounding(node, "structure", None, 1.0, None,
                              f"structure: {_describe(node)} holds {count} of its item children")
-        if within is None or element.item_of is None:
-            return None
         role = _ROLE_OF.get(element.kind)
         if role is None:
             return None
-        inside = [n for n in tree.descendants(within) if n.visible]
+        if within is None or element.item_of is None:
+            if within is not None or role not in _SCREEN_ROLES:
+                return None
+            # a field or a toggle of the screen: the screen's one view of that role no other
+            # element of the screen accounts for, when the counts agree
+            where = "screen"
+            inside = [n for n in tree.nodes if n.visible]
+            screen = self.document.screen(element.screen)
+            parts = [p for p in (screen.elements if screen else ())
+                     if p.item_of is None and _ROLE_OF.get(p.kind) == role]
+        else:
+            where = "item"
+            inside = [n for n in tree.descendants(within) if n.visible]
+            parts = [p for p in self._parts(element.item_of) if _ROLE_OF.get(p.kind) == role]
         pool = [n for n in inside if _has_role(n, role)]
-        parts = [p for p in self._parts(element.item_of) if _ROLE_OF.get(p.kind) == role]
-        explained = {h.id for part in parts if part.name != element.name for h in self._hits_of(part, view, within)}
+        found = {part.name: {h.id for h in self._hits_of(part, view, within)}
+                 for part in parts if part.name != element.name}
+        explained = set().union(*found.values())
         left = [n for n in pool if n.id not in explained]
-        if len(pool) != len(parts) or len(left) != 1:
+        node: UINode | None = left[0] if len(left) == 1 else None
+        how = "no other element accounts for"
+        if len(pool) == len(parts) and len(left) > 1:
+            # several unaccounted for: a form keeps its order between versions, so when every view
+            # accounted for sits where the document lists its element, the rest do too
+            at = {n.id: i for i, n in enumerate(pool)}
+            anchors = [(i, at[h]) for i, part in enumerate(parts) for h in found.get(part.name, ()) if h in at]
+            if anchors and all(d == v for d, v in anchors):
+                mine = next(i for i, part in enumerate(parts) if part.name == element.name)
+                if pool[mine].id not in explained:
+                    node, how = pool[mine], "in the document's order, the others being where it lists them"
+        if len(pool) != len(parts) or node is None:
             # the item shows other views of this role than the document's parts (an inserted
             # badge, a button the document does not know): which is which cannot be told
-            notes.append(f"structure: the item has {len(pool)} {role}(s) for {len(parts)} documented, "
+            notes.append(f"structure: the {where} has {len(pool)} {role}(s) for {len(parts)} documented, "
                          f"{len(left)} unaccounted for")
             return None
-        node = left[0]
         said = set(self._words_of(element))
         shown = set(_node_words(view, node))
         if role == "button" and said and shown and not said & shown:
-            notes.append(f"structure: the item's only other {role} {_describe(node)} says nothing of {element.name}")
+            notes.append(f"structure: the {where}'s only other {role} {_describe(node)} says nothing of {element.name}")
             return None
         return Grounding(node, "structure", None, 1.0, None,
-                         f"structure: the item's one {role} no other item child accounts for, {_describe(node)}")
+                         f"structure: the {where}'s {role} {how}, {_describe(node)}")
 
     def _words_of(self, element: Element) -> list[str]:
         known = self.labels_of(element)
@@ -467,6 +489,17 @@ class Grounder:
             notes.append("fuzzy: the identifiers name no text, description or resource id")
             return None
         wl, wr = _CHILD_WEIGHTS if child else _WEIGHTS
+        # an element known by its resource id alone, against a view without one (the new version
+        # dropped it): the id's words stand for its label ("add_item" is the button "Add item"),
+        # without the words of its kind and of its screen ("edit_note" on the note screen: "edit")
+        id_words: list[str] = []
+        if not known.words and not child:
+            screen_words = set(words(element.screen).split())
+            for r in known.rids:
+                kept = [w for w in words(r).split() if w not in screen_words]
+                for said in (" ".join(kept), " ".join(w for w in kept if w not in KIND_WORDS)):
+                    if said and said not in id_words:
+                        id_words.append(said)
         scored: list[tuple[float, UINode]] = []
         for node in self._candidates(view, within):
             total = weight = 0.0
@@ -482,6 +515,10 @@ class Grounder:
                     weight += wr
                 else:
                     factor = _MISSING_RID
+                    if id_words:
+                        total += max((shown_similarity(k, s) for k in id_words for s in view.strings(node)),
+                                     default=0.0)
+                        weight += 1.0
             if weight:
                 scored.append((total / weight * factor, node))
         return self._decide(element, view, scored, "fuzzy", self.config.fuzzy_threshold,
@@ -635,6 +672,9 @@ class Grounder:
         return self._ground(child, self.view(tree), item, child=True)
 
 
+#: Roles the structure stage also counts over a whole screen (a screen has many buttons and
+#: texts no document lists, but its fields and toggles usually all are).
+_SCREEN_ROLES = frozenset({"toggle", "text field"})
 #: The role a list item's part plays, by its kind: what the structure stage counts.
 _ROLE_OF = {Kind.CHECKBOX: "toggle", Kind.SWITCH: "toggle", Kind.INPUT: "text field", Kind.BUTTON: "button",
             Kind.TEXT: "text"}

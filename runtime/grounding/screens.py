@@ -40,6 +40,7 @@ from lxml import etree
 from tapir.docgen.model import AppDocument, Element, Identifier, Screen
 from tapir.dsl.errors import DocumentError
 from tapir.runtime.grounding.config import GroundingConfig
+from tapir.runtime.grounding.fuzzy import fold
 from tapir.runtime.grounding.identifiers import evaluate, renamed_identifier, required_resource_id, simple_xpath
 from tapir.runtime.grounding.result import ScreenMatch
 from tapir.runtime.grounding.screen_view import ScreenView
@@ -166,12 +167,23 @@ def _evidence_sample(elements: Sequence[Element]) -> tuple[tuple[Element, tuple[
         if e.item_of is not None:
             continue
         tests = [(i, specificity(i.xpath)) for i in e.identifiers if simple_xpath(i.xpath) is not None]
-        if tests:
+        if tests or e.options:
             usable.append((e, tuple(sorted(tests, key=lambda t: -t[1]))))
     if len(usable) <= EVIDENCE_SAMPLE:
         return tuple(usable)
     step = len(usable) / EVIDENCE_SAMPLE
     return tuple(usable[int(i * step)] for i in range(EVIDENCE_SAMPLE))
+
+
+def _shows_options(options: Sequence[str], view: ScreenView) -> bool:
+    """Whether the screen shows the documented options of a list, as texts or descriptions (two
+    of them, or the one there is)."""
+    shown: set[str] | None = view.memo.get("shown_texts")
+    if shown is None:
+        terms = view.tree_terms
+        shown = view.memo["shown_texts"] = {fold(t) for key in ("@text", "@content-desc")
+                                             for t in terms.index(key) if t}
+    return sum(fold(o) in shown for o in options) >= min(2, len(options))
 
 
 class ScreenIdentifier:
@@ -214,14 +226,16 @@ class ScreenIdentifier:
     def evidence(self, facts: _ScreenFacts, view: ScreenView) -> Evidence:
         specific = structural = unseen = 0
         missing = 1.0
-        for _, tests in facts.elements:
+        for element, tests in facts.elements:
             found = None
             for identifier, weight in tests:
                 held = self._holds(identifier, view)
                 if held >= RENAMED:
                     found = weight * held
                     break
-            if tests[0][1] >= SPECIFIC and (found is None or found < SPECIFIC):
+            if element.options and (found is None or found < SPECIFIC) and _shows_options(element.options, view):
+                found = SPECIFIC  # a list found by the options the document says it has
+            if (element.options or tests[0][1] >= SPECIFIC) and (found is None or found < SPECIFIC):
                 unseen += 1  # known by a text that is not showing
             if found is None:
                 continue
