@@ -49,7 +49,15 @@ from tapir.dsl.errors import ActionError, DocumentError, ElementNotFound, Unknow
 from tapir.runtime.grounding.claims import ClaimIndex, other_elements
 from tapir.runtime.grounding.config import GroundingConfig
 from tapir.runtime.grounding.embedding import Embedder, default_embedder, embedding_status
-from tapir.runtime.grounding.fuzzy import KIND_WORDS, label_similarity, rid_similarity, shown_similarity, topic, words
+from tapir.runtime.grounding.fuzzy import (
+    KIND_WORDS,
+    fold,
+    label_similarity,
+    rid_similarity,
+    shown_similarity,
+    topic,
+    words,
+)
 from tapir.runtime.grounding.identifiers import Labels, evaluate, labels, positional, renamed_identifier
 from tapir.runtime.grounding.items import item_nodes, match_attributes, match_text
 from tapir.runtime.grounding.result import Grounding, ScreenMatch
@@ -274,6 +282,12 @@ class Grounder:
                 votes.update(lists)
             ranked = [(n, tree.node(i)) for i, n in votes.most_common()
                       if claimed is None or claimed(tree.node(i)) is None]
+            if not ranked and element.options:
+                # no item child found: the view holding the options the document lists is the list
+                holder = _holder_of_options(tree, element.options)
+                if holder is not None and (claimed is None or claimed(holder) is None):
+                    return Grounding(holder, "structure", None, 1.0, None,
+                                     f"structure: {_describe(holder)} holds its documented options")
             if not ranked:
                 notes.append("structure: no list view holds its item children")
                 return None
@@ -395,6 +409,8 @@ class Grounder:
                 if found is None:
                     continue
                 identifier = found
+            elif index > start and self._renamed_hit(element, view, start, index, within):
+                return None  # an identifier before this one finds its view renamed: that comes first
             try:
                 hits = evaluate(identifier, view, within=within)
             except DocumentError as exc:
@@ -409,6 +425,20 @@ class Grounder:
                 continue
             return index, hits[0]
         return None
+
+    def _renamed_hit(self, element: Element, view: ScreenView, start: int, before: int, within: int | None) -> bool:
+        """Whether an identifier from ``start`` to ``before`` finds a view once its resource id is
+        read renamed (a renamed id of a precise identifier beats a fallback identifier as written)."""
+        for identifier in element.identifiers[start:before]:
+            renamed = renamed_identifier(identifier, view)
+            if renamed is None:
+                continue
+            try:
+                if evaluate(renamed, view, within=within):
+                    return True
+            except DocumentError:
+                continue
+        return False
 
     def _by_identifiers(self, element: Element, view: ScreenView, within: int | None, child: bool,
                         notes: list[str]) -> tuple[Grounding | None, Grounding | None]:
@@ -688,6 +718,17 @@ def _has_role(node: UINode, role: str) -> bool:
     if role == "button":
         return (node.clickable or node.long_clickable) and not node.checkable and not node.editable
     return bool(node.text.strip()) and not node.children and not node.editable and not node.checkable
+
+
+def _holder_of_options(tree: UITree, options: tuple[str, ...]) -> UINode | None:
+    """The innermost view holding every view that shows one of ``options`` (two at least)."""
+    want = {fold(o) for o in options}
+    shown = [n for n in tree.nodes if n.visible and (fold(n.text) in want or fold(n.content_desc) in want)]
+    if len(shown) < 2:
+        return None
+    chains = [[n.id, *(a.id for a in tree.ancestors(n.id))] for n in shown]
+    common = set(chains[0]).intersection(*chains[1:])
+    return next((tree.node(i) for i in chains[0] if i in common), None)
 
 
 def _node_words(view: ScreenView, node: UINode) -> list[str]:

@@ -207,7 +207,7 @@ def match_text(
         prefix = f"{topic(context)} " if topic(context) else ""
         flat = [(i, s) for i, ss in enumerate(strings) if eligible[i] for s in ss]
         folded = [fold(o) for o in options]
-        if q in folded and flat:
+        if q in folded:
             paired = _pair_options(items, strings, query, options, prefix, config, embedder)
             if isinstance(paired, Grounding):
                 return paired, ""

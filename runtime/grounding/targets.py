@@ -22,8 +22,14 @@ _TOGGLES = frozenset({Kind.CHECKBOX, Kind.SWITCH})
 def target(view: ScreenView, node: UINode, kind: Kind, *, strict: bool) -> UINode | None:
     tree = view.tree
     if kind in _TAPPABLE:
-        if kind in _TOGGLES and node.checkable:
-            return node
+        if kind in _TOGGLES:
+            if node.checkable:
+                return node
+            # a settings row found for its switch: the switch is the element (its state is the
+            # element's state; a tap on it reaches the row when the row takes the taps)
+            inner = [d for d in tree.descendants(node.id) if d.checkable and d.visible]
+            if len(inner) == 1:
+                return inner[0]
         owner = view.clickable_owner(node.id)
         if owner is None:
             return None if strict else node
