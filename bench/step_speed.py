@@ -54,7 +54,8 @@ from tapir.runtime.grounding import Grounder, GroundingConfig
 from tapir.runtime.heap import settle
 from tapir.runtime.hierarchy import UITree, html_view, parse_uiautomator
 
-UPSTREAM = Path(os.environ.get("TAPIR_UPSTREAM") or Path(__file__).resolve().parent.parent.parent / "shared" / "upstream")
+UPSTREAM = Path(os.environ.get("TAPIR_UPSTREAM")
+                or Path(__file__).resolve().parent.parent.parent / "shared" / "upstream")
 DUMPS = UPSTREAM / "uiautomator"
 TARGET = "Search by voice"
 

@@ -43,7 +43,8 @@ TOUCHING = frozenset({"tap", "long_tap", "set_text"})
 _EXACT = GroundingConfig(use_fuzzy=False, use_embedding=False, check_screen=False)
 _MATCH = GroundingConfig(use_embedding=False)
 _HANDLE = re.compile(r"^\$?(?P<name>[A-Za-z_]\w*)(?P<rest>.*)$", re.S)
-_SELECTOR = re.compile(r"""\[(?P<index>\d+)\]|\.match\((?P<query>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|\{.*?\})\)""", re.S)
+_SELECTOR = re.compile(
+    r"""\[(?P<index>\d+)\]|\.match\((?P<query>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|\{.*?\})\)""", re.S)
 
 
 @dataclass(frozen=True)

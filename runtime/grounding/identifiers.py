@@ -24,7 +24,7 @@ from tapir.dsl.errors import DocumentError
 from tapir.runtime.grounding.fuzzy import LABEL_CAP
 from tapir.runtime.grounding.screen_view import ScreenView, uiautomator_attributes
 from tapir.runtime.grounding.terms import UIA_FIELDS
-from tapir.runtime.hierarchy import UINode
+from tapir.runtime.hierarchy import UINode, UITree
 
 _COMPILED: dict[str, etree.XPath | DocumentError] = {}
 
@@ -174,20 +174,22 @@ def evaluate(identifier: Identifier, view: ScreenView, *, within: int | None = N
              indexed: bool = True) -> list[UINode]:
     """The visible nodes ``identifier`` selects on ``view``, in document order, without repeats.
 
-    ``within`` restricts the search to that node's subtree, evaluated as a document of its own.
-    Attribute and text results select the element that holds them. ``indexed=False`` always
-    runs lxml (the tests compare both ways).
+    ``within`` restricts the search to that node's subtree, evaluated as a document of its own
+    (a simple XPath is answered from the indexes, keeping the hits in the subtree). Attribute
+    and text results select the element that holds them. ``indexed=False`` always runs lxml
+    (the tests compare both ways).
     """
     rid = required_resource_id(identifier.xpath)
     if rid is not None and rid not in view.resource_names:
         compile_xpath(identifier.xpath)  # still report a malformed XPath
         return []
-    if within is None and indexed:
+    if indexed:
         simple = simple_xpath(identifier.xpath)
         if simple is not None:
             hits = _by_terms(view, identifier.dialect, *simple)
             if hits is not None:
-                return hits
+                # inside an item, ``//x[...]`` selects the item or views below it that have the terms
+                return hits if within is None else [h for h in hits if _inside(view.tree, h, within)]
     xpath = compile_xpath(identifier.xpath)
     if identifier.dialect == Dialect.HTML:
         html = view.html
@@ -227,6 +229,16 @@ def evaluate(identifier: Identifier, view: ScreenView, *, within: int | None = N
         if node is not None and node.visible:
             out.append(node)
     return out
+
+
+def _inside(tree: UITree, node: UINode, within: int) -> bool:
+    """``node`` is the view ``within`` or lies below it."""
+    nid: int | None = node.id
+    while nid is not None:
+        if nid == within:
+            return True
+        nid = tree.node(nid).parent
+    return False
 
 
 def _ids_by_attribute(el: etree._Element) -> int | None:

@@ -26,6 +26,8 @@ from tapir.runtime.grounding.fuzzy import LABEL_CAP, same_id
 from tapir.runtime.grounding.terms import HtmlFacts, HtmlOnDemand, SkeletonPath, TermIndex, TreeTerms, html_facts
 from tapir.runtime.hierarchy import HtmlView, UINode, UITree, html_view
 
+_UNKNOWN = object()
+
 
 def _flag(value: bool) -> str:
     return "true" if value else "false"
@@ -56,19 +58,29 @@ def uiautomator_attributes(node: UINode) -> dict[str, str]:
 
 
 class UiautomatorView:
-    """The tree as ``uiautomator dump`` would write it, ready for XPath."""
+    """The tree as ``uiautomator dump`` writes it, ready for XPath: the dump itself as lxml reads
+    it (``UITree.document``) for a tree parsed from one, else a document written from the nodes
+    (a DroidBot state, a view list)."""
 
     def __init__(self, tree: UITree) -> None:
         self.tree = tree
+        document = tree.document
+        if document is not None:
+            self.root = document
+            self._node_of: Mapping[etree._Element, int] = tree.document_ids
+            self._element_of = tree.element_of
+            return
         self.root = etree.Element("hierarchy", rotation="0")
-        self._node_of: dict[etree._Element, int] = {}
-        self._element: dict[int, etree._Element] = {}
+        node_of: dict[etree._Element, int] = {}
+        element: dict[int, etree._Element] = {}
         sub = etree.SubElement
         for node in tree.nodes:
-            parent = self._element[node.parent] if node.parent is not None else self.root
+            parent = element[node.parent] if node.parent is not None else self.root
             el = sub(parent, "node", uiautomator_attributes(node))
-            self._element[node.id] = el
-            self._node_of[el] = node.id
+            element[node.id] = el
+            node_of[el] = node.id
+        self._node_of = node_of
+        self._element_of = element.get
 
     def context(self, within: int | None) -> tuple[etree._Element, Mapping[etree._Element, int]] | None:
         """The element to evaluate on and the element -> node id map for its results.
@@ -78,7 +90,7 @@ class UiautomatorView:
         """
         if within is None:
             return self.root, self._node_of
-        el = self._element.get(within)
+        el = self._element_of(within)
         if el is None:
             return None
         clone = copy.deepcopy(el)
@@ -100,6 +112,7 @@ class ScreenView:
         #: results the grounder derives from this screen (its screen match, identifier hits)
         self.memo: dict[str, Any] = {}
         self._renamed: dict[str, str | None] = {}
+        self._owners: dict[int, int | None] = {}
 
     @cached_property
     def html(self) -> HtmlView:
@@ -167,16 +180,31 @@ class ScreenView:
         self._renamed[rid] = alias
         return alias
 
-    @cached_property
-    def _clickable_owner(self) -> dict[int, int | None]:
-        """Nearest clickable node, the node itself included (pre-order: parents come first)."""
-        owner: dict[int, int | None] = {}
-        for node in self.tree.nodes:
+    def _clickable_up(self, node_id: int) -> int | None:
+        """Nearest clickable node, the node itself included, found walking up (each step's answer
+        kept: identifying a screen asks a few nodes, the similarity stages many)."""
+        known = self._owners
+        by = self.tree.get
+        path: list[int] = []
+        nid: int | None = node_id
+        found: int | None = None
+        while nid is not None:
+            if nid in known:
+                found = known[nid]
+                break
+            node = by(nid)
+            if node is None:
+                break
             if node.clickable or node.long_clickable:
-                owner[node.id] = node.id
-            else:
-                owner[node.id] = owner.get(node.parent) if node.parent is not None else None
-        return owner
+                found = nid
+                break
+            path.append(nid)
+            nid = node.parent
+        for p in path:
+            known[p] = found
+        if nid is not None:
+            known[nid] = found
+        return found
 
     @cached_property
     def _scrollable_owner(self) -> dict[int, int | None]:
@@ -242,7 +270,8 @@ class ScreenView:
         return self._editable_below.get(node_id)
 
     def clickable_owner(self, node_id: int) -> int | None:
-        return self._clickable_owner.get(node_id)
+        found = self._owners.get(node_id, _UNKNOWN)
+        return self._clickable_up(node_id) if found is _UNKNOWN else found  # type: ignore[return-value]
 
     def scrollable_owner(self, node_id: int) -> int | None:
         return self._scrollable_owner.get(node_id)

@@ -136,6 +136,8 @@ def html_facts(tree: UITree) -> HtmlFacts:
 
 #: uiautomator attribute name -> the ``UINode`` field it shows
 UIA_FIELDS = {"@resource-id": "resource_id", "@text": "text", "@content-desc": "content_desc", "@class": "class_name"}
+_DUMP_NAMES = {"@resource-id": "resource-id", "@text": "text", "@content-desc": "content-desc", "@class": "class"}
+_BASE = ("@resource-id", "@text", "@content-desc")
 
 
 class TreeTerms:
@@ -159,42 +161,47 @@ class TreeTerms:
         return self._order[node_id]
 
     def index(self, attribute: str) -> dict[str, list[int]]:
+        """Values -> ids for one attribute; empty values are left out (``ids`` finds them)."""
         found = self._by.get(attribute)
         if found is None:
             found = self._by[attribute] = self._build(attribute)
         return found
 
     def ids(self, attribute: str, value: str) -> list[int]:
-        return self.index(attribute).get(value, [])
+        index = self.index(attribute)
+        found = index.get(value)
+        if found is None and not value and attribute in UIA_FIELDS:
+            # views without the attribute are not indexed (most of them): found when asked
+            field = attrgetter(UIA_FIELDS[attribute])
+            found = index[""] = [n.id for n in self.tree.nodes if not field(n)]
+        return found or []
 
     def _build(self, attribute: str) -> dict[str, list[int]]:
-        out: dict[str, list[int]] = {}
-        nodes = self.tree.nodes
+        if attribute in _BASE:
+            # the three a screen is identified by, in one pass over the views
+            for name, built in zip(_BASE, self.tree.values_index(*(_DUMP_NAMES[n] for n in _BASE)), strict=True):
+                self._by[name] = built
+            return self._by[attribute]
         if attribute in UIA_FIELDS:
-            value = attrgetter(UIA_FIELDS[attribute])
-            for n in nodes:
-                key = value(n)
-                found = out.get(key)
-                if found is None:
-                    out[key] = [n.id]
-                else:
-                    found.append(n.id)
-        elif attribute == "html-rid":
-            # from the full ids: one entry per distinct id, not per view
-            for rid, ids in self.index("@resource-id").items():
-                if rid:
-                    short = attribute_value(rid.rsplit("/", 1)[-1])
-                    out[short] = sorted({*out.get(short, ()), *ids}, key=self.position) if short in out else list(ids)
+            return self.tree.values_index(_DUMP_NAMES[attribute])[0]
+        # the HTML form's values, worked out once per distinct value, not per view
+        if attribute == "html-rid":
+            source, key = self.index("@resource-id"), lambda rid: attribute_value(rid.rsplit("/", 1)[-1])
         elif attribute == "html-alt":
-            for n in nodes:
-                if n.content_desc:
-                    out.setdefault(attribute_value(n.content_desc), []).append(n.id)
+            source, key = self.index("@content-desc"), attribute_value
         elif attribute == "html-text":
-            for n in nodes:
-                if n.text:
-                    out.setdefault(text_value(n.text[:CONTENT_LIMIT]), []).append(n.id)
+            source, key = self.index("@text"), lambda text: text_value(text[:CONTENT_LIMIT])
         else:
             raise KeyError(attribute)
+        out: dict[str, list[int]] = {}
+        for value, ids in source.items():
+            if not value:
+                continue
+            k = key(value)
+            if k in out:  # two values that read the same: merged in document order
+                out[k] = sorted({*out[k], *ids}, key=self.position)
+            else:
+                out[k] = ids
         return out
 
 
@@ -220,6 +227,8 @@ class HtmlOnDemand:
         self._hdl: dict[int, bool] = {}
         self._kids: dict[int, list[UINode]] = {}
         self._shown: dict[int, bool] = {}
+        self._checkable: dict[int, bool] = {}
+        self._clickable: dict[int, bool] = {}
         self._base: int | None = None
 
     # -- the renderer's rules, per view ------------------------------------------------------
@@ -241,6 +250,8 @@ class HtmlOnDemand:
 
     def _contributes(self, node: UINode) -> bool:
         """Whether ``node`` makes its parent show its children (it is, or holds, a described leaf)."""
+        if self._hdl.get(node.id):
+            return True  # a described leaf below: it has kept children, and holds one
         return self.has_described_leaf(node) if self.kept_children(node) else self.described(node)
 
     def has_described_leaf(self, node: UINode) -> bool:
@@ -299,13 +310,32 @@ class HtmlOnDemand:
         if self.described(node):
             if node.editable:
                 return "input"
-            chain = [node, *self.tree.ancestors(node.id)]
-            if any(a.checkable for a in chain):
+            if self._inherits(node, "checkable", self._checkable):
                 return "checkbox"
-            if any(a.clickable for a in chain):
+            if self._inherits(node, "clickable", self._clickable):
                 return "button"
             return "scrollbar" if node.scrollable else "p"
         return _tag_name(node.short_class) if node.class_name else "div"
+
+    def _inherits(self, node: UINode, flag: str, known: dict[int, bool]) -> bool:
+        """Whether the view or an ancestor has ``flag`` (its attribute as the dump spells it);
+        each answer on the way up kept."""
+        path: list[int] = []
+        n: UINode | None = node
+        found = False
+        while n is not None:
+            memo = known.get(n.id)
+            if memo is not None:
+                found = memo
+                break
+            path.append(n.id)
+            if n.attribute(flag) == "true":
+                found = True
+                break
+            n = None if n.parent is None else self.tree.node(n.parent)
+        for nid in path:
+            known[nid] = found
+        return found
 
     def texts(self, node: UINode) -> list[str]:
         """The element's text nodes as an XML parser reads them (its own and its children's tails)."""

@@ -471,7 +471,8 @@ class ToolkitApp:
         same = len(plain_views) == len(views) and all(a.cls == b.cls for a, b in zip(views, plain_views, strict=True))
         if same:
             # a list keeps its scroll offset under its id, which the drift may have renamed
-            moved = {b.scroll_key: layer.form.scroll.get(a.scroll_key, 0) for a, b in zip(views, plain_views, strict=True)
+            moved = {b.scroll_key: layer.form.scroll.get(a.scroll_key, 0)
+                     for a, b in zip(views, plain_views, strict=True)
                      if a.scroll_key is not None and b.scroll_key is not None and a.scroll_key != b.scroll_key}
             if moved:
                 twin.form = copy.deepcopy(layer.form)
