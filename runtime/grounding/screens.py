@@ -205,7 +205,7 @@ class ScreenIdentifier:
 
     def _hits(self, identifier: Identifier, view: ScreenView) -> bool:
         try:
-            return bool(evaluate(identifier, view))
+            return bool(evaluate(identifier, view, limit=1))
         except DocumentError as exc:
             self.broken.setdefault(identifier.xpath, exc.message)
             return False

@@ -227,15 +227,18 @@ class HtmlOnDemand:
         self._hdl: dict[int, bool] = {}
         self._kids: dict[int, list[UINode]] = {}
         self._shown: dict[int, bool] = {}
+        self._kept: dict[int, bool] = {}
         self._checkable: dict[int, bool] = {}
         self._clickable: dict[int, bool] = {}
         self._base: int | None = None
 
     # -- the renderer's rules, per view ------------------------------------------------------
 
-    @staticmethod
-    def kept(node: UINode) -> bool:
-        return node.visible and node.resource_id not in BAR_RESOURCE_IDS
+    def kept(self, node: UINode) -> bool:
+        found = self._kept.get(node.id)
+        if found is None:
+            found = self._kept[node.id] = node.visible and node.resource_id not in BAR_RESOURCE_IDS
+        return found
 
     @staticmethod
     def described(node: UINode) -> bool:
@@ -372,9 +375,10 @@ class HtmlOnDemand:
 
     # -- queries ---------------------------------------------------------------------------------
 
-    def query(self, tag: str, terms: tuple[tuple[str, str], ...]) -> list[int] | None:
-        """The ids ``//TAG[terms]`` selects on the HTML form, in document order; None when no
-        term can propose candidates (the caller uses the full index)."""
+    def query(self, tag: str, terms: tuple[tuple[str, str], ...], limit: int | None = None) -> list[int] | None:
+        """The ids ``//TAG[terms]`` selects on the HTML form, in document order (the first
+        ``limit`` of them); None when no term can propose candidates (the caller uses the full
+        index)."""
         lists: list[list[int]] = []
         for k, v in terms:
             if k == "text()":
@@ -404,4 +408,6 @@ class HtmlOnDemand:
                 continue
             if all(self.has(node, k, v) for k, v in terms):
                 out.append(nid)
+                if limit is not None and len(out) >= limit:
+                    break
         return out
