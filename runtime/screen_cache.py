@@ -68,11 +68,19 @@ class ScreenCache:
         return self.current
 
     def _dump(self) -> Observation:
-        xml = self.device.dump_hierarchy()
+        # the bytes the device sent when its class offers them (the parser reads bytes); a
+        # wrapper that only overrides dump_hierarchy is asked for that
+        raw = getattr(type(self.device), "dump_hierarchy_bytes", None)
+        xml: str | bytes = raw(self.device) if callable(raw) else self.device.dump_hierarchy()
         self._dumped_at = self.clock()
         self.stats.dumps += 1
         try:
-            tree = parse_uiautomator(xml)
+            try:
+                tree = parse_uiautomator(xml)
+            except HierarchyError:
+                if not isinstance(xml, bytes):
+                    raise
+                tree = parse_uiautomator(xml.decode("utf-8", "replace"))  # a broken character or two
         except HierarchyError as exc:
             raise DeviceError(f"device {getattr(self.device, 'serial', '?')}: unreadable hierarchy dump: "
                               f"{exc.message}") from exc
