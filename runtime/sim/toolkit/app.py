@@ -45,7 +45,17 @@ from tapir.runtime.sim.toolkit.layout import (
 )
 from tapir.runtime.sim.toolkit.render import render_png
 from tapir.runtime.sim.toolkit.tree import Node, Rect, scroll_target, touch_target
-from tapir.runtime.sim.toolkit.widgets import Button, Dialog, Menu, Radio, RadioGroup, Screen, Widget
+from tapir.runtime.sim.toolkit.widgets import (
+    Button,
+    Dialog,
+    ListView,
+    Menu,
+    Radio,
+    RadioGroup,
+    Screen,
+    Widget,
+    child_fields,
+)
 
 T = TypeVar("T")
 
@@ -102,6 +112,25 @@ class Layer:
     items: tuple[Widget, ...] | None = None
     #: The same items as the undrifted app labels them (kept while touches are audited).
     plain_items: tuple[Widget, ...] | None = None
+
+
+def _list_keys(drifted: Widget, plain: Widget) -> list[tuple[str, str]]:
+    """(drifted, plain) scroll keys of the lists of two builds of one view (same structure)."""
+    out: list[tuple[str, str]] = []
+    stack = [(drifted, plain)]
+    while stack:
+        a, b = stack.pop()
+        if type(a) is not type(b):
+            continue
+        if isinstance(a, ListView):
+            out.append((a.id or "list", b.id or "list"))
+        for name in child_fields(a):
+            va, vb = getattr(a, name), getattr(b, name)
+            if isinstance(va, Widget) and isinstance(vb, Widget):
+                stack.append((va, vb))
+            elif isinstance(va, tuple) and isinstance(vb, tuple) and len(va) == len(vb):
+                stack.extend(zip(va, vb, strict=True))
+    return out
 
 
 @dataclass(frozen=True)
@@ -466,20 +495,17 @@ class ToolkitApp:
         # the app as it was
         twin = Layer(layer.kind, layer.name, layer.params, copy.deepcopy(layer.form), layer.anchor, layer.items,
                      layer.plain_items)
-        plain_root = self._render(twin, self.drift.structural(), plain=True).root
+        plain = self._render(twin, self.drift.structural(), plain=True)
+        # a list keeps its scroll offset under its id, which the drift may have renamed
+        moved = {b: layer.form.scroll[a] for a, b in _list_keys(rendered.widget, plain.widget)
+                 if a != b and a in layer.form.scroll}
+        if moved:
+            twin.form = copy.deepcopy(layer.form)
+            twin.form.scroll.update(moved)
+            plain = self._render(twin, self.drift.structural(), plain=True)
+        plain_root = plain.root
         plain_views = list(plain_root.walk())
         same = len(plain_views) == len(views) and all(a.cls == b.cls for a, b in zip(views, plain_views, strict=True))
-        if same:
-            # a list keeps its scroll offset under its id, which the drift may have renamed
-            moved = {b.scroll_key: layer.form.scroll.get(a.scroll_key, 0)
-                     for a, b in zip(views, plain_views, strict=True)
-                     if a.scroll_key is not None and b.scroll_key is not None and a.scroll_key != b.scroll_key}
-            if moved:
-                twin.form = copy.deepcopy(layer.form)
-                twin.form.scroll.update(moved)
-                plain_root = self._render(twin, self.drift.structural(), plain=True).root
-                plain_views = list(plain_root.walk())
-                same = len(plain_views) == len(views)
         self.audit.append(TouchAudit(x, y, long, layer.name, target, dump_xml([plain_root]) if same else None))
         return plain_views[target] if same and target is not None else None
 
