@@ -74,7 +74,8 @@ def test_similar_ids_of_sibling_views_do_not_make_one_the_other() -> None:
     # the words both ids share say nothing: "checkbox" is not "delete"
     assert rid_similarity("checklist_item_checkbox", "checklist_item_delete") < 0.5
     assert rid_similarity("songs_list", "song_list") > 0.85
-    assert same_id("songs_list", "songsList") and same_id("title", "tv_title") and same_id("tab_songs", "tab_songs_view")
+    assert same_id("songs_list", "songsList") and same_id("title", "tv_title")
+    assert same_id("tab_songs", "tab_songs_view")
     assert not same_id("title", "title_icon") and not same_id("item_checkbox", "item_delete")
 
 
