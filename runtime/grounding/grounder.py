@@ -43,7 +43,7 @@ from dataclasses import replace
 from typing import Any
 
 from rapidfuzz import fuzz, process
-from tapir.docgen.model import AppDocument, Element
+from tapir.docgen.model import AppDocument, Element, Identifier
 from tapir.dsl.api import Kind
 from tapir.dsl.errors import ActionError, DocumentError, ElementNotFound, UnknownElement
 from tapir.runtime.grounding.claims import ClaimIndex, other_elements
@@ -247,14 +247,10 @@ class Grounder:
         """The views the element's first identifier that finds any finds, as written or with its
         resource id renamed; bare positions left out."""
         for renamed in (False, True):
-            for identifier in element.identifiers:
-                if positional(identifier.xpath):
+            for written in element.identifiers:
+                identifier = None if positional(written.xpath) else _as_read(written, view, renamed)
+                if identifier is None:
                     continue
-                if renamed:
-                    found = renamed_identifier(identifier, view)
-                    if found is None:
-                        continue
-                    identifier = found
                 try:
                     hits = evaluate(identifier, view, within=within)
                 except DocumentError:
@@ -297,9 +293,9 @@ class Grounder:
             if len(ranked) > 1 and ranked[1][0] == ranked[0][0]:
                 notes.append("structure: its item children are in several list views")
                 return None
-            count, node = ranked[0]
-            return Grounding(node, "structure", None, 1.0, None,
-                             f"structure: {_describe(node)} holds {count} of its item children")
+            count, holder = ranked[0]
+            return Grounding(holder, "structure", None, 1.0, None,
+                             f"structure: {_describe(holder)} holds {count} of its item children")
         role = _ROLE_OF.get(element.kind)
         if role is None:
             return None
@@ -404,15 +400,13 @@ class Grounder:
         (``positions=False``: bare-position XPaths do not count; ``renamed``: only identifiers
         whose resource id the screen shows renamed, read with the new id)."""
         for index in range(start, len(element.identifiers)):
-            identifier = element.identifiers[index]
-            if not positions and positional(identifier.xpath):
+            written = element.identifiers[index]
+            if not positions and positional(written.xpath):
                 continue
-            if renamed:
-                found = renamed_identifier(identifier, view)
-                if found is None:
-                    continue
-                identifier = found
-            elif index > start and self._renamed_hit(element, view, start, index, within):
+            identifier = _as_read(written, view, renamed)
+            if identifier is None:
+                continue
+            if not renamed and index > start and self._renamed_hit(element, view, start, index, within):
                 return None  # an identifier before this one finds its view renamed: that comes first
             try:
                 hits = evaluate(identifier, view, within=within)
@@ -703,6 +697,12 @@ class Grounder:
         self._list(list_element_name)
         child = self.element(child_element_name)
         return self._ground(child, self.view(tree), item, child=True)
+
+
+def _as_read(identifier: Identifier, view: ScreenView, renamed: bool) -> Identifier | None:
+    """The identifier as written, or (``renamed``) with the id the screen shows renamed, None
+    when it has no such id."""
+    return renamed_identifier(identifier, view) if renamed else identifier
 
 
 #: Roles the structure stage also counts over a whole screen (a screen has many buttons and

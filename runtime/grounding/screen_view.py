@@ -17,7 +17,7 @@ several elements on one dump share all of this work.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from typing import Any
 
@@ -68,7 +68,7 @@ class UiautomatorView:
         if document is not None:
             self.root = document
             self._node_of: Mapping[etree._Element, int] = tree.document_ids
-            self._element_of = tree.element_of
+            self._element_of: Callable[[int], etree._Element | None] = tree.element_of
             return
         self.root = etree.Element("hierarchy", rotation="0")
         node_of: dict[etree._Element, int] = {}
@@ -80,7 +80,7 @@ class UiautomatorView:
             element[node.id] = el
             node_of[el] = node.id
         self._node_of = node_of
-        self._element_of = element.get
+        self._element_of = lambda nid: element.get(nid)
 
     def context(self, within: int | None) -> tuple[etree._Element, Mapping[etree._Element, int]] | None:
         """The element to evaluate on and the element -> node id map for its results.
