@@ -139,7 +139,7 @@ def test_a_screen_is_recognised_when_its_signature_id_was_renamed_or_dropped(son
     match = Grounder(LISTS, config=EXACT).identify_screen(screen(_main(songs_tab)))
     assert match.name == "songs" and match.confident, match.detail
     if not songs_tab:
-        assert "counting signature ids missing from the screen as unknown" in match.detail
+        assert "counting signature tests that find nothing as unknown" in match.detail
 
 
 def test_a_missing_signature_id_does_not_make_an_unknown_screen_look_known() -> None:
@@ -254,3 +254,25 @@ def test_documented_options_pair_up_with_reworded_items_as_a_whole() -> None:
     assert _match(g, tree, "Play") == "Play now"
     assert "pairing the documented options" in g.last_detail
 
+
+
+PLAYER = doc(
+    ("player", _sig("//node[@text='Now playing']"),
+     (el("player__title", "text", rid("player_title")), el("player__artist", "text", rid("player_artist")),
+      el("player__next", "button", rid("player_next")))),
+    ("playlist", _sig(f"//node[@resource-id='{PKG}:id/playlist_summary']"),
+     (el("playlist__up", "button", "//node[@content-desc='Navigate up']"),)),
+)
+
+
+def test_a_screen_whose_title_was_reworded_is_recognised_by_its_elements_not_by_a_shared_toolbar_button() -> None:
+    up = V("ImageButton", desc="Navigate up", clickable=True)
+    player = screen(V("FrameLayout", up, V("TextView", text="Playing now"), V("TextView", rid="player_title", text="A"),
+                      V("TextView", rid="tv_player_artist", text="B"), V("ImageButton", rid="player_next",
+                                                                         clickable=True)))
+    g = Grounder(PLAYER, config=EXACT)
+    match = g.identify_screen(player)
+    assert match.name == "player" and "counting signature tests that find nothing as unknown" in match.detail
+    # a screen the document does not describe, with the toolbar button every screen has: no name
+    other = screen(V("FrameLayout", V("ImageButton", desc="Navigate up", clickable=True), V("TextView", text="Help")))
+    assert g.identify_screen(other).name is None

@@ -97,7 +97,8 @@ def activity_matches(signature: str, activity: str) -> bool:
 #: How much one found element says, by the kind of identifier that found it.
 SPECIFIC, STRUCTURAL, WEAK = 0.6, 0.35, 0.2
 #: A test that holds once its resource id is read renamed counts this share of one that holds;
-#: one whose resource id is on no view counts as half true when identification falls back (``identify``).
+#: one that finds nothing for want of what it looks for counts as half true when identification
+#: falls back (``identify``).
 RENAMED, UNTELLABLE = 0.85, 0.5
 _SPECIFIC_KEYS = frozenset({"text()", "@text", "@content-desc", "@alt", "@content_desc", "@content_description"})
 _RID_KEYS = frozenset({"@resource-id", "@resource_id"})
@@ -212,16 +213,15 @@ class ScreenIdentifier:
 
     def _holds(self, identifier: Identifier, view: ScreenView, untellable: float = 0.0) -> float:
         """How surely ``identifier`` finds a view: 1.0, ``RENAMED`` when it does once its resource
-        id is read under another naming convention, ``untellable`` when the resource id it
-        requires is on no view at all (another screen, or a new version that dropped the id),
-        else 0."""
+        id is read under another naming convention, ``untellable`` when it finds nothing but its
+        resource id is on no view (``identify``), else 0."""
         if self._hits(identifier, view):
             return 1.0
         renamed = renamed_identifier(identifier, view)
         if renamed is not None:
             return RENAMED if self._hits(renamed, view) else 0.0
         rid = required_resource_id(identifier.xpath)
-        return untellable if rid is not None and rid not in view.resource_names else 0.0
+        return untellable if rid is None or rid not in view.resource_names else 0.0
 
     def evidence(self, facts: _ScreenFacts, view: ScreenView) -> Evidence:
         specific = structural = unseen = 0
@@ -247,19 +247,23 @@ class ScreenIdentifier:
         return Evidence(specific, structural, 1 - missing, unseen)
 
     def identify(self, view: ScreenView) -> ScreenMatch:
-        """The screen ``view`` shows. A signature test whose resource id is on no view of the
-        dump counts as false; when then no screen reaches the threshold, it counts as half true
-        (``UNTELLABLE``) and the screens are scored again: a new app version may have dropped
-        the id, and the other evidence (texts, descriptions, the ids that remain) decides."""
-        found = self._identify(view, 0.0)
+        """The screen ``view`` shows. A signature test that does not hold counts as false; when
+        then no screen reaches the threshold, the app may be another version than the document's
+        (an id dropped, a title reworded): a test that fails for want of what it looks for (its
+        resource id on no view, its text nowhere) counts as half true (``UNTELLABLE``), one whose
+        id is there and says otherwise (another tab selected) still as false, and the screens
+        are scored again. A screen is named so only when at least two of its elements are found:
+        its elements decide, not one toolbar button any screen has."""
+        found, _ = self._identify(view, 0.0)
         if found.name is not None:
             return found
-        again = self._identify(view, UNTELLABLE)
-        if again.name is None:
+        again, evidence = self._identify(view, UNTELLABLE)
+        seen = evidence.get(again.name or "", Evidence())
+        if again.name is None or seen.specific + seen.structural < 2:
             return found
-        return replace(again, detail=f"{again.detail}, counting signature ids missing from the screen as unknown")
+        return replace(again, detail=f"{again.detail}, counting signature tests that find nothing as unknown")
 
-    def _identify(self, view: ScreenView, untellable: float) -> ScreenMatch:
+    def _identify(self, view: ScreenView, untellable: float) -> tuple[ScreenMatch, dict[str, Evidence]]:
         tree = view.tree
         signature_scores: dict[str, float | None] = {}
         for facts in self._facts:
@@ -300,9 +304,11 @@ class ScreenIdentifier:
                 scores[name] = element_score
             else:
                 scores[name] = SIGNATURE_WEIGHT * sig_score + (1 - SIGNATURE_WEIGHT) * element_score
-        return self._decide(scores, evidence)
+        # falling back, texts are what may have been reworded: the scores alone decide
+        return self._decide(scores, evidence, lookalikes=not untellable), evidence
 
-    def _decide(self, scores: dict[str, float], evidence: dict[str, Evidence]) -> ScreenMatch:
+    def _decide(self, scores: dict[str, float], evidence: dict[str, Evidence], *,
+                lookalikes: bool = True) -> ScreenMatch:
         margin_cfg = self.config.screen_margin
         ranked = sorted(((n, round(s, 6)) for n, s in scores.items() if s > 0), key=lambda p: -p[1])
         if not ranked or ranked[0][1] < self.config.screen_threshold:
@@ -313,7 +319,7 @@ class ScreenIdentifier:
         close = [n for n, s in ranked if top - s < margin_cfg and s >= self.config.screen_threshold]
         beaten: set[str] = set()
         name = ranked[0][0]
-        if len(close) > 1:
+        if len(close) > 1 and lookalikes:
             # look-alikes: the evidence that differs decides (texts and descriptions found)
             none = Evidence()
             name = max(close, key=lambda n: (evidence.get(n, none).key, scores[n]))
