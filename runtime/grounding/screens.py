@@ -25,9 +25,17 @@ the answer is confident although the scores are close. When none shows any of it
 screen none of whose texts is missing beats one all of whose texts are. Two dialogs made from the
 same layout (same skeleton, same resource ids, different options) are told apart this way.
 
-Element evidence is computed only for screens that can still win on it, and the XPaths it uses
-are answered from an index of the screen's attribute values (``identifiers.simple_xpath``), so
-identifying a screen needs no HTML rendering.
+Element evidence is computed only for screens that can still win on it (not at all when one
+screen alone can reach the threshold and its signature does: its score is then the signature's
+part), and the XPaths it uses are answered from an index of the screen's attribute values
+(``identifiers.simple_xpath``), each asked for one hit, so identifying a screen needs no HTML
+rendering.
+
+**Drift.** A test whose resource id is absent is read again with the id the screen shows
+renamed (``ScreenView.renamed``), for ``RENAMED`` of its weight; when no screen is recognised,
+tests that find nothing for want of what they look for count as ``UNTELLABLE`` and the screens
+are scored again (``ScreenIdentifier.identify``). A list's documented options shown on screen
+count as a text found.
 """
 
 from __future__ import annotations
@@ -283,6 +291,12 @@ class ScreenIdentifier:
 
         known = [s for s in signature_scores.values() if s is not None]
         best_signature = max(known, default=0.0)
+        threshold = self.config.screen_threshold
+        # the screens that can reach the threshold at all; when one alone can, and its signature
+        # reaches it, its elements cannot change the answer and are not consulted
+        reach = [n for n, sig in signature_scores.items()
+                 if sig is None or SIGNATURE_WEIGHT * sig + (1 - SIGNATURE_WEIGHT) >= threshold]
+        lone = reach[0] if len(reach) == 1 else None
         scores: dict[str, float] = {}
         evidence: dict[str, Evidence] = {}
         for facts in self._facts:
@@ -291,8 +305,9 @@ class ScreenIdentifier:
                 continue
             sig_score = signature_scores[name]
             # element evidence can add at most 1 - SIGNATURE_WEIGHT: skip screens it cannot lift
-            if sig_score is not None and SIGNATURE_WEIGHT * sig_score + (1 - SIGNATURE_WEIGHT) < \
-                    SIGNATURE_WEIGHT * best_signature - 1e-9:
+            if sig_score is not None and (SIGNATURE_WEIGHT * sig_score + (1 - SIGNATURE_WEIGHT) < \
+                    SIGNATURE_WEIGHT * best_signature - 1e-9
+                    or (name == lone and SIGNATURE_WEIGHT * sig_score >= threshold)):
                 scores[name] = SIGNATURE_WEIGHT * sig_score
                 continue
             if facts.elements:

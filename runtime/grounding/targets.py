@@ -89,10 +89,32 @@ def _reachable(view: ScreenView, owner: UINode, node: UINode) -> UINode:
     """
     if owner.bounds.area == 0:
         return owner
-    hit = view.tree.node_at(*owner.center)
-    if hit is None:
-        return node
-    return owner if view.clickable_owner(hit.id) == owner.id else node
+    x, y = owner.center
+    return owner if _receiver(view, x, y) == owner.id else node
+
+
+def _receiver(view: ScreenView, x: int, y: int) -> int | None:
+    """The clickable view a touch at (x, y) reaches, as Android dispatches it: from the root
+    down through the views that contain the point, children drawn later first, to the deepest
+    clickable one (only the views on the way are looked at, not the whole screen)."""
+    tree = view.tree
+    by = tree.node
+
+    def visit(nid: int) -> int | None:
+        n = by(nid)
+        if not n.visible or not n.bounds.contains(x, y):
+            return None
+        for c in reversed(n.children):
+            hit = visit(c)
+            if hit is not None:
+                return hit
+        return nid if (n.clickable or n.long_clickable) else None
+
+    for root in reversed(tree.roots):
+        found = visit(root)
+        if found is not None:
+            return found
+    return None
 
 
 def _role_fits(view: ScreenView, owner: UINode, kind: Kind) -> bool:

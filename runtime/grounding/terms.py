@@ -44,12 +44,16 @@ _ATTR_SPACE = re.compile(r"\r\n|[\r\n\t]")
 
 def text_value(raw: str) -> str:
     """A text node as an XML parser reads the rendered text back."""
+    if raw.isprintable():
+        return raw  # (no control character, line end or surrogate: nearly every label)
     text = _XML_INVALID.sub("", raw)
     return _LINE_END.sub("\n", text) if "\r" in text else text
 
 
 def attribute_value(raw: str) -> str:
     """An attribute as an XML parser reads it back (line ends and tabs normalised to spaces)."""
+    if raw.isprintable():
+        return raw
     text = _XML_INVALID.sub("", raw)
     return _ATTR_SPACE.sub(" ", text) if ("\n" in text or "\r" in text or "\t" in text) else text
 
@@ -228,8 +232,7 @@ class HtmlOnDemand:
         self._kids: dict[int, list[UINode]] = {}
         self._shown: dict[int, bool] = {}
         self._kept: dict[int, bool] = {}
-        self._checkable: dict[int, bool] = {}
-        self._clickable: dict[int, bool] = {}
+        self._flags: dict[int, tuple[bool, bool]] = {}
         self._base: int | None = None
 
     # -- the renderer's rules, per view ------------------------------------------------------
@@ -287,23 +290,24 @@ class HtmlOnDemand:
         found = self._shown.get(node.id)
         if found is not None:
             return found
+        shown, by, kept = self._shown, self.tree.node, self.kept
         chain = [node]  # up to the first ancestor already known (or the root)
-        while chain[-1].parent is not None and chain[-1].parent not in self._shown:
-            chain.append(self.tree.node(chain[-1].parent))
+        while chain[-1].parent is not None and chain[-1].parent not in shown:
+            chain.append(by(chain[-1].parent))
         # a kept view that is (or holds) a described leaf makes every kept ancestor show its children
         for child, parent in zip(chain, chain[1:], strict=False):
-            if not (self.kept(child) and self._contributes(child)):
+            if not (kept(child) and self._contributes(child)):
                 break
             self._hdl[parent.id] = True
         for n in reversed(chain):
-            if not self.kept(n):
+            if not kept(n):
                 result = False
             elif n.parent is None:
                 result = True
             else:
-                result = self._shown[n.parent] and self.has_described_leaf(self.tree.node(n.parent))
-            self._shown[n.id] = result
-        return self._shown[node.id]
+                result = shown[n.parent] and self.has_described_leaf(by(n.parent))
+            shown[n.id] = result
+        return shown[node.id]
 
     def leaf(self, node: UINode) -> bool:
         """Shown without children (none kept, or all pruned)."""
@@ -313,39 +317,42 @@ class HtmlOnDemand:
         if self.described(node):
             if node.editable:
                 return "input"
-            if self._inherits(node, "checkable", self._checkable):
+            checkable, clickable = self._inherited(node)
+            if checkable:
                 return "checkbox"
-            if self._inherits(node, "clickable", self._clickable):
+            if clickable:
                 return "button"
             return "scrollbar" if node.scrollable else "p"
         return _tag_name(node.short_class) if node.class_name else "div"
 
-    def _inherits(self, node: UINode, flag: str, known: dict[int, bool]) -> bool:
-        """Whether the view or an ancestor has ``flag`` (its attribute as the dump spells it);
-        each answer on the way up kept."""
-        path: list[int] = []
+    def _inherited(self, node: UINode) -> tuple[bool, bool]:
+        """Whether the view or an ancestor is checkable, and clickable; one walk up for both,
+        each answer on the way kept."""
+        known = self._flags
+        path: list[UINode] = []
         n: UINode | None = node
-        found = False
+        above = (False, False)
+        by = self.tree.node
         while n is not None:
             memo = known.get(n.id)
             if memo is not None:
-                found = memo
+                above = memo
                 break
-            path.append(n.id)
-            if n.attribute(flag) == "true":
-                found = True
-                break
-            n = None if n.parent is None else self.tree.node(n.parent)
-        for nid in path:
-            known[nid] = found
-        return found
+            path.append(n)
+            n = None if n.parent is None else by(n.parent)
+        checkable, clickable = above
+        for v in reversed(path):  # from the top down
+            checkable = checkable or v.attribute("checkable") == "true"
+            clickable = clickable or v.attribute("clickable") == "true"
+            known[v.id] = (checkable, clickable)
+        return known[node.id]
 
     def texts(self, node: UINode) -> list[str]:
         """The element's text nodes as an XML parser reads them (its own and its children's tails)."""
         content = text_value(node.text[:CONTENT_LIMIT]) if self.described(node) else ""
         if self.leaf(node):
             return [content] if content else []
-        depth = sum(1 for _ in self.tree.ancestors(node.id)) + self.base
+        depth = len(node.path) + self.base
         inner = "\n" + "  " * (depth + 1)
         out = [content + inner, "\n" + "  " * depth]
         if len(self.kept_children(node)) > 1:
