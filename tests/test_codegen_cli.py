@@ -50,6 +50,17 @@ def test_gen_prints_only_the_script_on_stdout(scripted: list[ScriptedBackend], t
     assert data["ok"] and data["rounds"][0]["usage"]["generated_tokens"] > 0
 
 
+def test_gen_says_what_a_local_model_is_doing_before_its_first_token(monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    local = ScriptedBackend([GOOD])
+    local.name = "llama.cpp:model.gguf"
+    monkeypatch.setattr("tapir.cli.gen._backend", lambda args: local)
+    assert main(["gen", "Play the song Lanterns", "--doc", MUSIC]) == 0
+    err = capsys.readouterr().err
+    notice = err.index("llama.cpp:model.gguf: writing the script")
+    assert "minutes on a CPU" in err and notice < err.index("round 1:")
+
+
 def test_gen_exits_1_when_the_budget_ends_without_a_good_script(monkeypatch: pytest.MonkeyPatch,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr("tapir.cli.gen._backend", lambda args: ScriptedBackend(lambda r: BAD))
