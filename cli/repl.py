@@ -54,7 +54,7 @@ def _cmd_repl(args: argparse.Namespace) -> int:
     import os
     from pathlib import Path
 
-    from tapir.cli.common import project_config
+    from tapir.cli.common import project_config, project_devices
     from tapir.repl.session import REPL_BUDGETS, ReplSession, session_document
     from tapir.runtime.sim.launch import check_sim_spec
     from tapir.service import Workspace
@@ -69,7 +69,7 @@ def _cmd_repl(args: argparse.Namespace) -> int:
         serial = os.environ.get("ANDROID_SERIAL", "").strip()
         if serial:
             args.device, args.device_origin = serial, "$ANDROID_SERIAL"
-        elif project is not None and project.device.first:
+        elif project is not None and project_devices(project):
             args.device, args.device_origin = project.device.first, "tapir.toml"
     if args.device:
         check_sim_spec(args.device)

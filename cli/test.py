@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tapir.cli.common import Subparsers, check_device_flag, check_positive
+from tapir.cli.common import Subparsers, check_device_flag, check_positive, project_devices
 from tapir.dsl.errors import UsageError
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ def _settings(args: argparse.Namespace, config: ProjectConfig | None) -> tuple[l
     from tapir.runner.suite import RunOptions
 
     params = ScriptInputs.from_options(args.param).params
-    devices = list(args.device or (config.device.default if config else ()) or ["sim"])
+    devices = list(args.device or (project_devices(config) if config else ()) or ["sim"])
     for device in devices:
         check_device_flag(device)
     jobs = args.jobs if args.jobs is not None else (config.device.jobs if config and config.device.jobs else 1)
