@@ -17,9 +17,10 @@ path. Outcomes:
 ``type`` is the error's category (``AssertionFailed``, ``ElementNotFound``...), ``message`` its
 first line and the text the whole rendered error. ``<system-out>`` holds what the script printed
 and ``[[ATTACHMENT|path]]`` lines naming a failed script's screenshot, dump and trace and the
-files any script's ``screenshot()`` calls saved (GitLab shows the screenshot in the merge request's test report). Counts on each suite and on
-``<testsuites>`` follow the JUnit schema: ``tests`` counts every testcase, ``failures``,
-``errors`` and ``skipped`` their outcomes (a flaky script counts as passed).
+files any script's ``screenshot()`` calls saved (GitLab shows the screenshot in the merge
+request's test report). Counts on each suite and on ``<testsuites>`` follow the JUnit schema:
+``tests`` counts every testcase, ``failures``, ``errors`` and ``skipped`` their outcomes (a flaky
+script counts as passed).
 """
 
 from __future__ import annotations
