@@ -76,6 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(args.handler(args) or 0)
     except UsageError as exc:
         print(f"tapir: {exc.message}", file=sys.stderr)
+        if exc.hint:  # what to do about it: `tapir model install NAME`, the keys there are...
+            print(f"  hint: {exc.hint}", file=sys.stderr)
         return 2
     except TapirError as exc:
         if args.debug:

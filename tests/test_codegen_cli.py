@@ -191,3 +191,12 @@ def test_gen_shows_what_a_repair_changed(monkeypatch: pytest.MonkeyPatch, capsys
     assert "round 1:" in err and "check failed: illegal action (line 1)" in err
     assert "    -$songs_screen__song_list.set_text('x')" in err
     assert '    +$songs_screen__song_list.match("Lanterns").tap()' in err
+
+
+def test_a_model_not_installed_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(M, "find_model", lambda name: None)
+    assert main(["gen", "Play the song Lanterns", "--doc", MUSIC, "--model", "qwen2.5-coder-0.5b"]) == 2
+    err = capsys.readouterr().err
+    assert "tapir: model qwen2.5-coder-0.5b is not installed" in err
+    assert "  hint: tapir model install qwen2.5-coder-0.5b" in err
