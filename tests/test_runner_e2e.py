@@ -19,7 +19,7 @@ from lxml import html as lxml_html
 from PIL import Image
 from tapir.cli import main
 from tapir.runner.collect import collect
-from tapir.runner.suite import RunOptions, run_tests
+from tapir.runner.suite import ARTIFACTS_MARKER, RunOptions, run_tests
 from tapir.runtime.hierarchy import parse_uiautomator
 from tapir.runtime.trace import read_trace
 from test_runner_reports import css
@@ -81,7 +81,9 @@ def test_the_samples_pass_on_two_simulators_and_junit_counts_them(samples_run: d
     assert data["ok"] and data["totals"]["passed"] == total and data["devices"] == ["sim#1", "sim#2"]
     assert {s["attempts"][0]["device"] for s in data["scripts"]} == {"sim#1", "sim#2"}  # both ran scripts
     assert f"{total} passed" in samples_run["printed"]
-    assert not (samples_run["out"] / "artifacts").exists()  # nothing failed: nothing kept
+    # nothing failed: nothing kept but what the scripts' own screenshot() calls saved
+    kept = [p for p in (samples_run["out"] / "artifacts").rglob("*") if p.is_file() and p.name != ARTIFACTS_MARKER]
+    assert kept and all(p.suffix == ".png" and p.name != "screenshot.png" for p in kept), kept
 
 
 @pytest.mark.slow
