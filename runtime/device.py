@@ -193,6 +193,7 @@ class AdbDevice:
 
     def screen_size(self) -> tuple[int, int]:
         def check(out: bytes) -> tuple[int, int]:
+            _answered(out)
             size = adb_shell.parse_wm_size(out.decode("utf-8", "replace"))
             if size is None:
                 raise DeviceError(f"unexpected output: {_first_line(out.decode('utf-8', 'replace'))!r}")
@@ -202,6 +203,7 @@ class AdbDevice:
 
     def current_app(self) -> tuple[str, str]:
         def check(out: bytes) -> tuple[str, str] | None:
+            _answered(out)
             return adb_shell.parse_current_app(out.decode("utf-8", "replace"))
 
         # `dumpsys window windows` names the focused window on every version; when the focus
@@ -283,7 +285,15 @@ class AdbDevice:
 _TRANSIENT_DUMP = ("could not get idle state", "null root node")
 
 
+def _answered(output: bytes) -> None:
+    """A command that always prints something printed nothing: its connection closed before the
+    answer came (shell v1 cannot tell that from an empty answer), which passes when retried."""
+    if not output:
+        raise TransientError("no answer: the connection closed before the device answered")
+
+
 def _check_dump(output: bytes) -> str:
+    _answered(output)
     text = output.decode("utf-8", "replace")
     start = text.find("<?xml")
     if start < 0:
@@ -327,6 +337,7 @@ def _check_start(output: bytes) -> None:
 
 def _check_success(output: bytes) -> None:
     """``pm clear`` prints ``Success``, or ``Failed`` / an exception."""
+    _answered(output)
     text = output.decode("utf-8", "replace")
     if "Success" not in text:
         raise DeviceError(_first_line(text) or "no answer", hint="is the app installed? (`adb shell pm list packages`)")

@@ -70,7 +70,8 @@ class ListAccess:
         before = region_digest(view.obs.tree, view.node)
         self.screen.swipe(view.area.bounds, direction, c)
         self.screen.stats.list_scrolls += 1
-        after = self.screen.settle(Expectation(change=False), c, scrolling=True).observation
+        # did not move, or not redrawn yet? a list end is confirmed by a second look
+        after = self.screen.settle(Expectation(change=True), c, scrolling=True).observation
         g = self.reacher.present(el, after)
         if g is None:
             raise ActionError(f"scrolling ${el.name} left its screen (the device shows {self.reacher.where(after)})",

@@ -170,7 +170,8 @@ class Reacher:
             before = region_digest(obs.tree, scrollers[0])
             self.screen.swipe(scrollers[0].bounds, "down", c)
             self.screen.stats.list_scrolls += 1
-            after = self.screen.settle(Expectation(change=False), c).observation
+            # an unmoved view is looked at twice: it may not have redrawn yet
+            after = self.screen.settle(Expectation(change=True), c).observation
             g = self.present(el, after)
             if g is not None:
                 return g
