@@ -7,6 +7,7 @@ grounder is the plain XPath one of ``runtime_helpers`` so that these tests are a
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from tapir.dsl.interpreter import RunResult, run_script
 from tapir.dsl.values import ElementHandle
 from tapir.runtime.hierarchy.model import Bounds, UINode, UITree
 from tapir.runtime.lists import align, new_above
-from tapir.runtime.session import DeviceRuntime
+from tapir.runtime.session import DeviceRuntime, SessionConfig
 from tapir.runtime.settle import Expectation, Observation, SettleConfig, settle
 from tapir.runtime.sim.apps import get_app
 from tapir.runtime.sim.apps.music import MusicApp
@@ -54,7 +55,10 @@ def titles(app: MusicApp) -> list[str]:
 
 def test_len_and_iteration_see_every_item_once(doc: AppDocument) -> None:
     app = music()
-    rt, _, _ = make_runtime(app, doc)
+    # dumps stay fresh for the whole test: on a loaded machine the 44 reads below may take longer
+    # than the simulator's 0.25 s, and a stale dump is dumped again by design
+    config = SessionConfig(settle=replace(SettleConfig.for_simulator(), fresh_s=3600.0))
+    rt, _, _ = make_runtime(app, doc, config=config)
     result = run(rt, f"n = len(${SONGS})\nnames = [s.get_text($songs_screen__song_title) for s in ${SONGS}]")
     assert result.ok, result.error
     assert result.variables["n"] == str(len(app.state.songs)) == "44"
