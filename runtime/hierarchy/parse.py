@@ -64,7 +64,8 @@ def parse_uiautomator(xml: str | bytes) -> UITree:
     but made grounding pay 2 ms a screen to read attributes back). ``tree.document`` gives the
     dump as lxml reads it, for XPaths, when one is needed.
     """
-    data = xml.encode("utf-8") if isinstance(xml, str) else xml
+    # (a lone surrogate cannot come from a device, whose output is decoded with "replace": same here)
+    data = xml.encode("utf-8", "replace") if isinstance(xml, str) else xml
     m = _XML_START.search(data)
     if m is None:
         raise HierarchyError("not a uiautomator dump: no <hierarchy> element")
@@ -114,7 +115,7 @@ def parse_uiautomator(xml: str | bytes) -> UITree:
     parser.EndElementHandler = lambda name: stack.pop()
     try:
         parser.Parse(body, True)
-    except expat.ExpatError as exc:
+    except (expat.ExpatError, LookupError) as exc:  # LookupError: an encoding Python does not know
         raise HierarchyError(f"malformed uiautomator dump: {exc}") from exc
     for nid, children in kids.items():
         nodes[nid].children = tuple(children)
