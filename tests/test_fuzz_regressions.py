@@ -11,7 +11,6 @@ from tapir.dsl.errors import HierarchyError, TapirSyntaxError
 from tapir.dsl.parser import parse, parse_tolerant
 from tapir.runtime.hierarchy import html_view, parse_droidbot_state, parse_uiautomator
 
-
 # -- scripts ----------------------------------------------------------------------------------
 
 def test_an_unfinished_conditional_before_an_open_fstring_is_a_syntax_error() -> None:
