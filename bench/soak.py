@@ -110,7 +110,8 @@ def workload(kind: str) -> Callable[[], tuple[int, int, list[str]]]:
 def summary(series: list[dict[str, Any]], key: str) -> dict[str, Any]:
     values = [s[key] for s in series]
     base = values[1] if len(values) > 1 else values[0]
-    return {"first": values[0], "last": values[-1], "max": max(values), "growth_from_round_2": round(values[-1] - base, 2)}
+    return {"first": values[0], "last": values[-1], "max": max(values),
+            "growth_from_round_2": round(values[-1] - base, 2)}
 
 
 def soak_rounds(rounds: int, kind: str, traced: bool, servers: AdbServers, progress: bool) -> dict[str, Any]:
