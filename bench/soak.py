@@ -2,17 +2,18 @@
 memory, file descriptors, threads and adb servers must stay flat. Prints JSON.
 
     python bench/soak.py                                  # 100 rounds, then 8 devices x 3 rounds
-    python bench/soak.py --rounds 10 --devices 4 --device-rounds 2
+    python bench/soak.py --rounds 10 --trace-rounds 3 --devices 4 --device-rounds 2
     python bench/soak.py --workload eval --rounds 20      # `tapir eval samples/suite --oracle`
 
 **Rounds** (``--rounds``, in this process, one after another): ``tapir test samples`` through
 ``tapir.runtime.testrun.run_tests`` (every sample script and suite reference, each on a fresh
 simulator behind the run's own private adb server), or with ``--workload eval`` the sample suite
 through ``tapir.eval.run_suite`` with the oracle. After each round: RSS (``/proc/self/status``),
-open file descriptors, threads, memory traced by ``tracemalloc`` (``--no-tracemalloc`` to spare
-its overhead), and the adb servers the rounds started that still answer. Reported: each figure's
-first, last and max, the growth from round 2 (the first round loads the models and caches) to
-the last, and the ten source lines whose traced memory grew most.
+open file descriptors, threads, and the adb servers the rounds started that still answer.
+``tracemalloc`` slows a round several times, so it traces only the last ``--trace-rounds``
+rounds (10; 0: none): the memory it sees and the ten source lines whose traced memory grew most
+between the first and the last of them. Reported: each figure's first, last and max, and the
+growth from round 2 (the first round loads the models and caches) to the last.
 
 **Devices** (``--devices``): that many simulators attached to one adb server, each driven by
 its own thread through the sample scripts of one app (the app's data reset before each script),
@@ -74,10 +75,10 @@ class AdbServers:
         return sum(self._launch.server_running(p) for p in self.ports)
 
 
-def figures(servers: AdbServers, traced: bool) -> dict[str, Any]:
+def figures(servers: AdbServers) -> dict[str, Any]:
     gc.collect()
     out = {"rss_mb": rss_mb(), "fds": fds(), "threads": threading.active_count(), "adb_servers": servers.running()}
-    if traced:
+    if tracemalloc.is_tracing():
         out["traced_mb"] = round(tracemalloc.get_traced_memory()[0] / 2**20, 2)
     return out
 
@@ -114,7 +115,7 @@ def summary(series: list[dict[str, Any]], key: str) -> dict[str, Any]:
             "growth_from_round_2": round(values[-1] - base, 2)}
 
 
-def soak_rounds(rounds: int, kind: str, traced: bool, servers: AdbServers, progress: bool) -> dict[str, Any]:
+def soak_rounds(rounds: int, kind: str, trace_rounds: int, servers: AdbServers, progress: bool) -> dict[str, Any]:
     run_round = workload(kind)
     series: list[dict[str, Any]] = []
     failed_total = 0
@@ -122,14 +123,16 @@ def soak_rounds(rounds: int, kind: str, traced: bool, servers: AdbServers, progr
     started = time.monotonic()
     baseline = None
     for i in range(rounds):
+        if trace_rounds and i == rounds - trace_rounds:
+            tracemalloc.start(1)
         t0 = time.monotonic()
         ran, failed, errors = run_round()
         failed_total += failed
         first_errors = first_errors or errors
         point = {"round": i + 1, "scripts": ran, "failed": failed, "seconds": round(time.monotonic() - t0, 2),
-                 **figures(servers, traced)}
+                 **figures(servers)}
         series.append(point)
-        if traced and i == 0:
+        if tracemalloc.is_tracing() and baseline is None:
             baseline = tracemalloc.take_snapshot()
         if progress:
             print(f"\rround {i + 1}/{rounds}: {ran} scripts, {failed} failed, rss {point['rss_mb']} MB, "
@@ -142,13 +145,16 @@ def soak_rounds(rounds: int, kind: str, traced: bool, servers: AdbServers, progr
         "first_errors": first_errors, "seconds": round(time.monotonic() - started, 1),
         "round_seconds": summary(series, "seconds"),
     }
-    for key in ("rss_mb", "fds", "threads", "adb_servers", *(["traced_mb"] if traced else [])):
+    for key in ("rss_mb", "fds", "threads", "adb_servers"):
         out[key] = summary(series, key)
-    if traced and baseline is not None and rounds > 1:
+    traced = [p for p in series if "traced_mb" in p]
+    if len(traced) > 1 and baseline is not None:
+        out["traced_mb"] = summary(traced, "traced_mb") | {"rounds": f"{traced[0]['round']}-{traced[-1]['round']}"}
         growth = tracemalloc.take_snapshot().compare_to(baseline, "lineno")[:10]
         out["tracemalloc_top_growth"] = [
             {"where": str(stat.traceback[0]), "kb": round(stat.size_diff / 1024, 1), "blocks": stat.count_diff}
             for stat in growth]
+    tracemalloc.stop()
     out["per_round"] = [{k: p[k] for k in ("round", "seconds", "rss_mb", "fds", "threads")} for p in series]
     return out
 
@@ -161,7 +167,7 @@ def soak_devices(n: int, rounds: int, servers: AdbServers) -> dict[str, Any]:
     from tapir.runtime.sim.launch import free_port, kill_adb_server, start_adb_server, start_sim
     from tapir.runtime.testrun import collect
 
-    before = figures(servers, traced=False)
+    before = figures(servers)
     port = free_port()
     start_adb_server(port)
     results: list[dict[str, Any]] = [{} for _ in range(n)]
@@ -195,7 +201,7 @@ def soak_devices(n: int, rounds: int, servers: AdbServers) -> dict[str, Any]:
         time.sleep(0.2)
     wall = time.monotonic() - started
     kill_adb_server(port)
-    after = figures(servers, traced=False)
+    after = figures(servers)
     scripts = sum(r.get("scripts", 0) for r in results)
     return {
         "devices": n, "rounds": rounds, "scripts": scripts, "failed": sum(r.get("failed", 0) for r in results),
@@ -211,27 +217,24 @@ def main(argv: list[str] | None = None) -> int:
                         help="test: `tapir test samples` (default); eval: `tapir eval samples/suite --oracle`")
     parser.add_argument("--devices", type=int, default=8, help="simulators driven at once (default 8; 0: none)")
     parser.add_argument("--device-rounds", type=int, default=3, help="rounds of each device's scripts (default 3)")
-    parser.add_argument("--no-tracemalloc", action="store_true", help="do not trace allocations (faster)")
+    parser.add_argument("--trace-rounds", type=int, default=10, metavar="N",
+                        help="trace allocations with tracemalloc in the last N rounds (default 10; 0: none)")
     parser.add_argument("--slack", type=float, default=64.0, metavar="MB",
                         help="RSS growth from round 2 to the last allowed before the exit status is 1 (default 64)")
     parser.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
     args = parser.parse_args(argv)
     # adbutils must never start a stray server on 5037
     os.environ["ADBUTILS_ADB_PATH"] = "/bin/false"
-    traced = not args.no_tracemalloc and args.rounds > 0
-    if traced:
-        tracemalloc.start(1)
     servers = AdbServers()
-    out: dict[str, Any] = {"start": figures(servers, traced)}
+    out: dict[str, Any] = {"start": figures(servers)}
     ok = True
     if args.rounds > 0:
-        rounds = soak_rounds(args.rounds, args.workload, traced, servers, not args.no_progress)
+        rounds = soak_rounds(args.rounds, args.workload, min(args.trace_rounds, args.rounds), servers,
+                             not args.no_progress)
         out["rounds"] = rounds
         ok &= rounds["failed"] == 0 and rounds["adb_servers"]["last"] == 0
         ok &= rounds["fds"]["growth_from_round_2"] <= 2 and rounds["threads"]["growth_from_round_2"] <= 0
         ok &= rounds["rss_mb"]["growth_from_round_2"] <= args.slack
-    if traced:
-        tracemalloc.stop()
     if args.devices > 0:
         devices = soak_devices(args.devices, args.device_rounds, servers)
         out["parallel"] = devices
