@@ -6,8 +6,8 @@ memory, file descriptors, threads and adb servers must stay flat. Prints JSON.
     python bench/soak.py --workload eval --rounds 20      # `tapir eval samples/suite --oracle`
 
 **Rounds** (``--rounds``, in this process, one after another): ``tapir test samples`` through
-``tapir.runtime.testrun.run_tests`` (every sample script and suite reference, each on a fresh
-simulator behind the run's own private adb server), or with ``--workload eval`` the sample suite
+``tapir.runner.run_tests`` (every sample script and suite reference, each on a fresh simulator
+behind the run's own private adb server, its trace and artifacts in a folder of its own), or with ``--workload eval`` the sample suite
 through ``tapir.eval.run_suite`` with the oracle. After each round: RSS (``/proc/self/status``),
 open file descriptors, threads, and the adb servers the rounds started that still answer.
 ``tracemalloc`` slows a round several times, so it traces only the last ``--trace-rounds``
@@ -86,12 +86,15 @@ def figures(servers: AdbServers) -> dict[str, Any]:
 def workload(kind: str) -> Callable[[], tuple[int, int, list[str]]]:
     """One round: (scripts run, failed, first errors)."""
     if kind == "test":
-        from tapir.runtime.testrun import collect, run_tests
+        import tempfile
+
+        from tapir.runner import RunOptions, collect, run_tests
 
         scripts = collect([SAMPLES])
 
         def test_round() -> tuple[int, int, list[str]]:
-            run = run_tests(scripts)
+            with tempfile.TemporaryDirectory(prefix="tapir-soak-") as folder:
+                run = run_tests(scripts, RunOptions(artifacts=Path(folder)))
             errors = [f"{r.script}: {(r.error or '').splitlines()[0]}" for r in run.results if not r.ok]
             return len(run.results), run.failed, errors[:3]
 
@@ -165,7 +168,7 @@ def soak_devices(n: int, rounds: int, servers: AdbServers) -> dict[str, Any]:
     from tapir.runtime.connect import connection_for
     from tapir.runtime.sim.apps import get_app
     from tapir.runtime.sim.launch import free_port, kill_adb_server, start_adb_server, start_sim
-    from tapir.runtime.testrun import collect
+    from tapir.runner import collect
 
     before = figures(servers)
     port = free_port()

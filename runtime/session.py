@@ -61,6 +61,7 @@ from tapir.runtime.path_steps import PathSteps
 from tapir.runtime.reaching import Reacher
 from tapir.runtime.resolve import Resolver
 from tapir.runtime.screen_cache import ScreenCache
+from tapir.runtime.screenshots import StepScreenshots
 from tapir.runtime.session_model import (
     Call,
     GrounderLike,
@@ -83,7 +84,9 @@ class DeviceRuntime:
     ``on_close`` runs when the interpreter releases the runtime (a simulator is stopped there).
     The trace sink belongs to the runtime from then on and is closed with it. ``wait_clock`` is
     what waits and ``sleep()`` pass (default: the host's; a simulator's moves its own time);
-    ``artifacts`` the folder screenshots go to (default ``tapir-artifacts/<script>/``).
+    ``artifacts`` the folder screenshots go to (default ``tapir-artifacts/<script>/``). ``screenshots``
+    captures the screen at the start and after each call that sent input or failed (off when
+    None). A runtime is also a context manager that closes it.
     """
 
     def __init__(
@@ -97,6 +100,7 @@ class DeviceRuntime:
         source: str | None = None,
         script: str | None = None,
         on_close: Callable[[], None] | None = None,
+        screenshots: StepScreenshots | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         wait_clock: WaitClock | None = None,
@@ -108,7 +112,7 @@ class DeviceRuntime:
         self.stats = SessionStats()
         self._sink: TraceSink = trace or NullTrace()
         self.screen = ScreenCache(device, grounder, self.config, self.stats, clock=clock, sleep=sleep)
-        self.calls = CallTrace(self.screen, self._sink, source)
+        self.calls = CallTrace(self.screen, self._sink, source, screenshots)
         self.reacher = Reacher(document, self.screen, self.config)
         self.lists = ListAccess(self.screen, self.reacher, grounder, self.config, self.calls)
         self.checks = ActionChecks(self.screen, self.reacher)
@@ -127,10 +131,19 @@ class DeviceRuntime:
         self._closed = False
         #: The simulator this runtime started, if any (``connect`` sets it; tests inspect app state).
         self.simulator: Any = None
-        self._sink.write({
+        session: dict[str, Any] = {
             "event": "session", "device": getattr(device, "serial", str(device)),
             "document": document.source, "app": document.app.package, "script": script,
-        })
+        }
+        if screenshots is not None:
+            session["screenshot"] = screenshots.take(device, "000-start")
+        self._sink.write(session)
+
+    def __enter__(self) -> DeviceRuntime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @property
     def device(self) -> Device:

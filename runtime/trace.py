@@ -20,6 +20,9 @@ Lines carry an ``event`` field:
   polling loop), written when the run of reads ends and each time the count doubles;
 * ``end``: the last line, with the session's totals (dumps, device actions).
 
+With screenshots on (``StepScreenshots``), the ``session`` line and every ``action`` line of a call
+that sent input or failed carry ``screenshot``: a PNG file name in the screenshots folder.
+
 ``read_trace`` reads a trace back (tolerating a torn last line from a crash).
 """
 

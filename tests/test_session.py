@@ -7,7 +7,7 @@ grounder is the plain XPath one of ``runtime_helpers`` so that these tests are a
 
 from __future__ import annotations
 
-from dataclasses import replace
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -55,10 +55,10 @@ def titles(app: MusicApp) -> list[str]:
 
 def test_len_and_iteration_see_every_item_once(doc: AppDocument) -> None:
     app = music()
-    # dumps stay fresh for the whole test: on a loaded machine the 44 reads below may take longer
-    # than the simulator's 0.25 s, and a stale dump is dumped again by design
-    config = SessionConfig(settle=replace(SettleConfig.for_simulator(), fresh_s=3600.0))
-    rt, _, _ = make_runtime(app, doc, config=config)
+    # dumps stay fresh for the whole test (dumps are counted): on a loaded machine the 44 reads
+    # below may take longer than the simulator's 0.25 s, and a stale dump is dumped again by design
+    steady = SessionConfig(settle=dataclasses.replace(SettleConfig.for_simulator(), fresh_s=3600.0))
+    rt, _, _ = make_runtime(app, doc, config=steady)
     result = run(rt, f"n = len(${SONGS})\nnames = [s.get_text($songs_screen__song_title) for s in ${SONGS}]")
     assert result.ok, result.error
     assert result.variables["n"] == str(len(app.state.songs)) == "44"

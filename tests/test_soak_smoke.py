@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 from tapir.dsl.interpreter import run_script
+from tapir.runner import run_tests
+from tapir.runtime import connect as connect_module
 from tapir.runtime import heap
 from tapir.runtime.connect import connection_for
 from tapir.runtime.session import DeviceRuntime
 from tapir.runtime.sim import launch
 from tapir.runtime.sim.apps import get_app
 from tapir.runtime.sim.errors import SimDeviceError
-from tapir.runtime.testrun import run_tests
 
 pytestmark = [pytest.mark.adb, pytest.mark.timeout(300)]
 
@@ -54,16 +55,22 @@ def adb_servers(monkeypatch: pytest.MonkeyPatch) -> Iterator[set[int]]:
         launch.kill_adb_server(port)
 
 
-def test_rounds_of_scripts_leave_nothing_behind(adb_servers: set[int]) -> None:
+def test_rounds_of_scripts_leave_nothing_behind(adb_servers: set[int], monkeypatch: pytest.MonkeyPatch) -> None:
     heap.settle()  # as an earlier run of this process would have: later settles must not freeze
     made: list[weakref.ref[DeviceRuntime]] = []
+    original = connect_module.connect
+
+    def recording(conn: connect_module.Connection) -> DeviceRuntime:
+        runtime = original(conn)
+        made.append(weakref.ref(runtime))
+        return runtime
+
+    monkeypatch.setattr(connect_module, "connect", recording)  # the runner imports it when it runs
     counts: list[tuple[int, int]] = []
     for _ in range(5):
-        runtimes: list[DeviceRuntime] = []
-        run = run_tests(SCRIPTS, runtimes=runtimes)
+        run = run_tests(SCRIPTS)
         assert run.failed == 0, [r.error for r in run.results if not r.ok]
-        made += [weakref.ref(rt) for rt in runtimes]
-        del runtimes, run
+        del run
         gc.collect()
         counts.append((fds(), threading.active_count()))
     assert len(made) == 5 * len(SCRIPTS)
