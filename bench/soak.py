@@ -7,9 +7,10 @@ memory, file descriptors, threads and adb servers must stay flat. Prints JSON.
 
 **Rounds** (``--rounds``, in this process, one after another): ``tapir test samples`` through
 ``tapir.runner.run_tests`` (every sample script and suite reference, each on a fresh simulator
-behind the run's own private adb server, its trace and artifacts in a folder of its own), or with ``--workload eval`` the sample suite
-through ``tapir.eval.run_suite`` with the oracle. After each round: RSS (``/proc/self/status``),
-open file descriptors, threads, and the adb servers the rounds started that still answer.
+behind the run's own private adb server, failures' artifacts in a temporary folder), or with
+``--workload eval`` the sample suite through ``tapir.eval.run_suite`` with the oracle. After
+each round: RSS (``/proc/self/status``), open file descriptors, threads, and the adb servers the
+rounds started that still answer.
 ``tracemalloc`` slows a round several times, so it traces only the last ``--trace-rounds``
 rounds (10; 0: none): the memory it sees and the ten source lines whose traced memory grew most
 between the first and the last of them. Reported: each figure's first, last and max, and the
@@ -165,10 +166,10 @@ def soak_rounds(rounds: int, kind: str, trace_rounds: int, servers: AdbServers, 
 def soak_devices(n: int, rounds: int, servers: AdbServers) -> dict[str, Any]:
     """``n`` simulators on one adb server, each driven by its own thread."""
     from tapir.dsl.interpreter import run_script
+    from tapir.runner import collect
     from tapir.runtime.connect import connection_for
     from tapir.runtime.sim.apps import get_app
     from tapir.runtime.sim.launch import free_port, kill_adb_server, start_adb_server, start_sim
-    from tapir.runner import collect
 
     before = figures(servers)
     port = free_port()
