@@ -318,3 +318,40 @@ def test_a_killed_adb_server_under_a_device_by_serial_is_reported(tmp_path: Path
     assert error.hint is not None and "start-server" in error.hint
     records = read_trace(trace)
     assert records[0]["event"] == "session" and records[-1]["event"] == "end"
+
+
+# -- what `tapir test` reports ----------------------------------------------------------------
+
+def test_a_fault_leaves_the_test_reports_and_artifacts_whole(tmp_path: Path) -> None:
+    # `tapir test` on a phone given by serial that a system dialog covers mid-script: the script
+    # fails with the dialog named, and the JUnit and JSON reports and the artifacts say so
+    import json
+    import xml.etree.ElementTree as ET
+
+    from tapir.runner import RunOptions, junit_xml, report_json, run_tests
+
+    port = free_port()
+    try:
+        start_adb_server(port)
+        sim = start_sim([get_app("music")], adb_port=port, foreground="org.tapir.music")
+    except SimDeviceError as exc:  # pragma: no cover - no adb, or a port taken meanwhile
+        pytest.skip(exc.message)
+    try:
+        sim.device.faults.arm(FaultEvent("dialog", 1))
+        run = run_tests([SAMPLES / "music" / "play_song.tap"],
+                        RunOptions(devices=(sim.serial,), adb_port=port, artifacts=tmp_path / "artifacts"))
+    finally:
+        sim.stop()
+        kill_adb_server(port)
+    [result] = run.results
+    assert result.status == "failed", result
+    assert result.error is not None and PERMISSION in result.error
+    failures = ET.fromstring(junit_xml(run)).findall(".//testcase/failure")
+    assert len(failures) == 1 and PERMISSION in (failures[0].text or "") + failures[0].get("message", "")
+    report = json.loads(json.dumps(report_json(run)))
+    assert report["totals"]["failed"] == 1 and not report["ok"], report["totals"]
+    assert PERMISSION in report["scripts"][0]["attempts"][-1]["error"]
+    assert result.artifacts is not None
+    records = read_trace(result.artifacts / "trace.jsonl")
+    assert records[0]["event"] == "session" and records[-1]["event"] == "end"
+    assert any(p.suffix == ".xml" for p in result.artifacts.iterdir())  # the last dump the run read
