@@ -66,3 +66,19 @@ def test_a_class_name_with_characters_xml_names_refuse_still_renders() -> None:
     view = html_view(parse_droidbot_state(state))
     assert view.tag(0) == "Gr_oup_"
     assert [n.id for n in view.xpath("//Gr_oup_/p")] == [1, 2]
+
+
+def test_json_true_is_not_a_view_id() -> None:
+    # `"children": [true]` named view 1 (a bool is an int in Python); the HTML form then read the
+    # id back as 'True' and failed with a ValueError
+    state = {"foreground_activity": "a/.B", "width": True, "views": [
+        {"temp_id": 0, "parent": -1, "children": [True], "class": "android.widget.FrameLayout",
+         "bounds": [[0, 0], [100, 100]]},
+        {"temp_id": 1, "parent": 0, "children": [], "class": "android.widget.TextView", "text": "hi",
+         "bounds": [[0, 0], [10, 10]]},
+    ]}
+    tree = parse_droidbot_state(state)
+    assert [n.text for n in tree] == ["", "hi"] and tree.width == 100  # from the root, not `true`
+    assert [n.id for n in html_view(tree).xpath("//p")] == [1]
+    with pytest.raises(HierarchyError, match="bad temp_id"):
+        parse_droidbot_state({"views": [{"temp_id": True, "children": []}]})
