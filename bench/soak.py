@@ -113,7 +113,7 @@ def workload(kind: str) -> Callable[[], tuple[int, int, list[str]]]:
     def eval_round() -> tuple[int, int, list[str]]:
         run = run_suite(suite, OracleSource(), EvalConfig(jobs=1))
         bad = [r for r in run.results if r.verdict != "pass"]
-        return len(run.results), len(bad), [f"{r.task.id}: {r.verdict} {r.error or ''}"[:200] for r in bad[:3]]
+        return len(run.results), len(bad), [f"{r.task}: {r.verdict} {r.error or ''}"[:200] for r in bad[:3]]
 
     return eval_round
 
