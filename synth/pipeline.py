@@ -348,7 +348,8 @@ def chat_record(pair: Pair, document: AppDocument, prefix: str | None = None) ->
             {"role": "user", "content": prompt.prefix + prompt.rest},
             {"role": "assistant", "content": answer},
         ],
-        "meta": {"id": pair.id, "app": pair.app, "complexity": pair.complexity, "checks": list(pair.checks),
+        "meta": {"id": pair.id, "app": pair.app, "task": pair.task, "complexity": pair.complexity,
+                 "checks": list(pair.checks),
                  "repairs": list(pair.repairs), "script": pair.script},
     }
 

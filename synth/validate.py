@@ -23,6 +23,7 @@ pair can be checked again, or turned into a suite task.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import tempfile
 import time
 from dataclasses import dataclass
@@ -54,6 +55,11 @@ CATEGORIES: tuple[str, ...] = (
     "syntax", "check", "grounding", "navigation", "budget", "action", "assert", "wait", "device", "runtime",
     "wrong-tap", "effect-not-confirmed", "check-not-reproduced",
 )
+
+#: Each run's connection freezes the heap (``tapir.runtime.heap.settle``, meant for one run per
+#: process), so the cyclic garbage of earlier runs would never be collected: thousands of runs
+#: grew the process by gigabytes. Every so many runs it is unfrozen and collected.
+_COLLECT_EVERY = 20
 
 #: Longest value a generated check spells out; a larger field is compared by its length.
 _MAX_LITERAL = 160
@@ -160,6 +166,8 @@ class Validator:
                                 filename="synth.tap")
         finally:
             runtime.close()
+            if self.runs % _COLLECT_EVERY == 0:
+                _collect()
         seconds = time.monotonic() - started
         records = list(read_trace(trace))
         trace.unlink(missing_ok=True)
@@ -238,6 +246,11 @@ class Validator:
         names = {"state": getattr(app, "state", None), "app": app, "printed": list(result.printed),
                  "output": "\n".join(result.printed)}
         return [o.message for o in (compile_check(c).evaluate(names) for c in checks) if not o.ok]
+
+
+def _collect() -> None:
+    gc.unfreeze()
+    gc.collect()
 
 
 def _value_line(script: str, value: str) -> int | None:
