@@ -178,3 +178,20 @@ def test_the_command(tmp_path, capsys):
     assert main(["synth", "--doc", str(NOTES), "-o", str(out), "--device", "sim:music"]) == 2
     assert "has no app org.tapir.notes" in capsys.readouterr().err
     assert main(["synth", "--doc", str(tmp_path / "missing.yaml"), "-o", str(out)]) == 2
+
+
+def test_a_model_rephrases_the_task_texts_and_the_template_stays_as_the_plan(tmp_path):
+    seen: list[str] = []
+
+    def rephrase(document, text: str) -> str:
+        seen.append(text)
+        return f"In {document.app.name}: {text.lower()}"
+
+    run = synthesize([(NOTES, "sim:notes")], SynthConfig(count=2, seed=4, rephrase=rephrase))
+    assert [p.template_task for p in run.pairs] == seen
+    assert all(p.task.startswith("In Notes: ") for p in run.pairs)
+    write_outputs(run, tmp_path / "r.jsonl")
+    record = json.loads((tmp_path / "r.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert record["messages"][1]["content"].rstrip().endswith(run.pairs[0].task)
+    assert record["messages"][2]["content"].startswith(f"Plan: {run.pairs[0].template_task}")
+    assert run.card()["config"]["texts"] == "model"
