@@ -305,7 +305,7 @@ def _first_clause(description: str) -> str:
 
 
 def _noun(description: str) -> str:
-    text = _first_clause(description) or "the field"
+    text = (_first_clause(description) or "the field").split(", ")[0]  # "The hour, 0 to 23" -> "The hour"
     text = re.sub(r"^(all|every)\s", "the ", text, flags=re.IGNORECASE)
     return text[0].lower() + text[1:]
 

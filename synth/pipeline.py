@@ -232,16 +232,20 @@ def _seen(walk: Walk, scripts: set[str], texts: set[str]) -> bool:
 
 
 def _trim(walk: Walk, outcome: Outcome, validator: Validator) -> tuple[Walk, Outcome, int]:
-    """Leave out trailing actions that change nothing the checks see (a task ending in a tap that
-    only opens a screen says more than its script does)."""
+    """Leave out trailing actions that change nothing in the app's final state (a task ending in
+    a tap that only opens a screen says more than its script does). Fields that move on with time
+    alone are not compared: one more action takes more time, not more effect."""
     trimmed = 0
+    moving: set[str] | None = None
     while walk.complexity > 1:
         last = max(i for i, a in enumerate(walk.actions) if a.kind != "nav")
         shorter = walk.without(last)
-        while shorter.actions and shorter.actions[-1].kind == "nav":
-            shorter = shorter.without(len(shorter.actions) - 1)
         again = validator.validate(shorter.script(), shorter.values)
-        if not again.ok or again.checks != outcome.checks:
+        if not again.ok:
+            break
+        if moving is None:
+            moving = validator.time_driven(walk.script(), outcome)
+        if any(again.state.get(k) != v for k, v in outcome.state.items() if k not in moving):
             break
         walk, outcome, trimmed = shorter, again, trimmed + 1
     return walk, outcome, trimmed

@@ -26,7 +26,7 @@ import dataclasses
 import gc
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +81,8 @@ class Outcome:
     changed: tuple[str, ...] = ()
     printed: tuple[str, ...] = ()
     run_s: float = 0.0
+    #: The final state, field by field (``repr``), when the script finished.
+    state: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
 
 def categorise(error: TapirError) -> str:
@@ -228,7 +230,7 @@ class Validator:
         changed = tuple(k for k in after if after[k] != fresh.get(k))
         if not changed:
             return Outcome(False, "effect-not-confirmed", "the app's state is the same as a fresh app's",
-                           printed=tuple(result.printed), run_s=run_s)
+                           printed=tuple(result.printed), run_s=run_s, state=after)
         text, before = repr(state), "\n".join(fresh.values())
         missing = [v for v in values if v not in text or v in before]
         if missing:
@@ -236,7 +238,15 @@ class Validator:
             return Outcome(False, "effect-not-confirmed", f"the typed value {missing[0]!r} is not new in the app's "
                            "state", line=_value_line(script, missing[0]), changed=changed, run_s=run_s)
         checks = state_checks(state, fresh, changed)
-        return Outcome(True, checks=checks, changed=changed, printed=tuple(result.printed), run_s=run_s)
+        return Outcome(True, checks=checks, changed=changed, printed=tuple(result.printed), run_s=run_s, state=after)
+
+    def time_driven(self, script: str, outcome: Outcome) -> set[str]:
+        """Fields of the state that move on with time alone after ``script`` (a song's position, a
+        running stopwatch): the script run again with a wait at its end, compared."""
+        later = self.validate(script + "sleep(30)\n")
+        if not later.state:
+            return set()
+        return {k for k in outcome.state if later.state.get(k) != outcome.state[k]}
 
     def recheck(self, script: str, checks: tuple[str, ...]) -> list[str]:
         """Run ``script`` again on a fresh app; the messages of the checks that do not hold."""
