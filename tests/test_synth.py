@@ -105,6 +105,24 @@ def test_a_typed_value_must_land_in_the_state(validator):
     assert search.category == "effect-not-confirmed" and search.line == 0
 
 
+def test_trailing_actions_that_change_nothing_are_trimmed(validator):
+    from tapir.synth.pipeline import _trim
+
+    play = '$songs_screen__song_list.match("Cinder").tap()\n'
+    outcome = validator.validate(play)
+    assert outcome.ok and "position" in validator.time_driven(play, outcome)  # the song plays on
+    doc = load_document(MUSIC)
+    graph = TransitionGraph(doc, {"songs_screen__song_list": ["Cinder"]})
+    rng = random.Random(0)
+    actions = (Action("item", "songs_screen__song_list", "songs_screen", "Cinder"),
+               Action("option", "main_menu__options", "main_menu", "Sort by", leads_to="sort_dialog"))
+    walk = Walk("music", actions, tuple(graph.phrase(a, rng) for a in actions))
+    full = validator.validate(walk.script())
+    assert full.ok
+    trimmed, kept, n = _trim(walk, full, validator)
+    assert n == 1 and trimmed.script() == play and kept.ok and "Sort by" not in trimmed.task_text()
+
+
 def test_an_input_without_its_confirmation_is_repaired(validator):
     doc = load_document(MUSIC)
     graph = TransitionGraph(doc, {})
