@@ -20,6 +20,8 @@ def register(sub: Subparsers) -> None:
         description="Check a script as `tapir check` does, then run it in the sandboxed interpreter: a script\n"
                     "with errors is refused before any device is touched (warnings are shown and it runs). Its\n"
                     "print() output goes to stdout; an error is shown as file:line:col with the line and a caret.\n"
+                    "The script runs in a child process with OS limits on memory and CPU time (see\n"
+                    "docs/interpreter.md); --in-process runs it here instead, for debugging.\n"
                     "Exit status 0 when the script finished, 1 when it was refused or failed.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -35,6 +37,9 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--max-steps", type=int, metavar="N", help="step budget (default: 1,000,000)")
     p.add_argument("--timeout", type=float, metavar="S", help="wall-clock budget in seconds (default: 60)")
     p.add_argument("--stats", action="store_true", help="print steps, UI actions and time to stderr at the end")
+    p.add_argument("--in-process", action="store_true",
+                   help="run the script in this process, without the child process and its OS limits "
+                        "(for debugging; the interpreter's budgets still apply)")
     p.set_defaults(handler=_cmd_run)
 
 
@@ -53,8 +58,9 @@ def _run_runtime_factory(args: argparse.Namespace, connection: Any) -> RuntimeFa
 def _cmd_run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from tapir.dsl.budget import Budgets
-    from tapir.dsl.interpreter import run_script
+    from tapir.dsl.budget import Budgets, check_source
+    from tapir.dsl.interpreter import print_line, run_script
+    from tapir.dsl.isolation import run_script_isolated
     from tapir.runtime.connect import connection_for
     from tapir.service import Workspace
 
@@ -62,6 +68,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     ws = Workspace()
     source = ws.text_of(args.script)
     check_positive(max_actions=args.max_actions, max_steps=args.max_steps, timeout=args.timeout)
+    budgets = Budgets().replace(max_actions=args.max_actions, max_steps=args.max_steps, timeout_s=args.timeout)
+    check_source(source, budgets, args.script)  # before the check reads it
     check_device_flag(args.device)
     if args.doc and not Path(args.doc).is_file():
         raise UsageError(f"--doc: {args.doc} {'is a directory' if Path(args.doc).is_dir() else 'does not exist'}")
@@ -96,10 +104,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
                              "document itself (its identifiers and paths)")
         connection = connection_for(path, source, device=args.device, doc=str(checked.document.path),
                                     trace=args.trace, document=loaded.document)
-    budgets = Budgets().replace(max_actions=args.max_actions, max_steps=args.max_steps, timeout_s=args.timeout)
-    result = run_script(source, _run_runtime_factory(args, connection), budgets,
-                        output=lambda line: print(line, flush=True),
-                        symbols=checked.symbols, filename=args.script, debug=args.debug)
+    # by default in a child process under OS limits (tapir.dsl.isolation): a script that gets
+    # past the interpreter's checks costs an error, not this process
+    run = run_script if args.in_process else run_script_isolated
+    result = run(source, _run_runtime_factory(args, connection), budgets,
+                 output=lambda line: print_line(line, flush=True),
+                 symbols=checked.symbols, filename=args.script, debug=args.debug)
     if args.stats:
         actions = f"{result.actions} UI action{'' if result.actions == 1 else 's'}"
         print(f"{args.script}: {'ok' if result.ok else 'failed'}: {result.steps:,} steps, {actions},"

@@ -27,6 +27,8 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--max-actions", type=int, metavar="N", help="UI action budget per script (default: 50)")
     p.add_argument("--timeout", type=float, metavar="S", help="wall-clock budget per script in seconds (default: 60)")
     p.add_argument("-v", "--verbose", action="store_true", help="show what each script printed")
+    p.add_argument("--in-process", action="store_true",
+                   help="run each script in this process, without a child process and its OS limits (for debugging)")
     p.set_defaults(handler=_cmd_test)
 
 
@@ -58,7 +60,7 @@ def _cmd_test(args: argparse.Namespace) -> int:
 
     budgets = Budgets().replace(max_actions=args.max_actions, timeout_s=args.timeout)
     run = run_tests(scripts, device=args.device, doc=args.doc, budgets=budgets, trace_dir=trace_dir,
-                    on_result=report)
+                    on_result=report, in_process=args.in_process)
     print(run.summary())
     if args.junit:
         Path(args.junit).write_text(junit_xml(run), encoding="utf-8")

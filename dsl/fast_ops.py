@@ -29,6 +29,27 @@ def int_const_binop(op: str, left: Eval, c: int, fn: Callable[..., Any], m: Mete
                     local: str | None) -> Eval:
     """``expr OP int-literal``, the most common arithmetic in loops: one closure, no call for
     the constant, the int case inline (and the variable read inline when it is a local)."""
+    # + and - may cross the integer size budget by a bit: their int results are compared with
+    # the budget's bound (two comparisons; a bit_length() call would cost more)
+    hi = m.int_limit
+    lo = -hi
+    if local is not None and op in ("+", "-"):
+        sign = 1 if op == "+" else -1
+        d = sign * c
+
+        def local_add_c(fr: Frame) -> Any:
+            try:
+                a = fr.vars[local]
+            except KeyError:
+                a = left(fr)  # raises the unbound-variable error
+            if type(a) is int:
+                r = a + d
+                if lo < r < hi:
+                    return r
+                raise m.int_too_big(r, span)
+            return fn(a, c, m, span)
+
+        return local_add_c
     if local is not None:
         pyop = _PY_OPS[op]
         small = op == "*"
@@ -46,13 +67,23 @@ def int_const_binop(op: str, left: Eval, c: int, fn: Callable[..., Any], m: Mete
     if op == "+":
         def add_c(fr: Frame) -> Any:
             a = left(fr)
-            return a + c if type(a) is int else fn(a, c, m, span)
+            if type(a) is int:
+                r = a + c
+                if lo < r < hi:
+                    return r
+                raise m.int_too_big(r, span)
+            return fn(a, c, m, span)
 
         return add_c
     if op == "-":
         def sub_c(fr: Frame) -> Any:
             a = left(fr)
-            return a - c if type(a) is int else fn(a, c, m, span)
+            if type(a) is int:
+                r = a - c
+                if lo < r < hi:
+                    return r
+                raise m.int_too_big(r, span)
+            return fn(a, c, m, span)
 
         return sub_c
     if op == "*":

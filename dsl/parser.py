@@ -29,7 +29,7 @@ import sys
 import threading
 from bisect import bisect_left
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from copy import copy
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -490,8 +490,13 @@ class _Run:
         stream, state = self.stream, self.state
         tok: Token | None = None
         prev: Token | None = None
+        clock = getattr(_CLOCK, "fn", None)
         try:
             for tok in stream:
+                if clock is not None:
+                    _CLOCK.tokens += 1
+                    if _CLOCK.tokens % _CLOCK_EVERY == 0:
+                        clock()
                 state.feed_token(tok)
                 prev = tok
             end = Token.new_borrow_pos("$END", "", prev) if prev is not None else Token("$END", "", 0, 1, 1, 1, 1, 0)
@@ -739,11 +744,22 @@ def _module_span(text: str) -> Span:
     return Span(1, 1, end_line, end_column, 0, len(text))
 
 
-def parse(source: str, filename: str = "<script>") -> Module:
-    """Parse a Tapir script. Raises ``TapirSyntaxError`` (or ``UnsupportedConstruct``)."""
+#: The clock of the strict parse in progress on this thread (``parse(clock=...)``): called every
+#: ``_CLOCK_EVERY`` tokens, f-string fields included, so a deadline can stop a long parse.
+_CLOCK = threading.local()
+_CLOCK_EVERY = 512
+
+
+def parse(source: str, filename: str = "<script>", *, clock: Callable[[], None] | None = None) -> Module:
+    """Parse a Tapir script. Raises ``TapirSyntaxError`` (or ``UnsupportedConstruct``).
+
+    ``clock``, when given, is called every few hundred tokens and may raise (the interpreter
+    passes its deadline check, so parsing counts against a run's time budget)."""
     text = normalize_newlines(source)
     _, _, builder = _lark()
     builder.reset()
+    outer_clock = getattr(_CLOCK, "fn", None)
+    _CLOCK.fn, _CLOCK.tokens = clock, 0
     try:
         with paused_gc():
             module: Module = _Run(text if text.endswith("\n") else text + "\n", "file_input",
@@ -767,6 +783,7 @@ def parse(source: str, filename: str = "<script>") -> Module:
         ) from None
     finally:
         builder.reset()
+        _CLOCK.fn = outer_clock
 
 
 def parse_tolerant(source: str, filename: str = "<script>") -> ParseResult:

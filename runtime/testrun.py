@@ -18,10 +18,12 @@ import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 from tapir.dsl.budget import Budgets
 from tapir.dsl.errors import TapirError, UsageError
+from tapir.dsl.interpreter import RunResult
 from tapir.runtime.connect import Connection, connection_for, is_simulator
 from tapir.runtime.session import DeviceRuntime
 
@@ -117,13 +119,19 @@ def run_tests(
     trace_dir: Path | None = None,
     on_result: Callable[[TestResult], None] | None = None,
     runtimes: list[DeviceRuntime] | None = None,
+    in_process: bool = False,
 ) -> TestRun:
     """Run each script on a fresh device; ``on_result`` is called as each one finishes.
 
-    ``runtimes`` (for tests of the runner) collects the runtime of each script that made one.
+    Each script runs in a child process under OS limits (``tapir.dsl.isolation``), unless
+    ``in_process``. ``runtimes`` (for tests of the runner) collects the runtime of each script
+    that made one, which needs the runtimes in this process: it implies ``in_process``.
     """
     from tapir.dsl.interpreter import run_script
+    from tapir.dsl.isolation import run_script_isolated
     from tapir.service import Workspace
+
+    isolated = not in_process and runtimes is None
 
     run = TestRun()
     spec = device or "sim"
@@ -135,6 +143,7 @@ def run_tests(
             warnings: str | None = None
             rendered: str | None = None
             category: str | None = None
+            result: RunResult | None = None
             try:
                 source = ws.text_of(script)
                 checked = ws.check(script, source, doc=doc)
@@ -152,8 +161,12 @@ def run_tests(
                 if is_simulator(spec):
                     conn = replace(conn, adb_port=adb.start())
                 factory = _fresh_factory(conn, made)
-                result = run_script(source, factory, budgets, output=None, symbols=checked.symbols,
-                                    filename=str(script))
+                if isolated:  # the device is made in the child: its statistics come back by `collect`
+                    result = run_script_isolated(source, factory, budgets, output=None, symbols=checked.symbols,
+                                                 filename=str(script), collect=partial(_stats_of, made))
+                else:
+                    result = run_script(source, factory, budgets, output=None, symbols=checked.symbols,
+                                        filename=str(script))
                 error = result.error
                 printed, actions = result.printed, result.actions
             except _Refused as refused:
@@ -163,12 +176,13 @@ def run_tests(
                 error, printed, actions = exc, (), 0
             if error is not None:
                 rendered, category = error.render(), error.category
-            stats = made[0].stats if made else None
+            stats = _stats_of(made) if made else (result.collected if isolated and result is not None else None)
+            stats = stats if isinstance(stats, dict) else {}
             outcome = TestResult(
                 script=str(script), ok=rendered is None, seconds=round(time.monotonic() - started, 3),
                 error=rendered, category=category,
                 printed=tuple(printed), actions=actions,
-                dumps=stats.dumps if stats else 0, device_actions=stats.device_actions if stats else 0,
+                dumps=int(stats.get("dumps", 0)), device_actions=int(stats.get("device_actions", 0)),
                 warnings=warnings,
             )
             run.results.append(outcome)
@@ -177,6 +191,13 @@ def run_tests(
             if on_result is not None:
                 on_result(outcome)
     return run
+
+
+def _stats_of(made: list[DeviceRuntime]) -> dict[str, int]:
+    """The device statistics a test reports (of its runtime, when it made one)."""
+    if not made:
+        return {}
+    return {"dumps": made[0].stats.dumps, "device_actions": made[0].stats.device_actions}
 
 
 class _Refused(Exception):
