@@ -19,11 +19,12 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from tapir.docgen.loader import loads_document
+from tapir.docgen.loader import loads_document, read_document_text
 from tapir.docgen.model import AppDocument
 from tapir.docgen.symbols import build_symbols
 from tapir.dsl.checker import DOC_COMMENT
 from tapir.dsl.diagnostics import Diagnostic
+from tapir.dsl.errors import DocumentError
 from tapir.dsl.positions import Span
 from tapir.dsl.symbols import SYMBOLS_FORMAT, SymbolTable
 from tapir.service.config import ProjectConfig
@@ -142,11 +143,10 @@ class DocumentStore:
 
     def _read(self, path: Path) -> LoadedDocument:
         self.loads += 1
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            return LoadedDocument(path, None, None, (Diagnostic("document", "error", None,
-                                                                f"cannot read the app document: {exc}"),))
+        try:  # only regular .yaml/.yml/.json files, size-capped (a `# doc:` line names any path)
+            text = read_document_text(path)
+        except DocumentError as exc:
+            return LoadedDocument(path, None, None, (Diagnostic("document", "error", None, exc.message),))
         if path.suffix == ".json":
             compiled = _compiled_symbols(path, text)
             if compiled is not None:
