@@ -61,7 +61,7 @@ from tapir.dsl.ast import (
     UnaryOp,
     While,
 )
-from tapir.dsl.errors import Span, TapirError
+from tapir.dsl.errors import BudgetExceeded, Span, TapirError
 from tapir.dsl.literals import (
     FLiteral,
     LiteralProblem,
@@ -668,6 +668,8 @@ class AstBuilder:
             field_offset = (tok.start_pos or 0) + body_start + piece.expr_start
             try:
                 value = self._field_parser(field_text, line, col, field_offset)
+            except BudgetExceeded:  # the run's deadline passed while parsing: stop, not a refusal
+                raise
             except TapirError as exc:
                 value = self._refuse(exc.span or span, exc.message, exc.code, exc.hint)
             parts.append(FormattedValue(span, value, piece.conversion, piece.format_spec))

@@ -36,6 +36,9 @@ ALLOC_BYTES_PER_STEP = 8 * ALLOC_ITEMS_PER_STEP
 #: checks between two such looks when it charges less (a look is one read of /proc, ~20 us).
 MEMORY_CHECK_BYTES = 32 << 20
 MEMORY_CHECK_TICKS = 64
+#: A charge this large is compared with the time left, at the fastest a step ever runs.
+_BIG_CHARGE = 1 << 20
+_FASTEST_STEP_S = 20e-9
 
 
 #: The deepest script recursion allowed at all. Each script call level may re-enter the C
@@ -193,10 +196,16 @@ class Meter:
             raise budget_exceeded("time", limit, f"the script ran longer than {limit:g} s", span)
 
     def charge(self, n: int, span: Span | None) -> None:
-        """Charge ``n`` extra steps (work done inside one operation, e.g. sorting n items)."""
+        """Charge ``n`` extra steps (work done inside one operation, e.g. sorting n items), before
+        the operation does it. An operation charged more than could possibly run in the time
+        left is refused now, not stopped at the next look at the clock after it ran."""
         self.steps += n
         if self.steps > self.checkpoint:
             self.tick(span)
+            if n >= _BIG_CHARGE and time.monotonic() + n * _FASTEST_STEP_S > self.deadline:
+                limit = self.budgets.timeout_s
+                raise budget_exceeded("time", limit, f"this operation would not finish within {limit:g} s "
+                                      f"(about {n:,} steps of work)", span)
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started

@@ -28,7 +28,7 @@ from typing import Any
 
 from tapir.dsl import ast as A
 from tapir.dsl.api import expect_handle
-from tapir.dsl.budget import Budgets, Meter, check_source
+from tapir.dsl.budget import Budgets, Meter, check_source, out_of_memory
 from tapir.dsl.builtins import materialize
 from tapir.dsl.compiler import Compiler, Frame, convert_exception, span_of
 from tapir.dsl.errors import (
@@ -336,6 +336,8 @@ class Interpreter:
                 if exc.span is None:
                     exc.span = span
                 raise
+            except MemoryError:
+                raise out_of_memory(span) from None
             except Exception as exc:
                 raise DeviceError(f"could not start the device runtime: {type(exc).__name__}: {exc}", span) from exc
             self._runtime = rt
@@ -353,6 +355,8 @@ class Interpreter:
             if exc.span is None:
                 exc.span = span
             raise
+        except MemoryError:
+            raise out_of_memory(span) from None
         except Exception as exc:
             if self.debug:
                 raise

@@ -19,10 +19,9 @@ from tapir.dsl.errors import SandboxViolation, ScriptError, Span
 from tapir.dsl.registry import REGISTRY, VALUE_NAMESPACES, Entry, Namespace
 from tapir.dsl.safeops import (
     CONTAINER_TYPES,
-    STR_CHARS_PER_STEP,
     check_key,
     equal,
-    same_length_strings,
+    scan,
     short_repr,
     str_format,
 )
@@ -53,8 +52,14 @@ def _str_plain(name: str) -> MethodFn:
         if args:
             a = args[0]
             if type(a) is str and name in _CHAR_SET_METHODS:
-                # each character of s is looked up in the set of characters: len(s) * len(a)
-                host.meter.charge(len(s) * len(a) // 4096, span)
+                # Python looks each character up in the characters given (len(s) * len(a));
+                # a set of many characters is stripped here, in one pass
+                host.meter.charge(len(a) // 64, span)
+                distinct = "".join(sorted(set(a)))
+                if len(distinct) > _MAX_STRIP_CHARS:
+                    host.meter.charge(len(s) // 16, span)
+                    return _strip_set(name, s, set(distinct))
+                args = [distinct, *args[1:]]
             elif type(a) is str:
                 host.meter.charge(len(a) // 64, span)
             elif type(a) is tuple:  # startswith/endswith try each affix
@@ -70,6 +75,20 @@ def _str_plain(name: str) -> MethodFn:
 
 
 _CHAR_SET_METHODS = frozenset(("strip", "lstrip", "rstrip"))
+#: More distinct characters to strip than this are stripped by ``_strip_set``.
+_MAX_STRIP_CHARS = 64
+
+
+def _strip_set(name: str, s: str, chars: set[str]) -> str:
+    """``s.strip(chars)`` (or lstrip/rstrip) with the characters in a set: one look-up each."""
+    i, j = 0, len(s)
+    if name != "rstrip":
+        while i < j and s[i] in chars:
+            i += 1
+    if name != "lstrip":
+        while j > i and s[j - 1] in chars:
+            j -= 1
+    return s[i:j]
 
 
 def _str_padded(name: str) -> MethodFn:
@@ -188,14 +207,23 @@ _define(Namespace.STR, "format(*args: any, **kwargs: any) -> str",
 def _index_of(host: Host, seq: Any, x: Any, span: Span, start: int = 0, end: int | None = None) -> int:
     n = len(seq)
     lo, hi, _ = slice(start, end).indices(n)
-    deep = type(x) in CONTAINER_TYPES
-    host.meter.charge(max(hi - lo, 0), span)
-    if type(x) is str and len(x) >= STR_CHARS_PER_STEP:
-        host.meter.charge(same_length_strings(seq[lo:hi], x) * (len(x) // STR_CHARS_PER_STEP), span)
-    for i in range(lo, hi):
-        if (equal(x, seq[i], host.meter, span) if deep or type(seq[i]) in CONTAINER_TYPES else x == seq[i]):
-            return i
-    return -1
+    m = host.meter
+    if type(x) in CONTAINER_TYPES:
+        m.charge(max(hi - lo, 0), span)
+        for i in range(lo, hi):
+            if equal(x, seq[i], m, span):
+                return i
+        return -1
+    # A flat needle: Python's own index (containers never equal it), piece by piece.
+    found, offset = scan(seq[lo:hi], x, m, span, _position, lambda i: i >= 0)
+    return lo + offset + found if found >= 0 else -1
+
+
+def _position(piece: Any, x: Any) -> int:
+    try:
+        return int(piece.index(x))
+    except ValueError:
+        return -1
 
 
 def _seq_index(host: Host, seq: Any, args: list[Any], kwargs: dict[str, Any], span: Span) -> int:
@@ -212,12 +240,20 @@ def _seq_index(host: Host, seq: Any, args: list[Any], kwargs: dict[str, Any], sp
 
 def _seq_count(host: Host, seq: Any, args: list[Any], kwargs: dict[str, Any], span: Span) -> int:
     x = args[0]
-    host.meter.charge(len(seq), span)
-    if type(x) in CONTAINER_TYPES or any(type(y) in CONTAINER_TYPES for y in seq):
-        return sum(1 for y in seq if equal(x, y, host.meter, span))
-    if type(x) is str and len(x) >= STR_CHARS_PER_STEP:
-        host.meter.charge(same_length_strings(seq, x) * (len(x) // STR_CHARS_PER_STEP), span)
-    return seq.count(x)
+    m = host.meter
+    if type(x) in CONTAINER_TYPES:
+        m.charge(len(seq), span)
+        return sum(1 for y in seq if equal(x, y, m, span))
+    # A flat needle never equals a container: Python's own count, piece by piece.
+    total = 0
+
+    def count(piece: Any, needle: Any) -> int:
+        nonlocal total
+        total += piece.count(needle)
+        return total
+
+    scan(seq, x, m, span, count, lambda _: False)
+    return total
 
 
 def _grow(host: Host, lst: list[Any], extra: int, span: Span) -> None:

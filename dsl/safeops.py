@@ -253,6 +253,9 @@ def equal(a: Any, b: Any, m: Meter, span: Span) -> bool:
                 return False
             if tx is str and len(x) >= STR_CHARS_PER_STEP:  # two equal long strings were read
                 charged += len(x) // STR_CHARS_PER_STEP
+                if charged > _CHARGE_CHUNK:
+                    m.charge(charged, span)
+                    charged = 0
         else:
             stack.pop()
     m.charge(charged, span)
@@ -328,6 +331,53 @@ def same_length_strings(items: Any, needle: str) -> int:
     return sum(1 for x in items if type(x) is str and len(x) == n)
 
 
+#: Items one piece of a scan hands to Python at most (``in``, ``count``, ``index`` of a list).
+_SCAN_CHUNK = 4096
+
+
+def scan(seq: list[Any] | tuple[Any, ...], needle: Any, m: Meter, span: Span,
+         op: Callable[[Any, Any], Any], stop: Callable[[Any], bool] = bool) -> Any:
+    """Apply Python's scan ``op(piece, needle)`` (``in``, ``count``...) to a list or tuple piece by
+    piece, charging each piece before it is scanned: one step an item, plus the characters of a
+    long string needle for each item of its length (those are compared character by character).
+    A piece holds about a million characters' worth of comparisons at most, so the clock is
+    looked at in time however long the strings. Returns the first result ``stop`` accepts (with
+    the offset of its piece), else the last: ``(result, offset)``."""
+    n = len(seq)
+    long_str = type(needle) is str and len(needle) >= STR_CHARS_PER_STEP
+    if n <= _SCAN_CHUNK and not long_str:
+        m.charge(n, span)
+        return op(seq, needle), 0
+    chunk = max(1, min(_SCAN_CHUNK, _SCAN_CHUNK * STR_CHARS_PER_STEP // len(needle))) if long_str else _SCAN_CHUNK
+    result: Any = None
+    for lo in range(0, n, chunk):
+        piece = seq[lo: lo + chunk]
+        cost = len(piece)
+        if long_str:
+            cost += same_length_strings(piece, needle) * (len(needle) // STR_CHARS_PER_STEP)
+        m.charge(cost, span)
+        result = op(piece, needle)
+        if stop(result):
+            return result, lo
+    return result, 0
+
+
+def _in(piece: Any, needle: Any) -> bool:
+    return needle in piece
+
+
+def has_long_strings(items: list[Any]) -> bool:
+    """True when some item (or an item of a tuple item) is a string long enough that comparing
+    it costs more than a step."""
+    for x in items:
+        if type(x) is str:
+            if len(x) >= STR_CHARS_PER_STEP:
+                return True
+        elif type(x) is tuple and any(type(y) is str and len(y) >= STR_CHARS_PER_STEP for y in x):
+            return True
+    return False
+
+
 def contains(container: Any, item: Any, m: Meter, span: Span) -> bool:
     """``item in container``."""
     tc = type(container)
@@ -345,12 +395,10 @@ def contains(container: Any, item: Any, m: Meter, span: Span) -> bool:
                 if equal(item, x, m, span):
                     return True
             return False
-        # A flat needle compares against each element in O(1) (containers never equal it),
-        # except a long string against strings of its length, which are read.
-        m.charge(len(container), span)
-        if type(item) is str and len(item) >= STR_CHARS_PER_STEP:
-            m.charge(same_length_strings(container, item) * (len(item) // STR_CHARS_PER_STEP), span)
-        return item in container
+        # A flat needle compares against each element quickly (containers never equal it),
+        # except a long string against strings of its length, which are read: scanned in pieces.
+        found, _ = scan(container, item, m, span, _in)
+        return bool(found)
     if tc is range:
         if type(item) is not int:
             m.charge(len(container), span)
@@ -388,6 +436,10 @@ def sort_key_safe(items: list[Any]) -> bool:
 
 # ---------------------------------------------------------------------------------------------
 # repr and str
+
+
+#: Python prints integers of at most 4,300 digits (sys.get_int_max_str_digits), about this many bits.
+_PRINTABLE_INT_BITS = 14_000
 
 
 class _Overflow(Exception):
@@ -498,10 +550,12 @@ def short_repr(v: Any, width: int = 80) -> str:
     cost does not grow with the value: only the first ``width`` characters are made."""
     if type(v) is str and len(v) > width:
         return repr(v[:width])[: width - 3] + "..."
+    if type(v) is int and v.bit_length() > _PRINTABLE_INT_BITS:
+        return f"<an integer of {v.bit_length():,} bits>"
     try:
         text = to_repr(v, None, None, limit=width + 1)
     except ScriptError as exc:
-        return f"<{exc.message}>"
+        text = f"<{exc.message}>"
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
