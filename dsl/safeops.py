@@ -779,6 +779,7 @@ def percent_format(fmt: str, args: Any, m: Meter, span: Span) -> str:
             while i < n and fmt[i].isdigit() and fmt[i].isascii():
                 i += 1
             width = fmt[w_start:i] or None
+        _check_width(width, m, span)
         prec: str | None = None
         if i < n and fmt[i] == ".":
             i += 1
@@ -790,7 +791,6 @@ def percent_format(fmt: str, args: Any, m: Meter, span: Span) -> str:
                 while i < n and fmt[i].isdigit() and fmt[i].isascii():
                     i += 1
                 prec = fmt[p_start:i] or "0"
-        _check_width(width, m, span)
         _check_width(prec, m, span)
         if i < n and fmt[i] in "hlL":
             i += 1
