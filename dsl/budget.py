@@ -112,6 +112,8 @@ def out_of_memory(span: Span | None) -> BudgetExceeded:
 def _fmt(limit: float | int, budget: str = "") -> str:
     if budget == "memory":
         return human_bytes(int(limit))
+    if budget == "time":
+        return f"{float(limit):g} s"
     if isinstance(limit, float) and not limit.is_integer():
         return f"{limit:g} s"
     if isinstance(limit, float):

@@ -119,6 +119,26 @@ def s_augassign(comp: Compiler, node: A.AugAssign, scope: Scope, loop: bool, fun
             g, debug, is_add = comp.g, comp.i.debug, op == "+"
             hi = m.int_limit
             lo = -hi
+            step = node.value.value if type(node.value) is A.Constant else None
+            if is_add and type(step) is int and 0 <= step < hi:
+                # `count += 1`, the commonest: the sum only grows, one bound is enough
+                def ex_count(fr: Frame) -> None:
+                    m.steps += cost
+                    if m.steps > m.checkpoint:
+                        m.tick(span)
+                    try:
+                        variables = g if hops is None else fr.vars
+                        cur = variables[name] if name in variables else load(fr)
+                        if type(cur) is int and (r := cur + step) < hi:
+                            variables[name] = r
+                        else:
+                            variables[name] = combine(cur, step)
+                    except TapirError:
+                        raise
+                    except Exception as exc:
+                        raise convert_exception(exc, span) from (exc if debug else None)
+
+                return ex_count
 
             # The common `total += x`: one closure, no load/store calls.
             def ex(fr: Frame) -> None:
