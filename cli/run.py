@@ -58,7 +58,7 @@ def _run_runtime_factory(args: argparse.Namespace, connection: Any) -> RuntimeFa
 def _cmd_run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from tapir.dsl.budget import Budgets, check_source
+    from tapir.dsl.budget import Budgets, check_source_size
     from tapir.dsl.interpreter import print_line, run_script
     from tapir.dsl.isolation import run_script_isolated
     from tapir.runtime.connect import connection_for
@@ -69,7 +69,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     source = ws.text_of(args.script)
     check_positive(max_actions=args.max_actions, max_steps=args.max_steps, timeout=args.timeout)
     budgets = Budgets().replace(max_actions=args.max_actions, max_steps=args.max_steps, timeout_s=args.timeout)
-    check_source(source, budgets, args.script)  # before the check reads it
+    check_source_size(source, budgets, args.script)  # before the check reads it
     check_device_flag(args.device)
     if args.doc and not Path(args.doc).is_file():
         raise UsageError(f"--doc: {args.doc} {'is a directory' if Path(args.doc).is_dir() else 'does not exist'}")

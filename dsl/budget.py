@@ -92,7 +92,7 @@ def budget_exceeded(budget: str, limit: float | int, message: str, span: Span | 
     return err
 
 
-def check_source(text: str, budgets: Budgets, filename: str | None = None) -> None:
+def check_source_size(text: str, budgets: Budgets, filename: str | None = None) -> None:
     """Refuse a script longer than ``budgets.max_source`` characters, before anything reads it."""
     if len(text) > budgets.max_source:
         err = budget_exceeded("source", budgets.max_source, f"the script is {len(text):,} characters long", None)

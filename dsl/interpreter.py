@@ -28,7 +28,7 @@ from typing import Any
 
 from tapir.dsl import ast as A
 from tapir.dsl.api import expect_handle
-from tapir.dsl.budget import Budgets, Meter, check_source, out_of_memory
+from tapir.dsl.budget import Budgets, Meter, check_source_size, out_of_memory
 from tapir.dsl.builtins import materialize
 from tapir.dsl.compiler import Compiler, Frame, convert_exception, span_of
 from tapir.dsl.errors import (
@@ -180,7 +180,7 @@ class Interpreter:
     def _parse(self, text: str) -> A.Module:
         from tapir.dsl.parser import parse
 
-        check_source(text, self.budgets, self.filename)
+        check_source_size(text, self.budgets, self.filename)
         span = Span(1, 1, 1, 1, 0, 0)
         return parse(text, self.filename, clock=lambda: self.meter.check_time(span))
 

@@ -40,9 +40,15 @@ SLACK_S = 2.0
 # The driver runs cases in a fresh interpreter and prints one JSON line per case as it ends, so
 # a case that kills the process is the first one without a line.
 _DRIVER = textwrap.dedent('''
-    import json, resource, sys, time
+    import json, sys, time
     from tapir.dsl.budget import Budgets
     from tapir.dsl.interpreter import run_script
+
+    def peak_rss():
+        # this process's own high-water mark (ru_maxrss would include the parent's, from before exec)
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM"))
+
     spec = json.load(sys.stdin)
     exec(spec.get("setup", ""))
     run = globals().get("RUN", run_script)
@@ -54,7 +60,7 @@ _DRIVER = textwrap.dedent('''
             "id": case["id"], "elapsed": time.monotonic() - started,
             "category": type(e).__name__ if e else None, "message": e.message if e else None,
             "budget": getattr(e, "budget", None), "printed": list(r.printed), "variables": r.variables,
-            "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+            "peak_rss": peak_rss(),
         }), flush=True)
 ''')
 
