@@ -13,8 +13,9 @@ times, over adbutils (which opens two TCP connections and sleeps 10 ms on each c
 * ``shell_echo``: ``AdbDevice.shell("echo x")``, the transport floor;
 * ``dump_adb_cli``: ``adb exec-out uiautomator dump /dev/tty`` with the adb CLI (a process each time).
 
-Reports median and p90 in milliseconds. The app is a sample app when they are installed
-(default music), else the home screen.
+Tapir's own device layer no longer goes through adbutils for commands: ``bench/step_speed.py``
+times its round trips next to a raw socket. Reports median and p90 in milliseconds. The app is a
+sample app when they are installed (default music), else the home screen.
 """
 
 from __future__ import annotations

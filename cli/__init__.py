@@ -25,7 +25,8 @@ __all__ = ["COMMANDS", "main"]
 
 #: The command modules, in the order of `tapir --help`.
 COMMANDS: tuple[str, ...] = (
-    "check", "fmt", "run", "test", "eval", "doc", "compile", "explore", "docgen", "sim",
+    "check", "fmt", "run", "repl", "test", "gen", "eval", "doc", "compile", "explore", "docgen", "sim", "lsp",
+    "model",
 )
 
 
@@ -53,7 +54,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.handler(args) or 0)
+        # A simulator knows nothing of Tapir; whatever command started one, its errors read as ours.
+        from tapir.runtime.simulator import simulator_errors
+
+        with simulator_errors():
+            return int(args.handler(args) or 0)
     except UsageError as exc:
         print(f"tapir: {exc.message}", file=sys.stderr)
         return 2

@@ -1,13 +1,18 @@
-"""What the command modules share: reading scripts, printing document problems, flag checks."""
+"""What the command modules share: reading scripts, printing document problems, flag checks, the
+project's ``tapir.toml``."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from tapir.dsl.diagnostics import Diagnostic
 from tapir.dsl.errors import UsageError
+
+if TYPE_CHECKING:
+    from tapir.service import ProjectConfig
 
 #: The ``sub`` argument each command module's ``register`` receives.
 Subparsers = argparse._SubParsersAction  # type: ignore[type-arg]
@@ -59,3 +64,17 @@ def check_positive(**flags: float | None) -> None:
     for name, value in flags.items():
         if value is not None and value <= 0:
             raise UsageError(f"--{name.replace('_', '-')} must be positive")
+
+
+def project_config(path: str | None) -> ProjectConfig | None:
+    """The ``tapir.toml`` that governs ``path`` (the working folder when None), or None; a
+    ``UsageError`` showing every problem with its line when the file is invalid."""
+    from pathlib import Path
+
+    from tapir.service import ConfigError, Workspace
+
+    try:
+        return Workspace().config_for(Path(path) if path else Path.cwd() / "x.tap")
+    except ConfigError as exc:
+        shown = "\n".join(p.render(exc.text, str(exc.path)) for p in exc.problems)
+        raise UsageError(f"{exc.path} is invalid:\n{shown}") from None

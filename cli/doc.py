@@ -75,6 +75,8 @@ def _cmd_doc_validate(args: argparse.Namespace) -> int:
     if result.document is None:
         return 1
     c = result.document.counts()
+    watchers = len(result.document.watchers)
     print(f"{args.document}: ok: {c['screens']} screens, {c['elements']} elements, {c['identifiers']} identifiers, "
-          f"{c['paths']} dependency paths" + (f", {len(result.warnings)} warnings" if result.warnings else ""))
+          f"{c['paths']} dependency paths" + (f", {watchers} watcher{'s' if watchers != 1 else ''}" if watchers else "")
+          + (f", {len(result.warnings)} warnings" if result.warnings else ""))
     return 0

@@ -27,7 +27,11 @@ def register(sub: Subparsers) -> None:
     )
     p.add_argument("script", metavar="FILE.tap", help="the script to run")
     p.add_argument("--device", metavar="SERIAL|sim[:APP]",
-                   help="the device to drive (an adb serial, or the simulator); connected on the first UI call")
+                   help="the device to drive: an adb serial or the simulator, connected on the first UI call "
+                        "(default: $ANDROID_SERIAL, else tapir.toml [device] default)")
+    p.add_argument("--adb-port", type=int, metavar="PORT",
+                   help="port of the adb server (default: $ANDROID_ADB_SERVER_PORT, else 5037); with --device sim, "
+                        "attach the simulator to that server instead of a private one")
     p.add_argument("--doc", metavar="APP.yaml",
                    help="the app document: unknown $elements and illegal actions fail before touching the device "
                         "(default: the script's `# doc: APP.yaml` first line, or tapir.toml [documents])")
@@ -35,7 +39,14 @@ def register(sub: Subparsers) -> None:
                    help="write one JSON line per UI call (element, grounding, screens, dumps, timings) as it happens")
     p.add_argument("--max-actions", type=int, metavar="N", help="UI action budget (default: 50)")
     p.add_argument("--max-steps", type=int, metavar="N", help="step budget (default: 1,000,000)")
-    p.add_argument("--timeout", type=float, metavar="S", help="wall-clock budget in seconds (default: 60)")
+    p.add_argument("--timeout", type=float, metavar="S",
+                   help="time budget in seconds: the wall clock, and time waited on a simulator (default: 60)")
+    p.add_argument("--param", action="append", metavar="NAME=VALUE",
+                   help="a parameter the script reads with param('NAME') (repeatable)")
+    p.add_argument("--artifacts", metavar="DIR",
+                   help="where screenshot() saves its files (default: tapir-artifacts/<script name>/)")
+    p.add_argument("--screenshots", metavar="DIR",
+                   help="save a screenshot at the start and after every UI action in DIR (named in the trace)")
     p.add_argument("--stats", action="store_true", help="print steps, UI actions and time to stderr at the end")
     p.add_argument("--in-process", action="store_true",
                    help="run the script in this process, without the child process and its OS limits "
@@ -50,15 +61,39 @@ def _run_runtime_factory(args: argparse.Namespace, connection: Any) -> RuntimeFa
     None when no device was asked for (``tapir.runtime.connect``: an adb serial or the simulator,
     bound to the app document by a ``DeviceRuntime``).
     """
-    if not args.device or connection is None:
+    if connection is None:
         return None
     return connection.factory()  # type: ignore[no-any-return]
 
 
+def _serial_from_environment(args: argparse.Namespace) -> str | None:
+    """``$ANDROID_SERIAL`` when ``--device`` is absent, as adb itself reads it."""
+    import os
+
+    if args.device is not None:
+        return None
+    return os.environ.get("ANDROID_SERIAL", "").strip() or None
+
+
+def _document_missing(serial: str) -> RuntimeFactory:
+    """For a script run with ``$ANDROID_SERIAL`` set and no document: it runs (a script without UI
+    calls needs no device), and its first UI call says what is missing."""
+    from tapir.dsl.errors import DeviceError
+
+    def fail() -> Any:
+        raise DeviceError(f"ANDROID_SERIAL names device {serial!r}, but a device run needs the app document",
+                          hint="pass --doc APP.yaml, or start the script with a comment such as `# doc: app.yaml`")
+
+    return fail
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
     from pathlib import Path
 
+    from tapir.cli.common import project_config
     from tapir.dsl.budget import Budgets, check_source_size
+    from tapir.dsl.inputs import ScriptInputs
     from tapir.dsl.interpreter import print_line, run_script
     from tapir.dsl.isolation import run_script_isolated
     from tapir.runtime.connect import connection_for
@@ -67,14 +102,30 @@ def _cmd_run(args: argparse.Namespace) -> int:
     path = Path(args.script)
     ws = Workspace()
     source = ws.text_of(args.script)
+    project = project_config(args.script)  # [device] and [budgets] are defaults; flags and the environment win
     check_positive(max_actions=args.max_actions, max_steps=args.max_steps, timeout=args.timeout)
-    budgets = Budgets().replace(max_actions=args.max_actions, max_steps=args.max_steps, timeout_s=args.timeout)
+    budgets = project.budgets.apply(Budgets()) if project is not None else Budgets()
+    budgets = budgets.replace(max_actions=args.max_actions, max_steps=args.max_steps, timeout_s=args.timeout)
     check_source_size(source, budgets, args.script)  # before the check reads it
     check_device_flag(args.device)
+    inputs = ScriptInputs.from_options(args.param)
+    if args.artifacts and Path(args.artifacts).exists() and not Path(args.artifacts).is_dir():
+        raise UsageError(f"--artifacts: {args.artifacts} is a file, not a folder")
     if args.doc and not Path(args.doc).is_file():
         raise UsageError(f"--doc: {args.doc} {'is a directory' if Path(args.doc).is_dir() else 'does not exist'}")
-    if args.trace and not args.device:
+    env_serial = _serial_from_environment(args)
+    if args.device is None and env_serial is None and project is not None:
+        args.device = project.device.first
+    device_run = bool(args.device or env_serial)
+    if args.trace and not device_run:
         raise UsageError("--trace needs a device run (--device)")
+    if args.adb_port is not None and not device_run:
+        raise UsageError("--adb-port needs a device run (--device, or $ANDROID_SERIAL)")
+    if args.screenshots and not device_run:
+        raise UsageError("--screenshots needs a device run (--device)")
+    if args.screenshots and Path(args.screenshots).exists() and not Path(args.screenshots).is_dir():
+        raise UsageError(f"--screenshots: {args.screenshots} is a file, not a folder")
+    factory: RuntimeFactory | None = None
     if args.trace:
         # Checked now: the trace is opened on the first UI call, after the device has started.
         trace = Path(args.trace)
@@ -93,8 +144,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"{args.script}: not run: {len(blocking)} problem{'s' if len(blocking) != 1 else ''} "
               "found before running (see above)", file=sys.stderr)
         return 1
-    connection = None
-    if args.device:
+    if env_serial and checked.document is None:
+        factory = _document_missing(env_serial)
+    elif device_run:
         if checked.document is None:
             raise UsageError("no app document: pass --doc APP.yaml, or start the script with a comment such as "
                              "`# doc: app.yaml`")
@@ -102,14 +154,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if loaded.document is None:
             raise UsageError(f"{checked.document.path} is a compiled symbol table: a device run needs the app "
                              "document itself (its identifiers and paths)")
+        # ($ANDROID_SERIAL is left for resolve_serial to read, so that its messages name it)
         connection = connection_for(path, source, device=args.device, doc=str(checked.document.path),
-                                    trace=args.trace, document=loaded.document)
+                                    trace=args.trace, document=loaded.document, adb_port=args.adb_port,
+                                    artifacts=args.artifacts)
+        if args.screenshots:
+            connection = replace(connection, screenshots=args.screenshots)
+        factory = _run_runtime_factory(args, connection)
     # by default in a child process under OS limits (tapir.dsl.isolation): a script that gets
     # past the interpreter's checks costs an error, not this process
     run = run_script if args.in_process else run_script_isolated
-    result = run(source, _run_runtime_factory(args, connection), budgets,
+    result = run(source, factory, budgets,
                  output=lambda line: print_line(line, flush=True),
-                 symbols=checked.symbols, filename=args.script, debug=args.debug)
+                 symbols=checked.symbols, filename=args.script, debug=args.debug, inputs=inputs)
     if args.stats:
         actions = f"{result.actions} UI action{'' if result.actions == 1 else 's'}"
         print(f"{args.script}: {'ok' if result.ok else 'failed'}: {result.steps:,} steps, {actions},"

@@ -22,7 +22,7 @@ def register(sub: Subparsers) -> None:
                    help="install an app that replays a recorded DroidBot session from DIR (repeatable)")
     p.add_argument("--port", type=int, default=0, help="TCP port of the simulated device (default: a free one)")
     p.add_argument("--adb-port", type=int, metavar="PORT",
-                   help="port of the adb server (default: $ANDROID_ADB_SERVER_PORT or 5037; started if needed)")
+                   help="port of the adb server (default: $ANDROID_ADB_SERVER_PORT, else 5037; started if needed)")
     p.add_argument("--home", action="store_true", help="start on the home screen instead of in the first app")
     p.add_argument("--latency", action="append", metavar="CMD=SECONDS",
                    help="delay a device command, e.g. uiautomator=1.5 or input=0.3 ('*' for all; repeatable)")
@@ -37,31 +37,55 @@ def register(sub: Subparsers) -> None:
     p.set_defaults(handler=_cmd_sim)
 
 
-def _cmd_sim(args: argparse.Namespace) -> int:
+def try_commands(adb_path: str, adb_port: int, serial: str) -> list[str]:
+    """Commands that reach the simulator from a fresh shell: the adb binary by its full path when
+    ``adb`` on PATH is not that one, and the server's port whenever it is not adb's default."""
     import os
+    import shlex
+    import shutil
+
+    from tapir.runtime.adb_transport import DEFAULT_PORT
+
+    on_path = shutil.which("adb")
+    same = on_path is not None and os.path.realpath(on_path) == os.path.realpath(adb_path)
+    adb = "adb" if same else shlex.quote(adb_path)
+    port = "" if adb_port == DEFAULT_PORT else f" -P {adb_port}"
+    run_port = "" if adb_port == DEFAULT_PORT else f" --adb-port {adb_port}"
+    target = f"{adb}{port} -s {shlex.quote(serial)}"
+    return [f"{target} exec-out uiautomator dump /dev/tty",
+            f"{target} exec-out screencap -p > screen.png",
+            f"tapir run SCRIPT.tap --device {shlex.quote(serial)}{run_port}"]
+
+
+def _cmd_sim(args: argparse.Namespace) -> int:
+    from tapir.runtime.simulator import simulator_errors
+
+    with simulator_errors():
+        return _serve(args)
+
+
+def _serve(args: argparse.Namespace) -> int:
     import signal
     import threading
 
+    from tapir.runtime.adb_transport import server_address
     from tapir.runtime.sim.faults import Faults, parse_latency
-    from tapir.runtime.sim.launch import DEFAULT_ADB_PORT, replay_app, resolve_app, start_sim
+    from tapir.runtime.sim.launch import replay_app, resolve_app, start_sim
 
+    adb_port = server_address(args.adb_port)[1]
     apps = [resolve_app(name) for name in (args.app or ([] if args.replay else ["music"]))]
     apps += [replay_app(folder) for folder in args.replay or []]
     faults = Faults.from_options(
         latency=parse_latency(args.latency), dump_errors=args.dump_errors, drop_after=args.drop_after,
         drift=args.drift, drift_options={"seed": args.drift_seed, "rate": args.drift_rate} if args.drift else None)
-    adb_port = args.adb_port or int(os.environ.get("ANDROID_ADB_SERVER_PORT") or DEFAULT_ADB_PORT)
     sim = start_sim(apps, port=args.port, adb_port=adb_port, faults=faults, auth=args.auth,
                     foreground=None if args.home else apps[0].package)
-    adb = "adb" if adb_port == DEFAULT_ADB_PORT else f"adb -P {adb_port}"
     installed = ", ".join(f"{app.label} ({app.package})" for app in apps)
+    commands = "\n".join(f"  {c}" for c in try_commands(sim.adb_path, adb_port, sim.serial))
     print(f"serial: {sim.serial}", flush=True)
     print(f"Simulated device {sim.serial} is attached to the adb server on port {adb_port}.\n"
           f"Installed: {installed}. On screen: {sim.device.current_package}.\n"
-          f"Try:\n"
-          f"  {adb} -s {sim.serial} shell uiautomator dump\n"
-          f"  {adb} -s {sim.serial} exec-out screencap -p > screen.png\n"
-          f"  tapir run SCRIPT --device {sim.serial}\n"
+          f"Try, from any shell:\n{commands}\n"
           f"Press Ctrl-C to stop.", flush=True)
     stop = threading.Event()
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
-from tapir.docgen.model import AppDocument, AppInfo, Dialect, Element, Identifier, Screen, Signature, Step
+from tapir.docgen.model import AppDocument, AppInfo, Dialect, Element, Identifier, Screen, Signature, Step, Watcher
 from tapir.dsl.api import Kind
 from tapir.dsl.diagnostics import Diagnostic
 from tapir.dsl.errors import DocumentError, Span
+from tapir.dsl.watchers import DEFAULT_LIMIT
 
 try:  # libyaml's composer is several times faster on large imported documents
     _Loader: type = yaml.CSafeLoader
@@ -26,6 +27,7 @@ except AttributeError:  # pragma: no cover - pure-Python PyYAML build
     _Loader = yaml.SafeLoader
 
 FORMAT_VERSION = 1
+DEFAULT_WATCH_LIMIT = DEFAULT_LIMIT
 
 _STR = "tag:yaml.org,2002:str"
 _NULL = "tag:yaml.org,2002:null"
@@ -285,7 +287,7 @@ class _Builder:
             self.problem(root, "this is an AutoDroid-V2 document; convert it first with "
                                "`tapir doc import FILE.json -o app.yaml`", "upstream-format")
             return None
-        top = self.fields(root, "the document", ("app", "screens"), ("format", "notes"))
+        top = self.fields(root, "the document", ("app", "screens"), ("format", "notes", "watchers"))
         if "format" in top:
             fmt = top["format"]
             if not (isinstance(fmt, yaml.ScalarNode) and fmt.value == str(FORMAT_VERSION)):
@@ -301,7 +303,44 @@ class _Builder:
         if app is None:
             return None
         notes = self.text(top.get("notes"), "notes", allow_null=True)
-        return AppDocument(app, tuple(s for s in screens if s is not None), notes, self.source)
+        watchers = self.watchers(top.get("watchers"))
+        return AppDocument(app, tuple(s for s in screens if s is not None), notes, self.source, watchers)
+
+    def watchers(self, node: yaml.Node | None) -> tuple[Watcher, ...]:
+        if node is None or (isinstance(node, yaml.ScalarNode) and node.tag == _NULL):
+            return ()
+        out: list[Watcher] = []
+        for name, (key, value) in self.mapping(node, "watchers").items():
+            what = f"watcher {name!r}"
+            f = self.fields(value, what, (), ("tap", "tap_text", "when", "when_text", "limit", "description"))
+            tap = self.text(f.get("tap"), f"{what}: tap", allow_null=True)
+            tap_text = self.text(f.get("tap_text"), f"{what}: tap_text", allow_null=True)
+            if (tap is None) == (tap_text is None) and isinstance(value, yaml.MappingNode):
+                self.problem(value, f"{what}: give `tap` (an element to tap) or `tap_text` (the text of the view "
+                                    "to tap), one of them", "missing-field" if tap is None else "bad-watcher")
+                continue
+            when = self.text(f.get("when"), f"{what}: when", allow_null=True)
+            when_text = self.text(f.get("when_text"), f"{what}: when_text", allow_null=True)
+            if when is not None and when_text is not None:
+                self.problem(f["when_text"], f"{what}: give `when` (an element) or `when_text` (a text), not both",
+                             "bad-watcher")
+                when_text = None
+            if when_text is not None and not when_text.strip():
+                self.problem(f["when_text"], f"{what}: when_text is empty", "bad-watcher")
+                when_text = None
+            limit = DEFAULT_WATCH_LIMIT
+            if "limit" in f:
+                raw = f["limit"]
+                if isinstance(raw, yaml.ScalarNode) and raw.tag == _INT and int(raw.value) >= 1:
+                    limit = int(raw.value)
+                else:
+                    self.problem(raw, f"{what}: limit must be a whole number of times, at least 1", "bad-type")
+            description = self.text(f.get("description"), f"{what}: description", allow_null=True)
+            if isinstance(value, yaml.MappingNode):
+                out.append(Watcher(name, tap=tap.strip() if tap else None, tap_text=tap_text,
+                                   when=when.strip() if when else None, when_text=when_text, limit=limit,
+                                   description=description, line=_line(key)))
+        return tuple(out)
 
     def app_info(self, node: yaml.Node) -> AppInfo | None:
         f = self.fields(node, "app", ("package", "name", "start_screen"), ("version", "dialect"))

@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from tapir.dsl.api import LIST_KINDS, Kind
+from tapir.dsl.watchers import Watcher
+
+__all__ = ["AppDocument", "AppInfo", "Dialect", "Element", "Identifier", "Screen", "Signature", "Step", "Watcher"]
 
 
 class Dialect(StrEnum):
@@ -138,6 +141,8 @@ class AppDocument:
     notes: str | None = None
     #: Where it was loaded from, as given (not part of equality: the same document is the same anywhere).
     source: str | None = field(default=None, compare=False)
+    #: Interruptions the runtime dismisses by itself: "when this appears, tap that".
+    watchers: tuple[Watcher, ...] = ()
     _elements: dict[str, Element] = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
     _screens: dict[str, Screen] = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 

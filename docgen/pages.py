@@ -61,7 +61,7 @@ class Element:
         """The element as a script names it (``$screen__element`` plus selectors)."""
         return self._handle
 
-    def _call(self, name: str, **args: Any) -> Any:
+    def _call(self, name: str, /, **args: Any) -> Any:
         """Run the registry's element method ``name`` on this element (what generated methods do).
 
         Element arguments are passed as their handles; a method with a ``child`` parameter acts
@@ -149,9 +149,12 @@ class App:
     def __init__(self, runtime: PageRuntime) -> None:
         self._runtime = runtime
 
-    def _call(self, name: str, **args: Any) -> Any:
-        """Run the registry's API function ``name`` (``back``, ``enter``...)."""
+    def _call(self, name: str, /, **args: Any) -> Any:
+        """Run the registry's API function ``name`` (``back``, ``enter``...); positional only, so
+        that a parameter may be called ``name`` too (``screenshot(name=...)``)."""
         entry = REGISTRY.get(Namespace.GLOBAL, name)
         if entry is None:
             raise AttributeError(f"the app has no function {name!r}")
+        # elements are passed as the handles a script would pass (``app.watch(app.rate.later)``)
+        args = {k: v.handle if isinstance(v, Element) else v for k, v in args.items()}
         return _run(self._runtime, entry, None, args)

@@ -107,6 +107,11 @@ def render_full(doc: AppDocument) -> PromptText:
     lines += _api_lines(terse=False)
     if doc.notes:
         lines += ["", "Usage notes:", doc.notes.strip()]
+    if doc.watchers:
+        # the runtime answers these by itself: a script that handles them too would tap twice
+        lines += ["", "Interruptions the runtime answers by itself (do not handle them in the script):"]
+        lines += [f"- {w.name}: {w.describe()}" + (f" ({w.description.strip()})" if w.description else "")
+                  for w in doc.watchers]
     lines += ["", "You can use the following important GUI elements:"]
     for screen in doc.screens:
         lines += ["", f"screen: {screen.name}: {screen.description}"]

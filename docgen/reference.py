@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from tapir.docgen.model import AppDocument, Element, Step
+from tapir.dsl.watchers import DEFAULT_LIMIT
 
 _MAX_LABELS = 3
 
@@ -111,4 +112,11 @@ def render_reference(doc: AppDocument) -> str:
             if e.is_list and doc.children_of(e.name):
                 names = ", ".join(f"`${c.name}`" for c in doc.children_of(e.name))
                 out += [f"Each item of `${e.name}` has {names}.", ""]
+    if doc.watchers:
+        out += ["## Watchers", "", "Interruptions the runtime dismisses when they are in a script's way:", ""]
+        for w in doc.watchers:
+            limit = f" (at most {w.limit} times a run)" if w.limit != DEFAULT_LIMIT else ""
+            why = f". {_cell(w.description)}" if w.description else ""
+            out.append(f"- `{w.name}`: {w.describe()}{limit}{why}")
+        out.append("")
     return "\n".join(out).rstrip() + "\n"

@@ -8,16 +8,19 @@ against the API registry, and that every XPath compiles (with lxml, the engine t
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable
 from functools import lru_cache
 
 from lxml import etree
-from tapir.docgen.model import AppDocument, Dialect, Element, Identifier, Step
+from tapir.docgen.model import AppDocument, Dialect, Element, Identifier, Step, Watcher
 from tapir.dsl.api import ELEMENT_METHODS, GLOBALS
 from tapir.dsl.diagnostics import Diagnostic
 
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: The API functions a dependency path may use: keys the navigator presses.
+PATH_KEYS = ("back", "enter")
 
 # Attributes that only exist in the other dialect: a strong hint of a mislabelled XPath.
 #: ``add(line, message, code, severity="error")``
@@ -86,7 +89,26 @@ def validate(doc: AppDocument) -> list[Diagnostic]:
         for path in e.paths:
             for step in path:
                 _check_step(step, screen_names, seen, where, add)
+    for w in doc.watchers:
+        _check_watcher(w, seen, add)
     return problems
+
+
+def _check_watcher(w: Watcher, elements: dict[str, Element], add: Add) -> None:
+    where = f"watcher {w.name!r}"
+    if not NAME.match(w.name):
+        add(w.line, f"{where}: a watcher's name is letters, digits and '_'", "bad-name")
+    for field_, name in (("tap", w.tap), ("when", w.when)):
+        if name is None:
+            continue
+        el = elements.get(name.removeprefix("$"))
+        if el is None:
+            close = difflib.get_close_matches(name, list(elements), n=1)
+            add(w.line, f"{where}: {field_} names {name!r}, which is not an element of the document"
+                        + (f"; did you mean {close[0]!r}?" if close else ""), "unknown-name")
+        elif el.item_of is not None or el.is_list:
+            add(w.line, f"{where}: {field_} names {name!r}, a list or an element inside a list's items; a watcher "
+                        "needs an element that shows once", "bad-watcher")
 
 
 def _check_identifier(ident: Identifier, where: str, add: Add) -> None:
@@ -117,10 +139,11 @@ def _check_step(
     step: Step, screens: set[str], elements: dict[str, Element], where: str, add: Add
 ) -> None:
     if step.target is None:
-        entry = GLOBALS.get(step.action)
+        # of the API's functions only the keys move between screens (launch_app() and sleep() do not)
+        entry = GLOBALS.get(step.action) if step.action in PATH_KEYS else None
         if entry is None:
-            add(step.line, f"{where}: path step {step}: {step.action}() is not a global action "
-                           f"(known: {', '.join(GLOBALS)})", "bad-step")
+            add(step.line, f"{where}: path step {step}: {step.action}() is not a global path step "
+                           f"(known: {', '.join(f'{k}()' for k in PATH_KEYS)})", "bad-step")
         elif len(step.args) != len(entry.params):
             add(step.line, f"{where}: path step {step}: {step.action}() takes no arguments", "bad-step")
         return

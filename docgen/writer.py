@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
-from tapir.docgen.model import AppDocument, Dialect, Element, Identifier, Screen, Signature
+from tapir.docgen.model import AppDocument, Dialect, Element, Identifier, Screen, Signature, Watcher
 from tapir.dsl.api import Kind
+from tapir.dsl.watchers import DEFAULT_LIMIT
 
 try:
     _BaseDumper: type = yaml.CSafeDumper
@@ -105,4 +106,23 @@ def document_to_dict(doc: AppDocument) -> dict[str, Any]:
     if doc.notes:
         out["notes"] = doc.notes
     out["screens"] = {s.name: screen_to_data(s, doc.app.dialect) for s in doc.screens}
+    if doc.watchers:
+        out["watchers"] = {w.name: watcher_to_data(w) for w in doc.watchers}
+    return out
+
+
+def watcher_to_data(w: Watcher) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if w.description:
+        out["description"] = w.description
+    if w.when is not None:
+        out["when"] = w.when
+    if w.when_text is not None:
+        out["when_text"] = w.when_text
+    if w.tap is not None:
+        out["tap"] = w.tap
+    if w.tap_text is not None:
+        out["tap_text"] = w.tap_text
+    if w.limit != DEFAULT_LIMIT:
+        out["limit"] = w.limit
     return out

@@ -24,9 +24,16 @@ class Node:
 
     def children(self) -> Iterator[Node]:
         """Direct child nodes, in source order."""
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, (Node, tuple)):
+        names = _CHILD_FIELDS.get(type(self))
+        if names is None:
+            # every field but the span may hold nodes (the order of the fields is the source order)
+            names = _CHILD_FIELDS[type(self)] = tuple(f.name for f in fields(self) if f.name != "span")
+        values = self.__dict__
+        for name in names:
+            value = values[name]
+            if isinstance(value, Node):
+                yield value
+            elif type(value) is tuple and value:
                 yield from _nodes_in(value)
 
     def walk(self) -> Iterator[Node]:
@@ -37,6 +44,10 @@ class Node:
             node = todo.pop()
             yield node
             todo.extend(reversed(list(node.children())))
+
+
+#: The fields of each node class that ``children`` looks in (made on first use, per class).
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _nodes_in(value: Any) -> Iterator[Node]:

@@ -8,6 +8,10 @@ process's memory) run only when the step counter crosses the next checkpoint, so
 inside one operation (a builtin walking a list, comparing long strings, dividing big integers)
 is charged in proportion to what it does, so no single cheap-looking step can run on for long.
 
+An interrupt (``Meter.request_interrupt``, safe to call from a signal handler) uses the same
+checkpoint: it moves the checkpoint below the step counter, so the next statement stops with
+``Interrupted`` at no cost to the statements that run while nobody asks.
+
     meter = Meter(Budgets(timeout_s=2))
     meter.charge(10_000, span)                 # steps of work inside one operation
     meter.check_size(n, span, "list", 8 + 64)  # before making n items of about 72 bytes each
@@ -21,7 +25,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tapir.dsl.errors import BudgetExceeded, Span
+from tapir.dsl.errors import BudgetExceeded, Interrupted, Span
 
 #: How many steps may pass between two looks at the clock.
 CHECK_EVERY = 2048
@@ -155,7 +159,7 @@ class Meter:
     __slots__ = (
         "budgets", "steps", "checkpoint", "actions", "depth", "deadline", "started", "output_chars",
         "max_size", "max_int_bits", "int_limit", "max_memory", "allocated", "memory_check_at", "memory_base",
-        "ticks",
+        "ticks", "simulated_s", "interrupt",
     )
 
     def __init__(self, budgets: Budgets) -> None:
@@ -178,11 +182,18 @@ class Meter:
         self.started = time.monotonic()
         self.deadline = self.started + budgets.timeout_s
         self.checkpoint = min(budgets.max_steps, CHECK_EVERY)
+        #: Seconds that passed on a simulated clock (a simulator's waits), not on the host's: they
+        #: count against the time budget as if they had been waited for.
+        self.simulated_s = 0.0
+        #: Why the run was asked to stop from outside (None: it was not); see ``request_interrupt``.
+        self.interrupt: str | None = None
 
     # -- steps and time -----------------------------------------------------------------------
 
     def tick(self, span: Span | None) -> None:
         """Called when ``steps`` passed ``checkpoint``: enforce the step limit and the deadline."""
+        if self.interrupt is not None:
+            raise Interrupted(self.interrupt, span)
         limit = self.budgets.max_steps
         if self.steps > limit:
             raise budget_exceeded("steps", limit, f"the script ran more than {limit:,} steps", span)
@@ -193,9 +204,37 @@ class Meter:
         self.checkpoint = min(limit, self.steps + CHECK_EVERY)
 
     def check_time(self, span: Span | None) -> None:
-        if time.monotonic() > self.deadline:
+        if time.monotonic() + self.simulated_s > self.deadline:
             limit = self.budgets.timeout_s
             raise budget_exceeded("time", limit, f"the script ran longer than {limit:g} s", span)
+
+    def remaining(self) -> float:
+        """Seconds left of the time budget (simulated time included); never negative."""
+        return max(0.0, self.deadline - time.monotonic() - self.simulated_s)
+
+    def reserve_time(self, seconds: float, span: Span | None, what: str) -> None:
+        """Refuse, before it starts, a wait of ``seconds`` that would outlast the time budget
+        (``what``: the call, for the message): better than waiting and failing at the end."""
+        if seconds > self.remaining():
+            limit = self.budgets.timeout_s
+            raise budget_exceeded("time", limit, f"{what} would wait past the end of the script's "
+                                                 f"{limit:g} s ({self.remaining():.1f} s left)", span)
+
+    # -- interrupts -----------------------------------------------------------------------------
+
+    def request_interrupt(self, reason: str = "interrupted") -> None:
+        """Ask the run to stop with ``Interrupted(reason)`` at its next step or UI call.
+
+        Only sets two attributes, so a signal handler may call it at any moment: the compiled
+        statements see the lowered checkpoint on their next step and call ``tick``."""
+        self.interrupt = reason
+        self.checkpoint = -1
+
+    def check_interrupt(self, span: Span | None) -> None:
+        """Raise ``Interrupted`` if one was requested (before and after each UI call, and by
+        whatever sits between device commands)."""
+        if self.interrupt is not None:
+            raise Interrupted(self.interrupt, span)
 
     def charge(self, n: int, span: Span | None) -> None:
         """Charge ``n`` extra steps (work done inside one operation, e.g. sorting n items), before
@@ -204,7 +243,7 @@ class Meter:
         self.steps += n
         if self.steps > self.checkpoint:
             self.tick(span)
-            if n >= _BIG_CHARGE and time.monotonic() + n * _FASTEST_STEP_S > self.deadline:
+            if n >= _BIG_CHARGE and time.monotonic() + self.simulated_s + n * _FASTEST_STEP_S > self.deadline:
                 limit = self.budgets.timeout_s
                 raise budget_exceeded("time", limit, f"this operation would not finish within {limit:g} s "
                                       f"(about {n:,} steps of work)", span)

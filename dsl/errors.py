@@ -15,7 +15,8 @@ a caret.
     │   ├── ActionError           illegal action, match or index failure
     │   ├── ScriptError           the script's own logic: name, type and value errors
     │   ├── SandboxViolation      the script tried to leave the sandbox
-    │   └── BudgetExceeded        steps, UI actions, time, depth or size ran out
+    │   ├── BudgetExceeded        steps, UI actions, time, depth or size ran out
+    │   └── Interrupted           stopped from outside (Ctrl-C in the REPL), between two device commands
     ├── DocumentError             an app document is invalid (carries every problem)
     ├── DeviceError               a device failed persistently
     ├── HierarchyError            a UI hierarchy dump could not be read
@@ -29,8 +30,8 @@ from tapir.dsl.positions import Span
 
 __all__ = [
     "ActionError", "AssertionFailed", "BudgetExceeded", "DeviceError", "DocumentError", "ElementNotFound",
-    "HierarchyError", "SandboxViolation", "ScreenNotReached", "ScriptError", "ScriptRuntimeError", "Span",
-    "TapirError", "TapirSyntaxError", "UnknownElement", "UnsupportedConstruct", "UsageError",
+    "HierarchyError", "Interrupted", "SandboxViolation", "ScreenNotReached", "ScriptError", "ScriptRuntimeError",
+    "Span", "TapirError", "TapirSyntaxError", "UnknownElement", "UnsupportedConstruct", "UsageError", "WaitTimeout",
 ]
 
 
@@ -120,12 +121,28 @@ class ScriptError(ScriptRuntimeError):
     code = "script"
 
 
+class WaitTimeout(ScriptRuntimeError):
+    """A wait (``$x.wait()``, ``$x.wait_gone()``, ``wait_text()``) ran out of time; the message
+    says what the device showed last."""
+
+    code = "wait-timeout"
+
+
 class SandboxViolation(ScriptRuntimeError):
     code = "sandbox"
 
 
 class BudgetExceeded(ScriptRuntimeError):
     code = "budget"
+
+
+class Interrupted(ScriptRuntimeError):
+    """The run was asked to stop from outside (``Meter.request_interrupt``: Ctrl-C in the REPL).
+
+    It is raised at a step of the script or between two device commands, never inside one, so
+    no gesture is left half-done; the span is the construct that was running."""
+
+    code = "interrupted"
 
 
 class AssertionFailed(ScriptRuntimeError):

@@ -8,6 +8,11 @@ raises ``ScreenNotReached``; list items have text, attributes and child elements
 exact, then case-insensitive, then substring; ``scroll`` reports the end after
 ``scroll_pages`` moves.
 
+Time is simulated (``now``, in seconds): ``sleep`` and waits move it on, and an element can
+appear or vanish at a given time (``appear_at``, ``vanish_at``). A screen listed in ``popups`` is
+an interruption: while it shows, nothing else is found and navigation cannot leave it; tapping
+one of its elements closes it. Watchers (``watch``) are checked when an element is not found.
+
     fake = FakeRuntime({
         "home__search": FakeElement(Kind.INPUT),
         "home__songs": FakeElement(Kind.LIST, items=[FakeItem("Jazz"), FakeItem("Rock")]),
@@ -22,10 +27,14 @@ from typing import Any
 
 from tapir.dsl import api
 from tapir.dsl.api import Kind
-from tapir.dsl.errors import ActionError, ElementNotFound, ScreenNotReached, Span, UnknownElement
-from tapir.dsl.runtime_api import RuntimeFactory
+from tapir.dsl.errors import ActionError, ElementNotFound, ScreenNotReached, Span, UnknownElement, WaitTimeout
+from tapir.dsl.runtime_api import APP_ACTIONS, RuntimeFactory
 from tapir.dsl.symbols import ElementSymbol, ScreenSymbol, SymbolTable
 from tapir.dsl.values import Child, ElementHandle, Index, Match
+from tapir.dsl.watchers import Watcher
+
+#: How far the fake clock moves between two looks of a wait.
+POLL_S = 0.5
 
 
 @dataclass
@@ -55,6 +64,9 @@ class FakeElement:
     #: How many scrolls down move before the end is reached.
     scroll_pages: int = 0
     scrolled: int = 0
+    #: Simulated seconds (``FakeRuntime.now``) from which it is shown, and from which it is gone.
+    appear_at: float | None = None
+    vanish_at: float | None = None
 
 
 @dataclass(frozen=True)
@@ -90,16 +102,24 @@ class FakeRuntime:
         screen: str | None = None,
         navigate: bool = True,
         unreachable: frozenset[str] = frozenset(),
+        popups: frozenset[str] = frozenset(),
     ) -> None:
         self.elements = elements
         #: The current screen; None until the first element is used (then its screen).
         self.screen = screen
         self.navigate = navigate
         self.unreachable = unreachable
+        self.popups = popups
         self.history: list[str] = []
         self.calls: list[FakeCall] = []
         self.factory_calls = 0
         self.closed = False
+        #: The simulated clock, in seconds since the run started.
+        self.now = 0.0
+        self.watchers: dict[str, Watcher] = {}
+        #: Firings per watcher name.
+        self.fired: dict[str, int] = {}
+        self.screenshots: list[str] = []
 
     # -- for tests -------------------------------------------------------------------------------
 
@@ -146,18 +166,74 @@ class FakeRuntime:
         el = self.elements.get(handle.name)
         if el is None:
             raise UnknownElement(f"unknown element ${handle.name}", span)
+        while True:
+            try:
+                return self._reach(handle, el, span)
+            except (ElementNotFound, ScreenNotReached):
+                if not self._fire_watcher():
+                    raise
+
+    def _reach(self, handle: ElementHandle, el: FakeElement, span: Span) -> FakeElement:
         screen = handle.screen
         if self.screen is None:
             self.screen = screen
         elif screen != self.screen:
-            if not self.navigate or screen in self.unreachable:
+            if not self.navigate or screen in self.unreachable or self.screen in self.popups:
                 raise ScreenNotReached(f"could not reach screen '{screen}' for {handle} (now on '{self.screen}')",
                                        span)
             self.history.append(self.screen)
             self.screen = screen
-        if not el.present:
+        if not self._shown(el):
             raise ElementNotFound(f"{handle} is not on screen '{screen}'", span)
         return el
+
+    def _shown(self, el: FakeElement) -> bool:
+        return el.present and (el.appear_at is None or self.now >= el.appear_at) and (
+            el.vanish_at is None or self.now < el.vanish_at)
+
+    def _on_screen(self, name: str) -> bool:
+        """Whether element ``name`` is on the current screen now (no navigation)."""
+        el = self.elements.get(name)
+        screen = name.split("__", 1)[0] if "__" in name else ""
+        return el is not None and self._shown(el) and (self.screen is None or screen == self.screen)
+
+    def _fire_watcher(self) -> bool:
+        """Tap the target of the first watcher whose trigger shows (and that has firings left)."""
+        for w in self.watchers.values():
+            if self.fired.get(w.name, 0) >= w.limit:
+                continue
+            trigger, text = w.trigger, w.trigger_text
+            shown = self._text_shown(text) if text is not None else trigger is not None and self._on_screen(trigger)
+            target = self._text_element(w.tap_text) if w.tap_text is not None else w.tap
+            if shown and target is not None and self._on_screen(target):
+                self.fired[w.name] = self.fired.get(w.name, 0) + 1
+                self.calls.append(FakeCall("watcher", f"${target}", (w.name,), 0))
+                self._tapped(self.elements[target], None)
+                return True
+        return False
+
+    def _text_element(self, text: str) -> str | None:
+        wanted = text.strip().casefold()
+        return next((name for name, el in self.elements.items()
+                     if self._on_screen(name) and el.text.strip().casefold() == wanted), None)
+
+    def _text_shown(self, text: str) -> bool:
+        wanted = text.strip().casefold()
+        for name, el in self.elements.items():
+            if not self._on_screen(name):
+                continue
+            texts = [el.text, *(it.text for it in el.items)]
+            if any(t.strip().casefold() == wanted for t in texts):
+                return True
+        return False
+
+    def _tapped(self, el: FakeElement, item: FakeItem | None) -> None:
+        target = item.goes_to if item is not None else el.goes_to
+        if target is not None:
+            self.history.append(self.screen or "")
+            self.screen = target
+        elif self.screen in self.popups:
+            self.screen = self.history.pop() if self.history else None
 
     def _resolve(self, handle: ElementHandle, span: Span) -> tuple[FakeElement, FakeItem | None, str | None]:
         el = self._element(handle, span)
@@ -218,10 +294,7 @@ class FakeRuntime:
         el, item, _ = self._resolve(handle, span)
         if child is not None:
             self._text_of(el, item, child, handle, span)
-        target = item.goes_to if item is not None else el.goes_to
-        if target is not None:
-            self.history.append(self.screen or "")
-            self.screen = target
+        self._tapped(el, item)
 
     def long_tap(self, handle: ElementHandle, child: ElementHandle | None, span: Span) -> None:
         self._record("long_tap", handle, (child,) if child else (), span)
@@ -294,6 +367,70 @@ class FakeRuntime:
 
     def enter(self, span: Span) -> None:
         self._record("enter", None, (), span)
+
+    def wait_for(self, target: ElementHandle | str, gone: bool, timeout: float, span: Span, *,
+                 watchers: bool = True, must: bool = False) -> bool:
+        self._record("wait_for", target if isinstance(target, ElementHandle) else None,
+                     (target if isinstance(target, str) else "element", "gone" if gone else "shown", timeout), span)
+        deadline = self.now + timeout
+        while True:
+            shown = self._target_shown(target, span)
+            if shown != gone:
+                return True
+            if watchers and self._fire_watcher():
+                continue
+            if self.now >= deadline:
+                break
+            self.now = min(deadline, self.now + POLL_S)
+        if not must:
+            return False
+        what = repr(target) if isinstance(target, str) else str(target)
+        raise WaitTimeout(f"{what} {'was still there' if gone else 'did not appear'} after {timeout:g} s "
+                          f"(now on {self.screen!r})", span)
+
+    def _target_shown(self, target: ElementHandle | str, span: Span) -> bool:
+        if isinstance(target, str):
+            return self._text_shown(target)
+        if target.name not in self.elements:
+            raise UnknownElement(f"unknown element ${target.name}", span)
+        if not self._on_screen(target.name):
+            return False
+        el = self.elements[target.name]
+        for sel in target.path:
+            if type(sel) is not Match:
+                raise ActionError(f"{target}: a presence check takes an element or an item chosen by match()", span)
+            try:
+                self._find(target, el, sel.as_query(), span)
+            except ActionError:
+                return False
+        return True
+
+    def sleep(self, seconds: float, span: Span) -> None:
+        self._record("sleep", None, (seconds,), span)
+        self.now += seconds
+
+    def simulated_seconds(self) -> float:
+        return self.now
+
+    def app(self, action: str, extras: dict[str, Any] | None, span: Span) -> None:
+        if action not in APP_ACTIONS:
+            raise ActionError(f"unknown app action {action!r}", span)
+        self._record(f"{action}_app", None, (extras,) if extras else (), span)
+        self.history.clear()
+        self.screen = None
+
+    def screenshot(self, name: str | None, span: Span) -> str:
+        self._record("screenshot", None, (name,) if name else (), span)
+        path = f"{name or f'screenshot-{len(self.screenshots) + 1}'}.png"
+        self.screenshots.append(path)
+        return path
+
+    def watch(self, watcher: Watcher, span: Span) -> None:
+        self._record("watch", None, (watcher.name,), span)
+        for name in (watcher.tap, watcher.when):
+            if name is not None and name not in self.elements:
+                raise UnknownElement(f"unknown element ${name}", span)
+        self.watchers[watcher.name] = watcher
 
     def close(self) -> None:
         self.closed = True

@@ -619,11 +619,12 @@ class FlowChecker(NodeVisitor[Any]):
         wanted = {t.strip() for t in param.type.split("|")}
         if ty.tag in ("unknown", "any", "builtin") or (ty.tag == "function" and "element" not in wanted):
             return
-        if "element" in wanted:
+        if "element" in wanted and (ty.is_element or not (wanted - {"element", "item"}) or not accepts(param.type,
+                                                                                                   ty.tag)):
             if not ty.is_element:
                 if ty.tag != "None" or param.default is None:
-                    self.report(node.span, "arg-type",
-                                f"{shown}: '{param.name}' must be an element, not {ty.describe()}")
+                    wants = "an element" if not (wanted - {"element", "item"}) else param.type
+                    self.report(node.span, "arg-type", f"{shown}: '{param.name}' must be {wants}, not {ty.describe()}")
             elif receiver is not None:
                 self.child(node, ty, receiver, shown)
             return

@@ -14,8 +14,10 @@ Sandboxed by construction:
   anything unexpected an "internal error" ``ScriptError``; all carry the span.
 
 ``run_script`` runs one script and reports a ``RunResult``; an ``Interpreter`` keeps its globals
-across ``execute`` calls (a REPL). The interpreter reaches the device only through the
-``UIRuntime`` Protocol, made by a factory on the first UI call.
+and its device runtime across ``execute`` calls, each with fresh budgets (a REPL runs one
+statement at a time this way), and ``interrupt()`` stops the running one at its next step or UI
+call. The interpreter reaches the device only through the ``UIRuntime`` Protocol, made by a
+factory on the first UI call.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from tapir.dsl.errors import (
     Span,
     TapirError,
 )
+from tapir.dsl.inputs import ScriptInputs
 from tapir.dsl.registry import REGISTRY, ApiCall, Entry, Namespace, bind_arguments
 from tapir.dsl.runtime_api import RuntimeFactory, UIRuntime
 from tapir.dsl.safeops import check_key, short_repr
@@ -105,7 +108,8 @@ class Interpreter:
 
     ``runtime_factory`` is called on the first UI call, never before; ``symbols`` (the app
     document's symbol table), when given, makes unknown ``$names`` fail before any device call
-    and enables kind checks (``set_text`` only on inputs).
+    and enables kind checks (``set_text`` only on inputs); ``inputs`` are the run's parameters
+    (``param()``).
     """
 
     def __init__(
@@ -117,8 +121,10 @@ class Interpreter:
         symbols: SymbolTable | None = None,
         filename: str = "<script>",
         debug: bool = False,
+        inputs: ScriptInputs | None = None,
     ) -> None:
         self.budgets = budgets or Budgets()
+        self.inputs = inputs or ScriptInputs()
         self.meter = Meter(self.budgets)
         self.globals: dict[str, Any] = {}
         self.symbols = symbols
@@ -183,6 +189,17 @@ class Interpreter:
         check_source_size(text, self.budgets, self.filename)
         span = Span(1, 1, 1, 1, 0, 0)
         return parse(text, self.filename, clock=lambda: self.meter.check_time(span))
+
+    def interrupt(self, reason: str = "interrupted") -> None:
+        """Stop the running ``execute`` with ``Interrupted(reason)`` at its next step or UI call
+        (safe from a signal handler; a UI call already under way finishes first). Without a run
+        under way it does nothing: the next ``execute`` starts with fresh budgets."""
+        self.meter.request_interrupt(reason)
+
+    @property
+    def active_runtime(self) -> UIRuntime | None:
+        """The device runtime if a UI call (or ``runtime()``) has made it, else None."""
+        return self._runtime
 
     def _fresh_meter(self) -> Meter:
         # Compiled closures of earlier runs (functions a REPL defined) hold the meter object,
@@ -343,12 +360,18 @@ class Interpreter:
             self._runtime = rt
         return rt
 
+    def has_device(self) -> bool:
+        """Whether the run has a device (made already, or to be made on first use)."""
+        return self._runtime is not None or self._factory is not None
+
     def _device_call(self, what: str, span: Span, fn: Callable[[UIRuntime], Any]) -> Any:
         """Run ``fn`` on the runtime (made now if needed), with its errors given ``span``."""
         return self._guarded(what, span, lambda: fn(self.runtime(span, what)))
 
     def _guarded(self, what: str, span: Span, fn: Callable[[], Any]) -> Any:
-        """Run ``fn`` (which may use the device), with its errors given ``span``; then check the clock."""
+        """Run ``fn`` (which may use the device), with its errors given ``span``; then check the
+        clock and whether an interrupt was asked for meanwhile."""
+        self.meter.check_interrupt(span)
         try:
             result = fn()
         except TapirError as exc:
@@ -362,6 +385,7 @@ class Interpreter:
                 raise
             raise ScriptError(f"internal error in the device runtime during {what}: {type(exc).__name__}: {exc}",
                               span) from None
+        self.meter.check_interrupt(span)
         self.meter.check_time(span)
         return result
 
@@ -520,6 +544,7 @@ def run_script(
     filename: str = "<script>",
     source: str | None = None,
     debug: bool = False,
+    inputs: ScriptInputs | None = None,
 ) -> RunResult:
     """Parse (if given text) and run a script; never raises for a script's own failure.
 
@@ -527,7 +552,8 @@ def run_script(
     ``RunResult.error`` with the source attached, so ``error.render()`` shows file:line:col and
     a caret. The device runtime, if one was made, is closed before returning.
     """
-    interp = Interpreter(runtime_factory, budgets, output, symbols=symbols, filename=filename, debug=debug)
+    interp = Interpreter(runtime_factory, budgets, output, symbols=symbols, filename=filename, debug=debug,
+                         inputs=inputs)
     error: TapirError | None = None
     if isinstance(script, str):
         source = script

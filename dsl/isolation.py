@@ -18,15 +18,22 @@ runtime that spins) must cost an error, not the host. ``run_script_isolated`` ru
 
 Forking after imports makes the start cheap (a few milliseconds; ``bench/sandbox_attacks.py``
 measures it), and the child inherits everything a run needs: the runtime factory (the device
-is opened in the child, on the script's first UI call), the symbol table, the trace path. What
-the child changes stays in the child: pass ``collect`` to bring numbers back (``tapir test``
-brings back the device statistics). Flush files the parent wrote before calling (standard
-output and error are flushed here).
+is opened in the child, on the script's first UI call), the symbol table, the trace path, the
+run's parameters. What the child changes stays in the child: pass ``collect`` to bring a JSON
+value back at the end (the test runner brings back the device statistics and the names of the
+failure files it saved), and a ``Relay`` to bring values back as they happen (the runner's live
+step lines). Flush files the parent wrote before calling (standard output and error are flushed
+here).
 
     from tapir.dsl.isolation import run_script_isolated
     result = run_script_isolated(source, factory, Budgets(timeout_s=10), output=print,
                                  symbols=symbols, filename="flow.tap")
     result.ok, result.error, result.printed
+
+    steps = Relay(console_step)                 # called here, in the parent, as records arrive
+    run_script_isolated(source, factory, budgets, relay=steps,
+                        collect=lambda result: {"dumps": runtime.stats.dumps})
+    # code running in the child calls steps.send(record); result.collected == {"dumps": ...}
 
 Where ``os.fork`` is missing or unsafe (not Linux) the script runs in-process, with the first
 wall only (``isolation_available()`` says which).
@@ -41,6 +48,7 @@ import os
 import select
 import signal
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -50,12 +58,13 @@ from typing import Any
 from tapir.dsl import ast as A
 from tapir.dsl import errors as E
 from tapir.dsl.budget import Budgets, budget_exceeded, out_of_memory
-from tapir.dsl.errors import ScriptError, Span, TapirError
+from tapir.dsl.errors import Interrupted, ScriptError, Span, TapirError
+from tapir.dsl.inputs import ScriptInputs
 from tapir.dsl.interpreter import Output, RunResult, print_line, run_script
 from tapir.dsl.runtime_api import RuntimeFactory
 from tapir.dsl.symbols import SymbolTable
 
-__all__ = ["ChildLimits", "isolation_available", "run_script_isolated"]
+__all__ = ["ChildLimits", "Relay", "isolation_available", "run_script_isolated"]
 
 #: Address space the child may map beyond the memory budget: thread stacks and malloc arenas of
 #: a device runtime, libraries it loads (an embedding model), Python's own slack.
@@ -92,6 +101,22 @@ class ChildLimits:
                    cpu_seconds=math.ceil(budgets.timeout_s + grace), wall_seconds=budgets.timeout_s + grace)
 
 
+class Relay:
+    """Carries JSON values from the code running a script to ``receive`` in this process.
+
+    ``send`` calls ``receive`` directly when the script runs here (``run_script``, or
+    ``run_script_isolated`` where there is no child process); in a child process it writes the
+    value to the pipe, and the parent calls ``receive`` with it as it arrives (in the thread
+    that called ``run_script_isolated``). Values must be JSON (others are sent as ``str``)."""
+
+    def __init__(self, receive: Callable[[Any], None]) -> None:
+        self.receive = receive
+        self._send: Callable[[Any], None] = receive
+
+    def send(self, value: Any) -> None:
+        self._send(value)
+
+
 def isolation_available() -> bool:
     """True where scripts can run in a forked child (Linux); elsewhere they run in-process."""
     return hasattr(os, "fork") and sys.platform.startswith("linux")
@@ -107,23 +132,28 @@ def run_script_isolated(
     filename: str = "<script>",
     source: str | None = None,
     debug: bool = False,
+    inputs: ScriptInputs | None = None,
     limits: ChildLimits | None = None,
-    collect: Callable[[], Any] | None = None,
+    collect: Callable[[RunResult], Any] | None = None,
+    relay: Relay | None = None,
 ) -> RunResult:
     """``run_script`` in a child process under OS limits (see the module docstring); the same
-    arguments and the same ``RunResult``. ``collect``, called in the child after the run, returns
-    a JSON value the parent finds in ``RunResult.collected``. Never raises for the script."""
+    arguments and the same ``RunResult``. ``collect``, called in the child with the run's result
+    (the runtime already closed, a ``Borrowed`` one still open), returns a JSON value the parent
+    finds in ``RunResult.collected``; ``relay`` carries values sent while the script runs (see
+    ``Relay``). Never raises for the script."""
     budgets = budgets or Budgets()
     text = script if isinstance(script, str) else source
 
     def run(out: Output | None) -> RunResult:
         return run_script(script, runtime_factory, budgets, out, symbols=symbols, filename=filename,
-                          source=source, debug=debug)
+                          source=source, debug=debug, inputs=inputs)
 
     if not isolation_available():
         result = run(output)
-        return replace(result, collected=collect() if collect is not None else None)
+        return replace(result, collected=collect(result) if collect is not None else None)
     limits = limits or ChildLimits.for_budgets(budgets)
+    import resource  # noqa: F401 - here, once: a child would import it anew on every run
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()  # else what is buffered would be written twice, by both processes
@@ -141,10 +171,10 @@ def run_script_isolated(
         return RunResult(0, 0, 0.0, (), {}, err.with_source(text, filename))
     if pid == 0:  # the child: never returns
         os.close(read_fd)
-        _child(write_fd, run, limits, collect, debug)
+        _child(write_fd, run, limits, collect, relay, debug)
     gc.unfreeze()
     os.close(write_fd)
-    return _Parent(pid, read_fd, limits, budgets, output, text, filename, debug).wait()
+    return _Parent(pid, read_fd, limits, budgets, output, relay, text, filename, debug).wait()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -152,24 +182,29 @@ def run_script_isolated(
 
 
 def _child(fd: int, run: Callable[[Output | None], RunResult], limits: ChildLimits,
-           collect: Callable[[], Any] | None, debug: bool) -> None:
+           collect: Callable[[RunResult], Any] | None, relay: Relay | None, debug: bool) -> None:
     code = 0
+    # a runtime may send from threads of its own: one message at a time on the pipe
+    lock = threading.Lock()
 
     def send(message: dict[str, Any]) -> None:
-        data = (json.dumps(message) + "\n").encode("ascii")  # (json escapes everything else)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        data = (json.dumps(message, default=str) + "\n").encode("ascii")  # (json escapes everything else)
+        with lock:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
 
     try:
         _apply_limits(limits)
+        if relay is not None:
+            relay._send = lambda value: send({"event": value})
         result = run(lambda line: send({"line": line}))
         message: dict[str, Any] = {"result": _encode_result(result)}
         cause = result.error.__cause__ if result.error is not None else None
         if debug and cause is not None:
             message["traceback"] = "".join(traceback.format_exception(cause))
         if collect is not None:
-            message["collected"] = collect()
+            message["collected"] = collect(result)
         send(message)
     except MemoryError:
         code = _EXIT_MEMORY
@@ -190,7 +225,7 @@ def _child(fd: int, run: Callable[[Output | None], RunResult], limits: ChildLimi
 
 
 def _apply_limits(limits: ChildLimits) -> None:
-    import resource
+    import resource  # (imported by run_script_isolated, before the fork)
 
     def lower(which: int, soft: int, hard: int) -> None:
         _, old_hard = resource.getrlimit(which)
@@ -235,9 +270,9 @@ class _Parent:
     """Reads one child's messages until it ends, enforcing the wall-clock limit."""
 
     def __init__(self, pid: int, fd: int, limits: ChildLimits, budgets: Budgets, output: Output | None,
-                 text: str | None, filename: str, debug: bool) -> None:
+                 relay: Relay | None, text: str | None, filename: str, debug: bool) -> None:
         self.pid, self.fd, self.limits, self.budgets = pid, fd, limits, budgets
-        self.output, self.text, self.filename, self.debug = output, text, filename, debug
+        self.output, self.relay, self.text, self.filename, self.debug = output, relay, text, filename, debug
         self.printed: list[str] = []
         self.final: dict[str, Any] | None = None
         self.crash: str | None = None
@@ -310,6 +345,13 @@ class _Parent:
                 except Exception as exc:  # e.g. a closed pipe: the script cannot go on printing
                     self._kill(ScriptError(f"the script's output could not be written: {type(exc).__name__}: "
                                            f"{exc}", None))
+        elif "event" in msg:
+            if self.relay is not None:
+                try:
+                    self.relay.receive(msg["event"])
+                except Exception as exc:  # a bug of the receiver's: it must not run on unseen
+                    self._kill(ScriptError(f"internal error: a run event could not be handled: "
+                                           f"{type(exc).__name__}: {exc}", None))
         elif "result" in msg:
             self.final = msg
         elif "crash" in msg:
@@ -369,7 +411,7 @@ class _Parent:
                                   "for want of memory", None)
             return err
         if self.crash is not None and self.crash.startswith("KeyboardInterrupt"):
-            return ScriptError("the script was interrupted", None)
+            return Interrupted("the script was interrupted", None)
         what = f"was killed by {signal.Signals(sig).name}" if sig is not None else f"ended with status {code}"
         detail = f" ({self.crash})" if self.crash else ""
         return ScriptError(f"internal error: the script's process {what}{detail}", None,

@@ -708,12 +708,26 @@ def _with_offsets(exc: TapirError, index: LineIndex) -> TapirError:
     return exc
 
 
+_OPENED_AT = re.compile(r"'(.)' opened at (\d+):(\d+)")
+
+
 def _shift_error(exc: TapirError, text: str, line: int, column: int, offset: int) -> TapirError:
-    """Move the span of an error found in an f-string field (parsed as ``text``, '(' + field + ')')."""
+    """Move an error found in an f-string field (parsed as ``text``, '(' + field + ')') to the
+    script: its span, and the bracket position its message names (the added '(' is the field's
+    '{', one column before it)."""
     _with_offsets(exc, LineIndex(text))
     s = exc.span
     if s is not None:
         exc.span = shift_spans(Refused(s, ""), line - 1, column - 2, offset - 1).span
+
+    def moved(m: re.Match[str]) -> str:
+        at_line, at_column = int(m.group(2)), int(m.group(3))
+        if (at_line, at_column) == (1, 1):
+            return f"'{{' opened at {line}:{column - 1}"
+        return f"'{m.group(1)}' opened at {at_line + line - 1}:{at_column + (column - 2 if at_line == 1 else 0)}"
+
+    exc.message = _OPENED_AT.sub(moved, exc.message)
+    exc.args = (exc.message,)
     return exc
 
 

@@ -1,9 +1,10 @@
 """The narrow interface between the interpreter and whatever performs UI calls.
 
 The interpreter never touches a device: every element method of the registry, ``len``,
-indexing and iteration of list elements, ``back()`` and ``enter()`` become one call on a
-``UIRuntime``. The device runtime (grounding on a real or simulated phone) and the in-memory
-``FakeRuntime`` used by tests and dry runs both implement it.
+indexing and iteration of list elements, ``back()``, ``enter()``, the waits, ``sleep()``, app
+control, screenshots and watchers become one call on a ``UIRuntime``. The device runtime
+(grounding on a real or simulated phone) and the in-memory ``FakeRuntime`` used by tests and dry
+runs both implement it.
 
 Rules every implementation follows:
 
@@ -18,6 +19,9 @@ Rules every implementation follows:
   each ``i``) use the same notion of the items of a list element.
 * Kind checks (``set_text`` only on inputs...) are done by the interpreter from the symbol table
   when it has one; a runtime may check again but need not.
+* Waiting passes the runtime's time: a runtime whose clock is simulated (the simulator's) offers
+  ``simulated_seconds()``, the seconds its waits and sleeps have passed without the host's clock
+  moving, and the interpreter counts them against the time budget.
 """
 
 from __future__ import annotations
@@ -27,6 +31,10 @@ from typing import Any, Protocol, runtime_checkable
 
 from tapir.dsl.errors import Span
 from tapir.dsl.values import ElementHandle
+from tapir.dsl.watchers import Watcher
+
+#: What ``UIRuntime.app`` does to the document's app.
+APP_ACTIONS = ("launch", "stop", "clear")
 
 
 @runtime_checkable
@@ -71,6 +79,33 @@ class UIRuntime(Protocol):
     def back(self, span: Span) -> None: ...
 
     def enter(self, span: Span) -> None: ...
+
+    def wait_for(self, target: ElementHandle | str, gone: bool, timeout: float, span: Span, *,
+                 watchers: bool = True, must: bool = False) -> bool:
+        """Whether ``target`` (an element, a list item chosen by ``match``, or a text shown on the
+        screen) is on the current screen (``gone``: is not), looking again at every settle
+        interval until it is or ``timeout`` seconds have passed (0: look once). Never navigates
+        and never scrolls; ``watchers``: declared watchers may dismiss an interruption meanwhile
+        (False: nothing is sent to the device at all). False when the time ran out, or with
+        ``must`` a ``WaitTimeout`` that says what the device shows."""
+        ...
+
+    def sleep(self, seconds: float, span: Span) -> None:
+        """Let ``seconds`` pass on the device (simulated time on a simulator)."""
+        ...
+
+    def app(self, action: str, extras: dict[str, Any] | None, span: Span) -> None:
+        """``launch`` (``extras``: the launch intent's extras), ``stop`` or ``clear`` (its data)
+        the document's app (``APP_ACTIONS``)."""
+        ...
+
+    def screenshot(self, name: str | None, span: Span) -> str:
+        """Save a screenshot with the run's artifacts; return where (a path)."""
+        ...
+
+    def watch(self, watcher: Watcher, span: Span) -> None:
+        """Add a watcher for the rest of the run (one of the same name is replaced)."""
+        ...
 
     def close(self) -> None:
         """Release the device; called once when the run (or the REPL session) ends."""

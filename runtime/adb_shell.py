@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import re
 import shlex
+from collections.abc import Mapping
 
 from tapir.dsl.errors import UsageError
 
@@ -149,18 +150,57 @@ def check_package(package: str) -> str:
     return package
 
 
-def app_start_command(package: str, activity: str | None = None) -> str:
-    """``am start -n`` for an explicit activity, else ``monkey`` to fire the launcher intent."""
+def app_start_command(package: str, activity: str | None = None,
+                      extras: Mapping[str, str | int | float | bool] | None = None) -> str:
+    """``am start -n`` for an explicit activity (the launcher intent's action and category, and
+    ``extras`` typed as ``--es``/``--ez``/``--ei``/``--el``/``--ef``), else ``monkey`` to fire
+    the launcher intent."""
     check_package(package)
     if activity is None:
+        if extras:
+            raise UsageError("launch extras need the launcher activity (resolve_launcher_command)")
         return f"monkey -p {package} -c android.intent.category.LAUNCHER 1"
     if not _ACTIVITY.fullmatch(activity):
         raise UsageError(f"not an activity class name: {activity!r}")
-    return f"am start -n {shlex.quote(f'{package}/{activity}')}"
+    words = ["am", "start", "-n", shlex.quote(f"{package}/{activity}")]
+    if extras:
+        words += ["-a", "android.intent.action.MAIN", "-c", "android.intent.category.LAUNCHER"]
+        for key, value in extras.items():
+            if not _EXTRA_KEY.fullmatch(key):
+                raise UsageError(f"not an intent extra name: {key!r} (letters, digits, '_', '.', '-')")
+            words += [_extra_flag(value), key, shlex.quote(_extra_text(value))]
+    return " ".join(words)
+
+
+def resolve_launcher_command(package: str) -> str:
+    """Which activity the launcher starts: the last line of the output is ``package/activity``."""
+    return (f"cmd package resolve-activity --brief -a android.intent.action.MAIN "
+            f"-c android.intent.category.LAUNCHER {check_package(package)}")
+
+
+_EXTRA_KEY = re.compile(r"[A-Za-z_][\w.-]*")
+
+
+def _extra_flag(value: str | int | float | bool) -> str:
+    if isinstance(value, bool):
+        return "--ez"
+    if isinstance(value, int):
+        return "--ei" if -2**31 <= value < 2**31 else "--el"
+    if isinstance(value, float):
+        return "--ef"
+    return "--es"
+
+
+def _extra_text(value: str | int | float | bool) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
 def app_stop_command(package: str) -> str:
     return f"am force-stop {check_package(package)}"
+
+
+def app_clear_command(package: str) -> str:
+    return f"pm clear {check_package(package)}"
 
 
 def dump_command(path: str = DUMP_PATH) -> str:

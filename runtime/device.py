@@ -1,35 +1,37 @@
 """Devices: what the runtime needs from a phone, and the adb implementation of it.
 
 ``Device`` is the whole interface the runtime uses; ``AdbDevice`` implements it over an adb
-server with adbutils (a real phone, an emulator, or Tapir's simulated device behind a real
-or fake adb server). Every command goes through one shell round trip and the retry policy in
-``tapir.runtime.retry``; what the device prints is checked, and a failure the user sees is one
-``DeviceError`` naming the device serial and the command.
+server (a real phone, an emulator, or Tapir's simulated device behind a real or fake adb
+server). Every command is one round trip on one socket (``tapir.runtime.adb_transport``) under
+the retry policy in ``tapir.runtime.retry``; what the device prints is checked, and a failure
+the user sees is one ``DeviceError`` naming the device serial and the command::
 
-Choosing the device (``resolve_serial``): ``--device SERIAL``, else ``$ANDROID_SERIAL``, else
-the only device connected.
+    dev = open_device(None)                  # --device, else $ANDROID_SERIAL, else the only one
+    dev.tap(*dev.screen_size())              # AdbDevice(serial, address=("127.0.0.1", 5037))
 
-adb server notes. ``AdbClient`` reads ``ANDROID_ADB_SERVER_HOST``/``_PORT`` when it is made,
-so Tapir makes one per device instead of using adbutils' import-time global. If no server
-answers, adbutils runs ``adb start-server`` with ``$ADBUTILS_ADB_PATH``, the ``adb`` on PATH
-or its bundled binary; tests point ``ADBUTILS_ADB_PATH`` at ``/bin/false`` so a dead fake
-server never spawns a real one. Tapir leaves ``ADB_LIBUSB`` alone: a server it starts
-inherits the user's setting (``ADB_LIBUSB=0`` makes adb 36 start in milliseconds instead of
-three seconds when only emulators or TCP devices are used).
+Choosing the server (``adb_transport.server_address``): ``--adb-port``, else
+``$ANDROID_ADB_SERVER_PORT``, else 5037. Choosing the device (``resolve_serial``):
+``--device SERIAL``, else ``$ANDROID_SERIAL``, else the only device connected.
+
+adb server notes. Tapir never starts an adb server for a device run: when none answers, the
+error says how to start one. (adbutils' listing used to run ``adb start-server``, on 5037
+whatever port it had been asked about.) Tapir leaves ``ADB_LIBUSB`` alone: a server the
+simulator starts inherits the user's setting (``ADB_LIBUSB=0`` makes adb 36 start in
+milliseconds instead of three seconds when only emulators or TCP devices are used).
 """
 
 from __future__ import annotations
 
 import os
 import re
-import socket
 import time
 from collections.abc import Callable, Mapping
 from typing import Protocol, TypeVar, runtime_checkable
 
 from tapir.dsl.errors import DeviceError, UsageError
 from tapir.runtime import adb_shell
-from tapir.runtime.retry import DEFAULT_RETRY, NotSent, RetryPolicy, TransientError, call_with_retry
+from tapir.runtime.adb_transport import DEFAULT_PORT, AdbServerTransport, list_devices, server_address
+from tapir.runtime.retry import DEFAULT_RETRY, RetryPolicy, TransientError, call_with_retry
 
 T = TypeVar("T")
 
@@ -61,9 +63,17 @@ class Device(Protocol):
         """Press a key: ``"back"``, ``"enter"``, ``"home"``, a ``KEYCODE_*`` name or a code."""
         ...
 
-    def app_start(self, package: str, activity: str | None = None) -> None: ...
+    def app_start(self, package: str, activity: str | None = None,
+                  extras: Mapping[str, str | int | float | bool] | None = None) -> None:
+        """Start the app (its launcher activity unless ``activity`` is given), or bring it to the
+        front; ``extras`` are put on the launch intent."""
+        ...
 
     def app_stop(self, package: str) -> None: ...
+
+    def app_clear(self, package: str) -> None:
+        """Stop the app and wipe its data (``pm clear``)."""
+        ...
 
     def current_app(self) -> tuple[str, str]:
         """(package, fully qualified activity) in the foreground."""
@@ -80,39 +90,6 @@ class ShellTransport(Protocol):
     """One shell round trip. Raise ``NotSent`` for failures before the command reached the device."""
 
     def shell(self, command: str, *, timeout: float) -> bytes: ...
-
-
-class AdbutilsTransport:
-    """``shell:`` over an adb server via adbutils, read with a linear buffer.
-
-    adbutils' own ``read_until_close`` concatenates 4 KiB chunks (quadratic: a 2 MB
-    screenshot costs a second), so the socket is drained here instead.
-    """
-
-    def __init__(self, serial: str, client: object | None = None) -> None:
-        import adbutils
-
-        self.serial = serial
-        self._client = client if client is not None else adbutils.AdbClient()
-        self._device = self._client.device(serial)  # type: ignore[attr-defined,union-attr]
-
-    def shell(self, command: str, *, timeout: float) -> bytes:
-        try:
-            conn = self._device.open_shell(command)
-        except Exception as exc:  # noqa: BLE001 - anything here happened before the command ran
-            raise NotSent(exc) from exc
-        try:
-            sock: socket.socket = conn.conn
-            sock.settimeout(timeout)
-            chunks: list[bytes] = []
-            while True:
-                chunk = sock.recv(65536)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-            return b"".join(chunks)
-        finally:
-            conn.close()
 
 
 def _clip(text: str, limit: int = 40) -> str:
@@ -137,14 +114,17 @@ def _check_silent(output: bytes) -> None:
 class AdbDevice:
     """A device reached through adb.
 
-    ``transport`` replaces the adb connection (tests pass a fake); ``retry`` bounds the
-    retries of transient failures; ``sleep`` is what the retry pauses call.
+    ``address`` is the adb server's (host, port) (default: ``server_address()``); ``client``,
+    an adbutils ``AdbClient``, stands for its server. ``transport`` replaces the adb connection
+    (tests pass a fake); ``retry`` bounds the retries of transient failures; ``sleep`` is what
+    the retry pauses call.
     """
 
     def __init__(
         self,
         serial: str,
         *,
+        address: tuple[str, int] | None = None,
         client: object | None = None,
         transport: ShellTransport | None = None,
         retry: RetryPolicy = DEFAULT_RETRY,
@@ -153,7 +133,11 @@ class AdbDevice:
         dump_timeout: float = 60.0,
     ) -> None:
         self._serial = serial
-        self._transport = transport if transport is not None else AdbutilsTransport(serial, client)
+        if transport is None:
+            if address is None:
+                address = _client_address(client) if client is not None else server_address()
+            transport = AdbServerTransport(serial, *address)
+        self._transport = transport
         self._retry = retry
         self._sleep = sleep
         self._timeout = timeout
@@ -202,6 +186,13 @@ class AdbDevice:
 
     def dump_hierarchy(self) -> str:
         return self._run(adb_shell.dump_command(), _check_dump, idempotent=True,
+                         timeout=self._dump_timeout, what="uiautomator dump")
+
+    def dump_hierarchy_bytes(self) -> bytes:
+        """``dump_hierarchy`` as the device sent it, not decoded: what the parser reads (decoding
+        a dump to text only for the parser to encode it again cost 0.4 ms on a 688-view screen).
+        Text around the XML is left in (the parser skips it)."""
+        return self._run(adb_shell.dump_command(), _check_dump_bytes, idempotent=True,
                          timeout=self._dump_timeout, what="uiautomator dump")
 
     def screenshot_png(self) -> bytes:
@@ -278,11 +269,20 @@ class AdbDevice:
 
     # -- apps -----------------------------------------------------------------------------
 
-    def app_start(self, package: str, activity: str | None = None) -> None:
-        self._run(adb_shell.app_start_command(package, activity), _check_start, idempotent=True)
+    def app_start(self, package: str, activity: str | None = None,
+                  extras: Mapping[str, str | int | float | bool] | None = None) -> None:
+        """``monkey`` fires the launcher intent when nothing is to be added to it; an intent with
+        extras needs the launcher activity, which ``cmd package resolve-activity`` names."""
+        if extras and activity is None:
+            activity = self._run(adb_shell.resolve_launcher_command(package),
+                                 lambda out: _parse_launcher(out, package), idempotent=True)
+        self._run(adb_shell.app_start_command(package, activity, extras), _check_start, idempotent=True)
 
     def app_stop(self, package: str) -> None:
         self._run(adb_shell.app_stop_command(package), _check_silent, idempotent=True)
+
+    def app_clear(self, package: str) -> None:
+        self._run(adb_shell.app_clear_command(package), _check_success, idempotent=True)
 
 
 # -- output checks ---------------------------------------------------------------------------
@@ -312,6 +312,16 @@ def _check_dump(output: bytes) -> str:
     raise DeviceError(f"no hierarchy in the output: {_first_line(text)!r}")
 
 
+def _check_dump_bytes(output: bytes) -> bytes:
+    start = output.find(b"<?xml")
+    if start < 0:
+        start = output.find(b"<hierarchy")
+    if start >= 0 and output.rfind(b"</hierarchy>") > start:
+        return output
+    _check_dump(output)  # raises the error the text says (transient, or why there is none)
+    raise TransientError("uiautomator dump was cut short (no </hierarchy>)")
+
+
 def _check_png(output: bytes) -> bytes:
     if output.startswith(b"\x89PNG\r\r\n"):
         # an old adbd ran the shell on a pty, which turned every \n into \r\n
@@ -332,6 +342,22 @@ def _check_start(output: bytes) -> None:
             raise DeviceError(line.strip())
 
 
+def _check_success(output: bytes) -> None:
+    """``pm clear`` prints ``Success``, or ``Failed`` / an exception."""
+    text = output.decode("utf-8", "replace")
+    if "Success" not in text:
+        raise DeviceError(_first_line(text) or "no answer", hint="is the app installed? (`adb shell pm list packages`)")
+
+
+def _parse_launcher(output: bytes, package: str) -> str:
+    """The activity of ``package/activity`` in ``resolve-activity --brief``'s last line."""
+    for line in reversed(output.decode("utf-8", "replace").splitlines()):
+        name, sep, activity = line.strip().partition("/")
+        if sep and name == package and activity:
+            return activity
+    raise DeviceError(f"{package} has no launcher activity (is it installed?)")
+
+
 _IME_ID = re.compile(r"[\w.]+/[\w.$]+")
 
 
@@ -349,16 +375,19 @@ def _check_broadcast(output: bytes) -> None:
 
 # -- choosing a device ------------------------------------------------------------------------
 
-def _list_devices(client: object) -> list[tuple[str, str]]:
+def _list_devices(client: object | None, address: tuple[str, int]) -> list[tuple[str, str]]:
+    """``adb devices`` on the server at ``address``, or through ``client`` (an adbutils client)."""
     try:
-        infos = client.list()  # type: ignore[attr-defined]
-    except Exception as exc:  # noqa: BLE001 - adbutils raises several types for "no server"
-        where = f"{getattr(client, 'host', '127.0.0.1')}:{getattr(client, 'port', 5037)}"
+        if client is None:
+            return list_devices(*address)
+        return [(info.serial, info.state) for info in client.list()]  # type: ignore[attr-defined]
+    except Exception as exc:  # noqa: BLE001 - sockets and adbutils raise several types for "no server"
+        host, port = address
+        start = "adb start-server" if port == DEFAULT_PORT else f"adb -P {port} start-server"
         raise DeviceError(
-            f"cannot reach the adb server at {where}: {exc}",
-            hint="start it with `adb start-server`, or set ANDROID_ADB_SERVER_PORT",
+            f"cannot reach the adb server at {host}:{port}: {exc}",
+            hint=f"start it with `{start}`, or point --adb-port / ANDROID_ADB_SERVER_PORT at the one running",
         ) from exc
-    return [(info.serial, info.state) for info in infos]
 
 
 def _describe_devices(devices: list[tuple[str, str]]) -> str:
@@ -372,22 +401,23 @@ def resolve_serial(
     *,
     client: object | None = None,
     env: Mapping[str, str] | None = None,
+    address: tuple[str, int] | None = None,
 ) -> str:
     """Pick the device: ``explicit`` (``--device``), else ``$ANDROID_SERIAL``, else the only one.
 
-    Raises ``DeviceError`` if the chosen device is missing, offline or unauthorised, or if no
-    device is connected; ``UsageError`` if several are and none was chosen. The messages list
-    what is connected.
+    The devices are listed on the server at ``address`` (default: ``server_address()``), or by
+    ``client`` (an adbutils ``AdbClient``, or anything with its ``list()``). Raises
+    ``DeviceError`` if the chosen device is missing, offline or unauthorised, or if no device is
+    connected; ``UsageError`` if several are and none was chosen. The messages list what is
+    connected.
     """
-    if client is None:
-        import adbutils
-
-        client = adbutils.AdbClient()
     environ = os.environ if env is None else env
+    if address is None:
+        address = _client_address(client) if client is not None else server_address(None, environ)
     wanted, source = explicit, "--device"
     if not wanted:
         wanted, source = environ.get("ANDROID_SERIAL") or None, "ANDROID_SERIAL"
-    devices = _list_devices(client)
+    devices = _list_devices(client, address)
     connected = _describe_devices(devices)
 
     if wanted:
@@ -416,16 +446,23 @@ def resolve_serial(
                      hint="choose one with --device SERIAL or the ANDROID_SERIAL variable")
 
 
+def _client_address(client: object) -> tuple[str, int]:
+    return str(getattr(client, "host", "127.0.0.1")), int(getattr(client, "port", 5037))
+
+
 def open_device(
     explicit: str | None = None,
     *,
+    adb_port: int | None = None,
     client: object | None = None,
     retry: RetryPolicy = DEFAULT_RETRY,
+    env: Mapping[str, str] | None = None,
 ) -> AdbDevice:
-    """Resolve the serial (see ``resolve_serial``) and return an ``AdbDevice`` for it."""
-    if client is None:
-        import adbutils
+    """Resolve the serial (see ``resolve_serial``) and return an ``AdbDevice`` for it.
 
-        client = adbutils.AdbClient()
-    serial = resolve_serial(explicit, client=client)
-    return AdbDevice(serial, client=client, retry=retry)
+    The server is ``client``'s when one is given, else ``server_address(adb_port)``
+    (``--adb-port``, else ``$ANDROID_ADB_SERVER_PORT``, else 5037).
+    """
+    address = _client_address(client) if client is not None else server_address(adb_port, env)
+    serial = resolve_serial(explicit, client=client, env=env, address=address)
+    return AdbDevice(serial, address=address, retry=retry)

@@ -7,6 +7,10 @@ grounder refuses when another screen is confidently showing and defines the same
 whatever screen the identification named: the runtime acts without navigating. Only an absent
 element makes it navigate, and navigation stops as soon as the element's screen shows.
 
+**Interruptions.** When the element is absent, the run's watchers are checked first: one whose
+trigger shows taps its target (a rating prompt's "Not now") and the element is looked for again;
+so they are when navigation or the element's screen fails.
+
 **Reads never open what they read.** A read of an element whose screen is a dialog or menu
 that is not open fails at once, without any input; other reads navigate only by steps without
 side effects (``tapir.runtime.navigation``, "What navigation may do").
@@ -23,6 +27,7 @@ from tapir.runtime.navigation import Navigator, render_path, transient_screen
 from tapir.runtime.screen_cache import ScreenCache
 from tapir.runtime.session_model import Call, SessionConfig
 from tapir.runtime.settle import Expectation, Observation, region_digest
+from tapir.runtime.watching import Watching
 
 
 class Reacher:
@@ -34,6 +39,8 @@ class Reacher:
         self.config = config
         #: Set by ``DeviceRuntime`` once the navigation host (which needs list access) exists.
         self.navigator: Navigator | None = None
+        #: Set by ``DeviceRuntime``: the watchers, which tap with the action checks (which need this).
+        self.watching: Watching | None = None
 
     def element(self, name: str, span: Span | None) -> Element:
         el = self.document.element(name)
@@ -77,12 +84,37 @@ class Reacher:
 
     def reach(self, el: Element, span: Span, c: Call, *, read: bool) -> tuple[Observation, Grounding]:
         """Make ``el`` present (navigating if needed, see the module docstring); return the
-        screen and its grounding. ``read``: the call only reads."""
+        screen and its grounding. ``read``: the call only reads.
+
+        When it is absent, or cannot be reached, the watchers may dismiss an interruption that is
+        in the way (``tapir.runtime.watching``), and it is looked for again (watchers fire at most
+        ``MAX_PER_CALL`` times in one call)."""
+        while True:
+            try:
+                return self._reach(el, span, c, read=read)
+            except (ElementNotFound, ScreenNotReached) as exc:
+                if self.watching is not None:
+                    # bounded: a call lets watchers fire at most MAX_PER_CALL times
+                    after = self.watching.check(self.screen.observe(fresh=False), c)
+                    if after is not None:
+                        continue
+                    hint = self.watching.exhausted_hint()
+                    if hint is not None:
+                        exc.hint = f"{exc.hint}; {hint}" if exc.hint else hint
+                raise
+
+    def _reach(self, el: Element, span: Span, c: Call, *, read: bool) -> tuple[Observation, Grounding]:
         started = self.screen.clock()
         obs = self.screen.observe()
         if not c.observed:
             c.observed, c.screen_before = True, obs.screen
         g = self.present(el, obs)
+        if g is None and self.watching is not None:
+            # an interruption may be covering it: dismissed before navigation would walk away from it
+            after = self.watching.check(obs, c)
+            if after is not None:
+                obs = after
+                g = self.present(el, obs)
         if g is None and obs.screen != el.screen:
             obs = self._navigate(el, obs, span, c, read=read)
             g = self.present(el, obs)

@@ -13,6 +13,7 @@ idempotent only failures that happened *before* the command reached the device a
 from __future__ import annotations
 
 import errno
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,6 +40,11 @@ class NotSent(Exception):
         self.__cause__ = cause
 
 
+class AdbServerError(Exception):
+    """The adb server answered ``FAIL`` with this message (``device offline``, ``device 'x' not
+    found``...); classified by its text, like adbutils' ``AdbError``."""
+
+
 class FailureKind(Enum):
     #: safe to retry any command
     NOT_SENT = "not-sent"
@@ -56,11 +62,11 @@ _FATAL_TEXT = ("not found", "unauthorized", "no adb exe", "no devices", "permiss
 
 
 def _adb_error_types() -> tuple[type[BaseException], ...]:
-    try:
-        from adbutils.errors import AdbError
-    except ImportError:  # pragma: no cover - adbutils is a dependency
-        return ()
-    return (AdbError,)
+    # Only an adbutils that is already loaded can have raised its errors; importing it here would
+    # cost ~80 ms (it pulls in requests and PIL) on the first failure of a run that never used it.
+    errors = sys.modules.get("adbutils.errors")
+    error = getattr(errors, "AdbError", None)
+    return (error,) if isinstance(error, type) and issubclass(error, BaseException) else ()
 
 
 def classify(exc: BaseException) -> FailureKind:
@@ -77,7 +83,7 @@ def classify(exc: BaseException) -> FailureKind:
     if isinstance(exc, OSError) and exc.errno in (errno.ECONNRESET, errno.EPIPE, errno.ETIMEDOUT,
                                                    errno.ECONNABORTED):
         return FailureKind.TRANSIENT
-    if isinstance(exc, _adb_error_types()):
+    if isinstance(exc, (AdbServerError, *_adb_error_types())):
         text = str(exc).lower()
         if any(t in text for t in _FATAL_TEXT):
             return FailureKind.FATAL

@@ -24,24 +24,35 @@ Each call goes observe -> reach -> act -> settle:
 * **Trace.** Every call is one JSON line (``call_trace``, ``trace``): the script line, the
   element, how it was grounded, bounds, screens before and after, dumps and timings; a run of
   identical reads is one line and a count.
+* **Interruptions, waits, the app.** Watchers (the document's ``watchers:`` and the script's
+  ``watch()``) dismiss an interruption when an element cannot be found (``watching``);
+  presence checks and waits look at the screen without navigating, on the runtime's clock
+  (``waiting``, ``clock``: a simulator's time moves on instead of the host sleeping); the app is
+  launched, stopped and cleared, and screenshots saved with the run's artifacts (``app_control``).
 
 ``DeviceRuntime`` is composed of those parts, each with the parts it needs handed to it:
 ``ScreenCache`` (dumps, inputs, groundings per dump), ``Reacher`` (element first, navigation),
 ``Navigator`` + ``PathSteps`` (dependency paths), ``ListAccess`` (items), ``Resolver`` (handles to
-nodes), ``ActionChecks`` and ``CallTrace``. Its ``UIRuntime`` methods are thin entry points.
+nodes), ``ActionChecks``, ``Watching``, ``Waiter``, ``AppControl`` and ``CallTrace``. Its
+``UIRuntime`` methods are thin entry points.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from tapir.docgen.model import AppDocument
 from tapir.dsl.errors import ActionError, ScreenNotReached, Span
 from tapir.dsl.values import ElementHandle
+from tapir.dsl.watchers import Watcher
 from tapir.runtime.action_checks import ActionChecks
+from tapir.runtime.app_control import AppControl
+from tapir.runtime.artifacts import Artifacts, default_folder
 from tapir.runtime.call_trace import CallTrace
+from tapir.runtime.clock import HostClock, WaitClock
 from tapir.runtime.device import Device
 from tapir.runtime.grounding.items import node_attributes, node_text
 from tapir.runtime.list_access import ListAccess
@@ -50,6 +61,7 @@ from tapir.runtime.path_steps import PathSteps
 from tapir.runtime.reaching import Reacher
 from tapir.runtime.resolve import Resolver
 from tapir.runtime.screen_cache import ScreenCache
+from tapir.runtime.screenshots import StepScreenshots
 from tapir.runtime.session_model import (
     Call,
     GrounderLike,
@@ -60,6 +72,8 @@ from tapir.runtime.session_model import (
 )
 from tapir.runtime.settle import Expectation, region_digest
 from tapir.runtime.trace import NullTrace, TraceSink
+from tapir.runtime.waiting import Waiter
+from tapir.runtime.watching import Watching
 
 __all__ = ["DeviceRuntime", "GrounderLike", "SessionConfig", "SessionStats", "Target", "action_label"]
 
@@ -68,7 +82,11 @@ class DeviceRuntime:
     """Implements ``tapir.dsl.runtime_api.UIRuntime`` over a ``Device``, a grounder and a document.
 
     ``on_close`` runs when the interpreter releases the runtime (a simulator is stopped there).
-    The trace sink belongs to the runtime from then on and is closed with it.
+    The trace sink belongs to the runtime from then on and is closed with it. ``wait_clock`` is
+    what waits and ``sleep()`` pass (default: the host's; a simulator's moves its own time);
+    ``artifacts`` the folder screenshots go to (default ``tapir-artifacts/<script>/``). ``screenshots``
+    captures the screen at the start and after each call that sent input or failed (off when
+    None). A runtime is also a context manager that closes it.
     """
 
     def __init__(
@@ -82,8 +100,11 @@ class DeviceRuntime:
         source: str | None = None,
         script: str | None = None,
         on_close: Callable[[], None] | None = None,
+        screenshots: StepScreenshots | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
+        wait_clock: WaitClock | None = None,
+        artifacts: Path | None = None,
     ) -> None:
         self.document = document
         self.grounder = grounder
@@ -91,7 +112,7 @@ class DeviceRuntime:
         self.stats = SessionStats()
         self._sink: TraceSink = trace or NullTrace()
         self.screen = ScreenCache(device, grounder, self.config, self.stats, clock=clock, sleep=sleep)
-        self.calls = CallTrace(self.screen, self._sink, source)
+        self.calls = CallTrace(self.screen, self._sink, source, screenshots)
         self.reacher = Reacher(document, self.screen, self.config)
         self.lists = ListAccess(self.screen, self.reacher, grounder, self.config, self.calls)
         self.checks = ActionChecks(self.screen, self.reacher)
@@ -100,14 +121,29 @@ class DeviceRuntime:
         # the one late link: reaching navigates, and navigation steps use list access
         self.reacher.navigator = self.navigator
         self.resolver = Resolver(self.screen, self.reacher, self.lists)
+        self.watching = Watching(document, self.screen, self.reacher, self.checks, self.calls)
+        self.reacher.watching = self.watching
+        self.wait_clock: WaitClock = wait_clock or HostClock(clock, sleep)
+        self.waiter = Waiter(self.screen, self.reacher, grounder, self.watching, self.wait_clock, self.config)
+        self.artifacts = Artifacts(artifacts if artifacts is not None else default_folder(script))
+        self.app_control = AppControl(document, self.screen, self.artifacts)
         self._on_close = on_close
         self._closed = False
         #: The simulator this runtime started, if any (``connect`` sets it; tests inspect app state).
         self.simulator: Any = None
-        self._sink.write({
+        session: dict[str, Any] = {
             "event": "session", "device": getattr(device, "serial", str(device)),
             "document": document.source, "app": document.app.package, "script": script,
-        })
+        }
+        if screenshots is not None:
+            session["screenshot"] = screenshots.take(device, "000-start")
+        self._sink.write(session)
+
+    def __enter__(self) -> DeviceRuntime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @property
     def device(self) -> Device:
@@ -212,6 +248,62 @@ class DeviceRuntime:
 
     def enter(self, span: Span) -> None:
         self.calls.run("enter", None, None, span, lambda c: self._key("enter", c, Expectation(change=False)))
+
+    def wait_for(self, target: ElementHandle | str, gone: bool, timeout: float, span: Span, *,
+                 watchers: bool = True, must: bool = False) -> bool:
+        if isinstance(target, str):
+            name, handle, args = "wait_text", None, {"text": target, "timeout": timeout}
+        else:
+            name = "wait_gone" if gone else ("wait" if watchers else "exists")
+            handle, args = target, {"timeout": timeout}
+        result: bool = self.calls.run(
+            name, handle, None, span, lambda c: self.waiter.wait(target, gone=gone, timeout=timeout, span=span, c=c,
+                                                                watchers=watchers, must=must),
+            action=False, args=args)
+        return result
+
+    def sleep(self, seconds: float, span: Span) -> None:
+        def pause(c: Call) -> None:
+            self.wait_clock.sleep(seconds)
+            self.screen.expire()  # the screen may have changed meanwhile
+
+        self.calls.run("sleep", None, None, span, pause, action=False, args={"seconds": seconds})
+
+    def simulated_seconds(self) -> float:
+        """Seconds waits and sleeps passed on a simulated clock (``UIRuntime`` docstring)."""
+        return self.wait_clock.simulated
+
+    def app(self, action: str, extras: dict[str, Any] | None, span: Span) -> None:
+        def control(c: Call) -> None:
+            self.app_control.run(action, extras, c, span)
+            # a restarted or cleared app shows its lists afresh: what was known of them is void
+            self.lists.lists.clear()
+
+        self.calls.run(f"{action}_app", None, None, span, control, args={"args": extras} if extras else None)
+
+    def screenshot(self, name: str | None, span: Span) -> str:
+        result: str = self.calls.run("screenshot", None, None, span,
+                                     lambda c: self.app_control.screenshot(name, c, span), action=False,
+                                     args={"name": name} if name else None)
+        return result
+
+    def watch(self, watcher: Watcher, span: Span) -> None:
+        self.calls.run("watch", None, None, span, lambda c: self.watching.add(watcher, span), action=False,
+                       args={"watcher": watcher.name, "rule": watcher.describe(), "limit": watcher.limit})
+
+    def rebind(self, document: AppDocument, grounder: GrounderLike) -> DeviceRuntime:
+        """A runtime for another document on the same device (a REPL that switches documents).
+
+        The new runtime takes over the device, configuration, trace sink, simulator and close
+        action; this one is closed without them (the device stays up)."""
+        new = DeviceRuntime(self.device, document, grounder, config=self.config, trace=self._sink,
+                            on_close=self._on_close, clock=self.screen.clock, sleep=self.screen.sleep,
+                            wait_clock=self.wait_clock, artifacts=self.artifacts.folder)
+        new.simulator = self.simulator
+        self.calls.close()
+        self._on_close = None
+        self._closed = True
+        return new
 
     def close(self) -> None:
         if self._closed:

@@ -71,12 +71,18 @@ class SessionStats:
     navigation_steps: int = 0
     list_scrolls: int = 0
     settle_extra_dumps: int = 0
-    #: Dumps taken because the last one was older than ``SettleConfig.fresh_s`` (polling reads).
+    #: Dumps taken because the last one was older than ``SettleConfig.fresh_s`` (polling reads, waits).
     refresh_dumps: int = 0
+    #: Dumps of waits looking again (``tapir.runtime.waiting``): how long the app took, not how
+    #: well the runtime acts, so ``dumps_per_device_action`` leaves them out.
+    wait_dumps: int = 0
+    #: Firings of each watcher (``tapir.runtime.watching``), by name.
+    watchers: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        d["dumps_per_device_action"] = round(self.dumps / self.device_actions, 3) if self.device_actions else None
+        acting = self.dumps - self.wait_dumps
+        d["dumps_per_device_action"] = round(acting / self.device_actions, 3) if self.device_actions else None
         return d
 
 

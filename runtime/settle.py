@@ -103,6 +103,12 @@ class SettleConfig:
     #: settle interval on a phone; shorter on the simulator, whose dumps are cheap.
     fresh_s: float = 0.4
 
+    @property
+    def poll_interval_s(self) -> float:
+        """How often a wait looks at the screen again: the settle interval, and never more often
+        than a dump stays fresh."""
+        return max(self.poll_delay_s, self.fresh_s)
+
     @classmethod
     def for_simulator(cls) -> SettleConfig:
         return cls(first_delay_s=0.0, poll_delay_s=0.0, max_dumps=2, fresh_s=0.25)

@@ -9,12 +9,19 @@ crash or a killed run loses nothing that already happened.
 Lines carry an ``event`` field:
 
 * ``session``: the first line (device, document, script);
-* ``action``: a call of the script (``tap``, ``set_text``, ``get_text``, ``len``...);
+* ``action``: a call of the script (``tap``, ``set_text``, ``get_text``, ``len``, ``exists``,
+  ``wait``, ``sleep``, ``launch_app``, ``screenshot``...; a wait has ``looks`` and ``waited_s``,
+  a screenshot the ``file``);
+* ``watcher``: a watcher tapped an interruption away (name, rule, count, the label tapped,
+  screens before and after), or reached its limit (``exhausted``);
 * ``navigation``: a step the runtime took by itself to reach an element's screen (Algorithm 1);
 * ``scroll``: a swipe the runtime made to bring list items into view;
 * ``repeat``: how many more times the read on the line before was made with the same result (a
   polling loop), written when the run of reads ends and each time the count doubles;
 * ``end``: the last line, with the session's totals (dumps, device actions).
+
+With screenshots on (``StepScreenshots``), the ``session`` line and every ``action`` line of a call
+that sent input or failed carry ``screenshot``: a PNG file name in the screenshots folder.
 
 ``read_trace`` reads a trace back (tolerating a torn last line from a crash).
 """

@@ -14,10 +14,12 @@ The schema (docs/language-service.md has it with examples)::
     warnings = "warn"                # what tapir run/test do with warnings: "warn" (show them,
                                      # go on), "error" (refuse, like errors) or "ignore"
 
-A script's own ``# doc:`` first line wins over ``[documents]``; ``--doc`` wins over both. Other
-top-level tables are kept (``ProjectConfig.tables``) for the settings later commands read
-(``[device]``, ``[budgets]``, ``[report]``); unknown keys of the tables above, and values of the
-wrong type, are problems reported with their line.
+A script's own ``# doc:`` first line wins over ``[documents]``; ``--doc`` wins over both. The
+tables about running scripts, ``[device]``, ``[budgets]``, ``[test]`` and ``[report]``, are read
+by ``run_settings`` (``config.device``, ``config.budgets``, ``config.test``, ``config.report``);
+every other top-level table is kept as read (``ProjectConfig.tables``). Unknown keys of these
+tables, and values of the wrong type, are problems reported with their line, by every command
+and the language server alike.
 """
 
 from __future__ import annotations
@@ -30,8 +32,18 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tapir.dsl.diagnostics import Diagnostic
+from tapir.service.run_settings import (
+    BudgetSettings,
+    DeviceSettings,
+    ReportSettings,
+    TestSettings,
+    read_run_settings,
+)
 
-__all__ = ["CONFIG_NAME", "ConfigError", "DocumentRule", "ProjectConfig", "find_config", "load_config"]
+__all__ = [
+    "CONFIG_NAME", "BudgetSettings", "ConfigError", "DeviceSettings", "DocumentRule", "ProjectConfig",
+    "ReportSettings", "TestSettings", "find_config", "load_config",
+]
 
 CONFIG_NAME = "tapir.toml"
 _WARNINGS = ("warn", "error", "ignore")
@@ -73,6 +85,14 @@ class ProjectConfig:
     warnings: str = "warn"
     #: Every top-level table as read, for settings later commands add.
     tables: dict[str, Any] = field(default_factory=dict)
+    #: ``[device]``: the default ``--device`` and ``-j``.
+    device: DeviceSettings = field(default_factory=DeviceSettings)
+    #: ``[budgets]``: limits per script.
+    budgets: BudgetSettings = field(default_factory=BudgetSettings)
+    #: ``[test]``: what ``tapir test`` runs and how.
+    test: TestSettings = field(default_factory=TestSettings)
+    #: ``[report]``: the reports every ``tapir test`` run writes.
+    report: ReportSettings = field(default_factory=ReportSettings)
 
     def document_for(self, script: Path) -> tuple[Path, DocumentRule] | None:
         """The document ``[documents]`` assigns to ``script`` (the first matching glob)."""
@@ -120,12 +140,15 @@ def _line_of(text: str, needle: str) -> int | None:
     return None
 
 
-def load_config(path: Path) -> ProjectConfig:
-    """Read ``tapir.toml`` at ``path``; raises ``ConfigError`` listing every problem."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(path, [Diagnostic.at_line(f"cannot read {CONFIG_NAME}: {exc}", None, code="config")]) from exc
+def load_config(path: Path, text: str | None = None) -> ProjectConfig:
+    """Read ``tapir.toml`` at ``path`` (or ``text``, an editor's unsaved copy of it); raises
+    ``ConfigError`` listing every problem."""
+    if text is None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(path, [Diagnostic.at_line(f"cannot read {CONFIG_NAME}: {exc}", None,
+                                                        code="config")]) from exc
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -161,10 +184,11 @@ def load_config(path: Path) -> ProjectConfig:
             problem(f"[check] warnings must be one of {', '.join(_WARNINGS)}, not {value!r}", "warnings")
         else:
             warnings = value
+    device, budgets, test, report = read_run_settings(data, path.parent, problem)
     if problems:
         problems.sort(key=lambda p: p.line or 0)
         raise ConfigError(path, problems, text)
-    return ProjectConfig(path, path.parent, tuple(rules), warnings, data)
+    return ProjectConfig(path, path.parent, tuple(rules), warnings, data, device, budgets, test, report)
 
 
 def find_config(start: Path) -> Path | None:

@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from tapir.docgen.loader import loads_document, read_document_text
+from tapir.docgen.loader import MAX_DOCUMENT_BYTES, loads_document, read_document_text
 from tapir.docgen.model import AppDocument
 from tapir.docgen.symbols import build_symbols
 from tapir.dsl.checker import DOC_COMMENT
@@ -112,15 +112,34 @@ class LoadedDocument:
 
 
 class DocumentStore:
-    """Loaded documents by path, each reloaded only when its file's time or size changes."""
+    """Loaded documents by path, each reloaded only when its file's time or size changes (or,
+    for a document open in an editor, its unsaved text)."""
 
     def __init__(self) -> None:
-        self._cache: dict[Path, tuple[tuple[int, int], LoadedDocument]] = {}
+        self._cache: dict[Path, tuple[tuple[int, int] | str, LoadedDocument]] = {}
+        #: Documents open in an editor: their text is used instead of the file's.
+        self._buffers: dict[Path, str] = {}
         #: How many times a document was actually read (for tests of the cache).
         self.loads = 0
 
+    def open(self, path: Path, text: str) -> None:
+        """An editor has ``path`` open with ``text`` (unsaved changes included) until ``close``."""
+        self._buffers[path.resolve()] = text
+
+    def close(self, path: Path) -> bool:
+        """The editor closed ``path``: its file is read again. False when it was not open."""
+        return self._buffers.pop(path.resolve(), None) is not None
+
     def load(self, path: Path) -> LoadedDocument:
         key_path = path.resolve()
+        buffer = self._buffers.get(key_path)
+        if buffer is not None:
+            hit = self._cache.get(key_path)
+            if hit is not None and hit[0] == buffer:  # (a string compare: memcmp, not a parse)
+                return hit[1] if hit[1].path == path else replace(hit[1], path=path)
+            loaded = self._read(path, buffer)
+            self._cache[key_path] = (buffer, loaded)
+            return loaded
         try:
             st = key_path.stat()
         except OSError as exc:
@@ -141,12 +160,18 @@ class DocumentStore:
     def forget(self, path: Path) -> None:
         self._cache.pop(path.resolve(), None)
 
-    def _read(self, path: Path) -> LoadedDocument:
+    def _read(self, path: Path, text: str | None = None) -> LoadedDocument:
         self.loads += 1
-        try:  # only regular .yaml/.yml/.json files, size-capped (a `# doc:` line names any path)
-            text = read_document_text(path)
-        except DocumentError as exc:
-            return LoadedDocument(path, None, None, (Diagnostic("document", "error", None, exc.message),))
+        if text is None:
+            try:  # only regular .yaml/.yml/.json files, size-capped (a `# doc:` line names any path)
+                text = read_document_text(path)
+            except DocumentError as exc:
+                return LoadedDocument(path, None, None, (Diagnostic("document", "error", None, exc.message),))
+        elif len(text) > MAX_DOCUMENT_BYTES:  # an editor's buffer: the same cap as a file
+            return LoadedDocument(path, None, None, (Diagnostic(
+                "document", "error", None,
+                f"{path} is too large to be an app document ({len(text):,} characters; at most "
+                f"{MAX_DOCUMENT_BYTES:,})"),))
         if path.suffix == ".json":
             compiled = _compiled_symbols(path, text)
             if compiled is not None:

@@ -280,9 +280,9 @@ class _Formatter:
             return inner != "subscript"
         if unary_before:
             return False
+        if t == "EQUAL" or p == "EQUAL":  # before brackets: `f(a={...})` is a keyword's value too
+            return inner != "call"
         if t in _OPEN:
             # a call or subscript sticks to what it calls; a bracket after an operator or keyword does not
             return not (p in _OPERANDS or p in _CLOSE) or prev.text in ("True", "False", "None")
-        if t == "EQUAL" or p == "EQUAL":
-            return inner != "call"
         return True

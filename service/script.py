@@ -12,16 +12,19 @@ problems found in other files (the document, ``tapir.toml``) beside the script's
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from tapir.dsl import ast as A
 from tapir.dsl.analysis import Analysis, analyze
 from tapir.dsl.diagnostics import ERROR, WARNING, Diagnostic, count_summary
+from tapir.dsl.gcpause import paused_gc
 from tapir.dsl.parser import ParseResult, parse_tolerant
 from tapir.dsl.positions import LineIndex, Position, Span
 from tapir.dsl.symbols import SymbolTable
 from tapir.dsl.tokens import Token
 from tapir.service.documents import DocumentRef, LoadedDocument
+from tapir.service.reparse import reparse
 
 __all__ = ["CheckResult", "FileDiagnostics", "ScriptView", "build_view", "check_result"]
 
@@ -37,18 +40,22 @@ class FileDiagnostics:
 
 @dataclass(frozen=True)
 class ScriptView:
-    """A script with everything the queries need; nothing in it changes."""
+    """A script with everything the queries need; nothing in it changes.
+
+    The analysis (and so the diagnostics) is made when first asked for: a query that needs only
+    the text, the tree and the document (completing ``$elements``, the methods of an element)
+    does not wait for it after an edit."""
 
     path: Path | None
     #: The text as parsed (newlines normalised): spans and offsets refer to it.
     text: str
     parsed: ParseResult
-    analysis: Analysis
     document_ref: DocumentRef | None
     document: LoadedDocument | None
-    diagnostics: tuple[Diagnostic, ...]
     related: tuple[FileDiagnostics, ...] = ()
     index: LineIndex = field(default_factory=lambda: LineIndex(""))
+    #: More problems of the script than its parse and analysis find (the project's settings).
+    extra: tuple[Diagnostic, ...] = ()
 
     @property
     def module(self) -> A.Module:
@@ -56,7 +63,23 @@ class ScriptView:
 
     @property
     def symbols(self) -> SymbolTable | None:
-        return self.analysis.symbols
+        return self.document.symbols if self.document is not None else None
+
+    @cached_property
+    def analysis(self) -> Analysis:
+        # the analysis allocates hundreds of thousands of small objects, freed by reference
+        # counting: the cyclic collector, were it triggered, would scan every live analysis
+        with paused_gc():
+            return analyze(self.parsed.module, self.symbols)
+
+    @cached_property
+    def diagnostics(self) -> tuple[Diagnostic, ...]:
+        """Every problem of the script (syntax, checks, its document, the project), by position."""
+        analysis = self.analysis
+        found = [*self.parsed.errors, *analysis.diagnostics,
+                 *_document_diagnostics(self.document_ref, self.document, analysis), *self.extra]
+        found.sort(key=lambda d: (d.span or Span(0, 0, 0, 0), d.code))
+        return tuple(found)
 
     @property
     def tokens(self) -> tuple[Token, ...]:
@@ -121,19 +144,19 @@ def _document_diagnostics(ref: DocumentRef | None, loaded: LoadedDocument | None
 
 
 def build_view(path: Path | None, source: str, ref: DocumentRef | None, loaded: LoadedDocument | None,
-               extra: tuple[Diagnostic, ...] = (), related: tuple[FileDiagnostics, ...] = ()) -> ScriptView:
-    """Parse and analyse ``source`` against the loaded document; ``extra`` are more problems of
-    the script (the project's configuration)."""
-    parsed = parse_tolerant(source, str(path) if path else "<script>")
-    symbols = loaded.symbols if loaded is not None else None
-    analysis = analyze(parsed.module, symbols)
-    found = [*parsed.errors, *analysis.diagnostics, *_document_diagnostics(ref, loaded, analysis), *extra]
-    found.sort(key=lambda d: (d.span or Span(0, 0, 0, 0), d.code))
+               extra: tuple[Diagnostic, ...] = (), related: tuple[FileDiagnostics, ...] = (),
+               previous: ParseResult | None = None) -> ScriptView:
+    """Parse ``source`` (the analysis against the loaded document follows when first asked
+    for); ``extra`` are more problems of the script (the project's configuration).
+    ``previous``, a parse of an earlier version of the script, makes the parse reuse the
+    statements the edit did not touch (``reparse``)."""
+    name = str(path) if path else "<script>"
+    with paused_gc():
+        parsed = reparse(previous, source, name) if previous is not None else parse_tolerant(source, name)
     readable = loaded is not None and loaded.text is not None  # (a missing file has no problems of its own)
     if loaded is not None and readable and loaded.problems and not any(r.path == str(loaded.path) for r in related):
         related = (*related, FileDiagnostics(str(loaded.path), loaded.problems, loaded.text))
-    return ScriptView(path, parsed.text, parsed, analysis, ref, loaded, tuple(found), related,
-                      LineIndex(parsed.text))
+    return ScriptView(path, parsed.text, parsed, ref, loaded, related, LineIndex(parsed.text), extra)
 
 
 @dataclass(frozen=True)

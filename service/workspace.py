@@ -27,7 +27,7 @@ from tapir.dsl.errors import UsageError
 from tapir.dsl.positions import Position, Span, normalize_newlines
 from tapir.service.actions import CodeAction, code_actions
 from tapir.service.completion import CompletionItem, complete
-from tapir.service.config import ConfigError, ProjectConfig, find_config, load_config
+from tapir.service.config import CONFIG_NAME, ConfigError, ProjectConfig, find_config, load_config
 from tapir.service.documents import DocumentRef, DocumentStore, LoadedDocument, find_document
 from tapir.service.formatting import FormatResult, format_source
 from tapir.service.hover import Hover, hover
@@ -63,7 +63,9 @@ class Workspace:
         self.documents = DocumentStore()
         self._buffers: dict[Path, str] = {}
         self._views: dict[Path, _Cached] = {}
-        self._configs: dict[Path, tuple[tuple[int, int], ProjectConfig | ConfigError]] = {}
+        self._configs: dict[Path, tuple[tuple[int, int] | str, ProjectConfig | ConfigError]] = {}
+        #: ``tapir.toml`` files open in an editor, with their unsaved text.
+        self._config_buffers: dict[Path, str] = {}
 
     # -- editor buffers ---------------------------------------------------------------------------------
 
@@ -77,6 +79,22 @@ class Workspace:
         key = self._key(path)
         self._buffers.pop(key, None)
         self._views.pop(key, None)
+
+    def open_document(self, path: str | Path, text: str) -> None:
+        """An editor opened an app document or ``tapir.toml``: its unsaved ``text`` is what the
+        scripts that use it are checked against, until ``close_document``."""
+        key = self._key(path)
+        if key.name == CONFIG_NAME:
+            self._config_buffers[key] = text
+        else:
+            self.documents.open(key, text)
+
+    def close_document(self, path: str | Path) -> bool:
+        """The editor closed it: the file is read again. False when it was not open."""
+        key = self._key(path)
+        if key.name == CONFIG_NAME:
+            return self._config_buffers.pop(key, None) is not None
+        return self.documents.close(key)
 
     def text_of(self, path: str | Path) -> str:
         """The script's text: the open buffer's, else the file's (``UsageError`` if unreadable)."""
@@ -118,16 +136,21 @@ class Workspace:
         config_path = find_config(base)
         if config_path is None:
             return None
-        try:
-            st = config_path.stat()
-        except OSError:
-            return None
-        stamp = (st.st_mtime_ns, st.st_size)
+        buffer = self._config_buffers.get(config_path.resolve())
+        stamp: tuple[int, int] | str
+        if buffer is not None:
+            stamp = buffer
+        else:
+            try:
+                st = config_path.stat()
+            except OSError:
+                return None
+            stamp = (st.st_mtime_ns, st.st_size)
         hit = self._configs.get(config_path)
         if hit is not None and hit[0] == stamp:
             return hit[1]
         try:
-            loaded: ProjectConfig | ConfigError = load_config(config_path)
+            loaded: ProjectConfig | ConfigError = load_config(config_path, buffer)
         except ConfigError as exc:
             loaded = exc
         self._configs[config_path] = (stamp, loaded)
@@ -172,7 +195,7 @@ class Workspace:
                                 f"the project's {config.path.name} is invalid: {config.problems[0].message}",
                                 hint=f"see {config.path}"),)
             related = (FileDiagnostics(str(config.path), tuple(config.problems), config.text),)
-        view = build_view(Path(path), source, ref, loaded, extra, related)
+        view = build_view(Path(path), source, ref, loaded, extra, related, hit.view.parsed if hit else None)
         self._views[key] = _Cached(source, doc_key, ref, loaded, config, view)
         return view
 

@@ -15,6 +15,10 @@ settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
+#: The checker's golden scripts have deliberate errors: never pytest items, even under
+#: `pytest tests/`, where the Tapir plugin would collect the .tap files of a path given.
+collect_ignore_glob = ["golden/*"]
+
 REPO = Path(__file__).resolve().parent.parent
 #: ``$TAPIR_UPSTREAM`` points elsewhere (e.g. from a git worktree, whose parent has no shared/).
 UPSTREAM = Path(os.environ.get("TAPIR_UPSTREAM") or REPO.parent / "shared" / "upstream")
@@ -39,12 +43,12 @@ def adb_port() -> Iterator[int]:
 
     adbutils is pointed at /bin/false meanwhile, so that it can never start a stray server on
     the default port; the test is skipped when no adb binary is installed."""
-    from tapir.dsl.errors import DeviceError
+    from tapir.runtime.sim.errors import SimDeviceError
     from tapir.runtime.sim.launch import find_adb, free_port, kill_adb_server, start_adb_server
 
     try:
         find_adb()
-    except DeviceError as exc:
+    except SimDeviceError as exc:
         pytest.skip(str(exc))
     saved = os.environ.get("ADBUTILS_ADB_PATH")
     os.environ["ADBUTILS_ADB_PATH"] = "/bin/false"

@@ -12,6 +12,7 @@ from typing import Any
 
 from lxml import etree
 from tapir.docgen.model import AppDocument, Dialect
+from tapir.runtime.clock import SimulatedClock
 from tapir.runtime.device import AdbDevice
 from tapir.runtime.grounding.items import node_text
 from tapir.runtime.grounding.result import Grounding, ScreenMatch
@@ -143,5 +144,6 @@ def make_runtime(app: Any, document: AppDocument, *, foreground: bool = True, gr
     trace = MemoryTrace()
     rt = DeviceRuntime(device, document, grounder or XPathGrounder(document),
                        config=config or SessionConfig(settle=SettleConfig.for_simulator()),
-                       trace=trace, source=source, sleep=lambda s: None)
+                       trace=trace, source=source, sleep=lambda s: None,
+                       wait_clock=SimulatedClock(sim.advance_time))
     return rt, sim, trace

@@ -1,5 +1,5 @@
 """The device layer without a device: command strings, text escaping, output parsing, the
-retry policy, serial selection, and the adbutils transport against a minimal fake adb server."""
+retry policy and serial selection (the transport itself: test_adb_transport.py)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,8 @@ import base64
 import errno
 import shlex
 import shutil
-import socket
-import socketserver
 import subprocess
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import adbutils
@@ -20,7 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tapir.dsl.errors import DeviceError, UsageError
 from tapir.runtime import adb_shell
-from tapir.runtime.device import AdbDevice, AdbutilsTransport, Device, open_device, resolve_serial
+from tapir.runtime.device import AdbDevice, Device, resolve_serial
+from tapir.runtime.hierarchy import parse_uiautomator
 from tapir.runtime.retry import FailureKind, NotSent, RetryPolicy, TransientError, call_with_retry, classify
 
 # -- what `input text` does on the device -----------------------------------------------------
@@ -351,6 +349,35 @@ def test_truncated_dump_is_retried() -> None:
     assert dev.dump_hierarchy() == XML and len(transport.commands) == 2
 
 
+def test_dump_as_bytes_is_what_the_device_sent_and_checked_the_same_way() -> None:
+    sent = f"UI hierchary dumped to: {adb_shell.DUMP_PATH}\n{XML}\n".encode()
+    dev, _, _ = device(lambda c: sent)
+    assert dev.dump_hierarchy_bytes() is sent  # not decoded, not copied: the parser skips the banner
+    assert parse_uiautomator(dev.dump_hierarchy_bytes()).nodes[0].id == 0
+    answers = iter([b"ERROR: could not get idle state.\n", XML[:40].encode(), XML.encode()])
+    dev, transport, _ = device(lambda c: next(answers))
+    assert dev.dump_hierarchy_bytes() == XML.encode() and len(transport.commands) == 3
+    dev, _, _ = device(lambda c: b"ERROR: UiAutomationService x already registered!")
+    with pytest.raises(DeviceError):
+        dev.dump_hierarchy_bytes()
+
+
+def test_the_session_parses_the_dumps_bytes_and_survives_a_broken_character() -> None:
+    from tapir.runtime.screen_cache import ScreenCache
+    from tapir.runtime.session_model import SessionConfig, SessionStats
+
+    class Grounder:
+        def identify_screen(self, tree: object) -> object:
+            from tapir.runtime.grounding.result import ScreenMatch
+            return ScreenMatch(None, 0.0, ())
+
+    broken = XML.replace("<node/>", '<node text="caf\xe9"/>').encode("latin-1")  # not UTF-8
+    dev, transport, _ = device(lambda c: broken)
+    screen = ScreenCache(dev, Grounder(), SessionConfig(), SessionStats())  # type: ignore[arg-type]
+    obs = screen.observe()
+    assert obs.tree.nodes[0].text == "caf\ufffd" and len(transport.commands) == 1
+
+
 def test_gestures_and_keys_send_input_commands() -> None:
     dev, transport, _ = device(lambda c: b"")
     dev.tap(10, 20)
@@ -496,111 +523,3 @@ def test_resolve_serial_without_a_server() -> None:
     client = FakeClient(adbutils.AdbError("connect to adb server failed: [Errno 111] Connection refused"))
     with pytest.raises(DeviceError, match="cannot reach the adb server at 127.0.0.1:5037"):
         resolve_serial(None, client=client, env={})
-
-
-# -- adbutils against a minimal fake adb server -----------------------------------------------
-
-class _FakeAdbServer(socketserver.ThreadingTCPServer):
-    """Just enough of the adb host protocol: devices, version, tport, shell (section 1 of the
-    simulator report). ``outputs`` maps a shell command to its output."""
-
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def __init__(self, serials: dict[str, str], outputs: dict[str, bytes]) -> None:
-        super().__init__(("127.0.0.1", 0), _FakeAdbHandler)
-        self.serials, self.outputs = serials, outputs
-        self.requests_seen: list[str] = []
-
-
-class _FakeAdbHandler(socketserver.BaseRequestHandler):
-    server: _FakeAdbServer
-
-    def _read_request(self) -> str:
-        head = self._read(4)
-        return self._read(int(head, 16)).decode() if head else ""
-
-    def _read(self, n: int) -> bytes:
-        data = b""
-        while len(data) < n:
-            chunk = self.request.recv(n - len(data))
-            if not chunk:
-                return b""
-            data += chunk
-        return data
-
-    def _reply(self, payload: str) -> None:
-        data = payload.encode()
-        self.request.sendall(b"OKAY" + f"{len(data):04x}".encode() + data)
-
-    def _fail(self, message: str) -> None:
-        self.request.sendall(b"FAIL" + f"{len(message):04x}".encode() + message.encode())
-
-    def handle(self) -> None:
-        request = self._read_request()
-        self.server.requests_seen.append(request)
-        if request == "host:version":
-            self._reply("0029")
-        elif request == "host:devices":
-            self._reply("".join(f"{s}\t{state}\n" for s, state in self.server.serials.items()))
-        elif request.startswith("host:tport:serial:"):
-            serial = request.rsplit(":", 1)[1]
-            if self.server.serials.get(serial) != "device":
-                self._fail(f"device '{serial}' not found")
-                return
-            self.request.sendall(b"OKAY" + (1).to_bytes(8, "little"))
-            command = self._read_request()
-            self.server.requests_seen.append(command)
-            self.request.sendall(b"OKAY" + self.server.outputs.get(command.removeprefix("shell:"), b""))
-        self.request.shutdown(socket.SHUT_WR)
-
-
-@pytest.fixture
-def fake_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[_FakeAdbServer]:
-    # a dead or missing server must never make adbutils spawn a real one
-    monkeypatch.setenv("ADBUTILS_ADB_PATH", "/bin/false")
-    big = PNG + bytes(range(256)) * 4096  # 1 MB: read linearly, not in quadratic 4 KiB steps
-    server = _FakeAdbServer({"sim-1": "device", "sim-off": "offline"},
-                            {"wm size": b"Physical size: 1080x2400\n", "screencap -p": big,
-                             "input tap 3 4": b""})
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
-
-
-def test_adbutils_transport_end_to_end(fake_server: _FakeAdbServer) -> None:
-    client = adbutils.AdbClient("127.0.0.1", fake_server.server_address[1])
-    assert resolve_serial(None, client=client, env={}) == "sim-1"
-    dev = open_device(None, client=client)
-    assert dev.serial == "sim-1"
-    assert dev.screen_size() == (1080, 2400)
-    assert len(dev.screenshot_png()) == len(PNG) + 256 * 4096
-    dev.tap(3, 4)
-    assert "shell:input tap 3 4" in fake_server.requests_seen
-
-
-def test_adbutils_transport_unknown_serial_fails_fast(fake_server: _FakeAdbServer) -> None:
-    client = adbutils.AdbClient("127.0.0.1", fake_server.server_address[1])
-    dev = AdbDevice("ghost", client=client, sleep=Sleeps())
-    with pytest.raises(DeviceError) as err:
-        dev.tap(1, 2)
-    assert err.value.message == "device ghost: `input tap 1 2` failed: device 'ghost' not found"
-    transport = AdbutilsTransport("ghost", client)
-    with pytest.raises(NotSent):
-        transport.shell("echo", timeout=1)
-
-
-def test_dead_server_is_a_device_error_without_spawning_adb(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ADBUTILS_ADB_PATH", "/bin/false")
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    with pytest.raises(DeviceError, match=f"cannot reach the adb server at 127.0.0.1:{port}"):
-        resolve_serial(None, client=adbutils.AdbClient("127.0.0.1", port), env={})
-    sleep = Sleeps()
-    dev = AdbDevice("emu-1", client=adbutils.AdbClient("127.0.0.1", port), sleep=sleep)
-    with pytest.raises(DeviceError, match="after 4 attempts"):
-        dev.tap(1, 2)  # never reached the device, so retrying a tap is safe
-    assert sleep.waits == [0.2, 0.5, 1.0]

@@ -28,6 +28,7 @@ if importlib.util.find_spec("tapir.runtime.sim.launch") is None:  # pragma: no c
 from runtime_helpers import DirectTransport  # noqa: E402
 from sim_tiny_app import DETAILS, MAIN, PACKAGE, TinyApp  # noqa: E402  (tests/ is on sys.path)
 from tapir.runtime.sim.device import SimDevice  # noqa: E402
+from tapir.runtime.sim.errors import SimDeviceError  # noqa: E402
 from tapir.runtime.sim.faults import Faults  # noqa: E402
 from tapir.runtime.sim.launch import RunningSim, start_sim  # noqa: E402
 
@@ -121,7 +122,7 @@ def running() -> Iterator[tuple[RunningSim, TinyApp]]:
     app = TinyApp()
     try:
         sim = start_sim([app])
-    except DeviceError as exc:  # no adb binary, or no free port
+    except SimDeviceError as exc:  # no adb binary, or no free port
         pytest.skip(f"cannot start the simulator behind adb: {exc.message}")
     with sim:
         yield sim, app

@@ -17,6 +17,7 @@ from tapir.dsl.api import ELEMENT_METHODS, LIST_KINDS, Kind, methods_for
 from tapir.dsl.errors import ActionError, Span
 from tapir.dsl.runtime_api import UIRuntime
 from tapir.dsl.values import ElementHandle
+from tapir.dsl.watchers import Watcher
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "tests" / "golden" / "example_app.yaml"
@@ -103,6 +104,24 @@ class Recorder:
     def enter(self, span: Span) -> None:
         self._log("enter")
 
+    def wait_for(self, target: ElementHandle | str, gone: bool, timeout: float, span: Span, *,
+                 watchers: bool = True, must: bool = False) -> bool:
+        self._log("wait_for", str(target), gone, timeout)
+        return True
+
+    def sleep(self, seconds: float, span: Span) -> None:
+        self._log("sleep", seconds)
+
+    def app(self, action: str, extras: dict[str, Any] | None, span: Span) -> None:
+        self._log("app", action, extras)
+
+    def screenshot(self, name: str | None, span: Span) -> str:
+        self._log("screenshot", name)
+        return f"{name}.png"
+
+    def watch(self, watcher: Watcher, span: Span) -> None:
+        self._log("watch", watcher.tap, watcher.when, watcher.when_text)
+
     def close(self) -> None:
         pass
 
@@ -153,6 +172,27 @@ def test_generated_page_objects_drive_the_runtime(tmp_path: Path) -> None:
     assert isinstance(app.songs_screen.sort_button, module.Button)
     assert isinstance(app.songs_screen.sort_button, pages.Element)
     assert not hasattr(app.songs_screen.sort_button, "set_text")
+
+
+def test_page_objects_wait_watch_and_take_screenshots(tmp_path: Path) -> None:
+    """The script features are page-object methods too: elements passed to the app's functions
+    are passed as the handles a script would pass."""
+    app = _load_generated(tmp_path).connect(runtime := Recorder())
+    assert app.songs_screen.sort_button.exists(timeout=2) is True
+    app.songs_screen.song_list.wait_gone()
+    app.watch(app.home_screen.settings_button, when="Rate us")
+    assert app.screenshot(name="after") == "after.png"
+    app.launch_app(args={"tab": "songs"})
+    app.sleep(1.5)
+    assert runtime.calls == [
+        ("wait_for", "$songs_screen__sort_button", False, 2),
+        ("wait_for", "$songs_screen__song_list", True, 10),
+        ("watch", "home_screen__settings_button", None, "Rate us"),
+        ("screenshot", "after"),
+        ("app", "launch", {"tab": "songs"}),
+        ("sleep", 1.5),
+    ]
+    assert not hasattr(app, "param")  # a run's parameter is no page-object method
 
 
 def test_names_of_generated_classes_and_attributes() -> None:

@@ -49,8 +49,10 @@ MUSIC_SCREENS: dict[str, tuple[Callable[[Any], None], set[str]]] = {
     "song_properties_dialog": (lambda a: a.open("song_properties", song=1), set()),
     "delete_song_dialog": (lambda a: a.open("delete_song", song=1), set()),
     "sort_dialog": (lambda a: a.open("sort_songs"), set()),
-    "playlists_screen": (lambda a: a.switch("playlists"), set()),
-    "playlist_screen": (lambda a: a.open("playlist", playlist=1), {"empty_text"}),
+    "playlists_screen": (lambda a: a.switch("playlists"),
+                         {"now_playing_bar", "now_playing_title", "play_pause_button"}),
+    "playlist_screen": (lambda a: a.open("playlist", playlist=1), {"empty_text", "now_playing_bar", "now_playing_title",
+                                                                   "play_pause_button"}),
     "playlist_menu": (lambda a: (a.open("playlist", playlist=1), a.tap(*_center(a, "More options"))), set()),
     "playlist_song_menu": (lambda a: a.open("playlist_song_options", song=1, playlist=1), set()),
     "rename_playlist_dialog": (lambda a: a.open("rename_playlist", playlist=1), set()),
@@ -98,6 +100,7 @@ NOTES_SCREENS: dict[str, tuple[Callable[[Any], None], set[str]]] = {
     "delete_note_dialog": (lambda a: a.open("delete_note", note=1), set()),
     "edit_note_screen": (lambda a: a.open("edit_note"), set()),
     "discard_changes_dialog": (lambda a: a.open("discard_changes"), set()),
+    "rate_dialog": (lambda a: a.open("rate_app"), set()),
 }
 
 CONTACTS_SCREENS: dict[str, tuple[Callable[[Any], None], set[str]]] = {
@@ -129,7 +132,8 @@ CLOCK_SCREENS: dict[str, tuple[Callable[[Any], None], set[str]]] = {
 }
 
 WEATHER_SCREENS: dict[str, tuple[Callable[[Any], None], set[str]]] = {
-    "forecast_screen": (lambda a: None, set()),
+    # no refresh status before a refresh (tests/test_script_features_e2e.py shows both)
+    "forecast_screen": (lambda a: None, {"updating_text", "updated_text"}),
     "day_dialog": (lambda a: a.open("day_details", day=2), set()),
     "main_menu": (lambda a: a.tap(*_center(a, "More options")), set()),
     "settings_screen": (lambda a: a.open("settings"), set()),

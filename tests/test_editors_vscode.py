@@ -366,3 +366,48 @@ def test_the_client_attaches_to_a_server_listening_on_tcp(packaged: Path, worksp
     gone = steps["server gone"]  # the user's server stopped: said once, not restarted
     assert gone["starts"] == 1 and gone["lastMessage"]["text"].endswith(f"port {port} closed the connection.")
     assert len(report["messages"]) == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# The packaged client against the real server
+
+
+@pytest.fixture()
+def real_workspace(tmp_path: Path) -> Path:
+    """A workspace whose .venv/bin/tapir runs the real `tapir lsp` (logging each start for the
+    host, which finds the process to kill that way), with tapir.toml naming the music document."""
+    tapir = tmp_path / ".venv" / "bin" / "tapir"
+    tapir.parent.mkdir(parents=True)
+    tapir.write_text(
+        f"#!{sys.executable}\n"
+        "import json, os, sys\n"
+        "with open(os.environ['TAPIR_STUB_LOG'], 'a') as log:\n"
+        "    log.write(json.dumps({'pid': os.getpid(), 'argv': sys.argv[1:], 'cwd': os.getcwd(),\n"
+        "                          'mark': os.environ.get('TAPIR_STUB_MARK')}) + '\\n')\n"
+        # the host's settings change adds `--changed`; the real server gets a real flag in its place
+        "args = ['--debounce=40' if a == '--changed' else a for a in sys.argv[1:]]\n"
+        "os.execv(sys.executable, [sys.executable, '-m', 'tapir.cli', *args])  # (the same pid)\n",
+        encoding="utf-8")
+    tapir.chmod(0o755)
+    shutil.copy(REPO / "samples" / "music" / "music.yaml", tmp_path / "music.yaml")
+    (tmp_path / "tapir.toml").write_text('[documents]\n"*.tap" = "music.yaml"\n', encoding="utf-8")
+    return tmp_path
+
+
+def test_the_client_starts_restarts_and_stops_the_real_server(packaged: Path, real_workspace: Path) -> None:
+    settings = {"tapir.server.path": ".venv/bin/tapir",
+                "tapir.server.env": {"TAPIR_STUB_LOG": str(real_workspace / "server.jsonl"), "TAPIR_STUB_MARK": "set"}}
+    report = host("lifecycle", packaged, real_workspace, settings)
+    steps = {s["name"]: s for s in report["steps"]}
+    assert report["starts"][0]["argv"] == ["lsp"]
+    assert steps["ready"]["status"] == {"text": "Tapir: ready", "severity": 0}
+    (diagnostic,) = steps["diagnostics"]["diagnostics"]
+    assert (diagnostic["line"], diagnostic["character"], diagnostic["severity"]) == (1, 0, 0)
+    assert "songs_screen__nope" in diagnostic["message"]
+    for crash in range(1, 6):
+        step = steps[f"restarted after crash {crash}"]
+        assert step["starts"] == 1 + crash and step["diagnostics"] == 1 and step["messages"] == 0
+    assert steps["gave up"]["status"] == {"text": "Tapir: server stopped", "severity": 2}
+    assert steps["restarted by command"]["starts"] == 7
+    assert steps["restarted for new settings"]["argv"] == ["lsp", "--changed"]
+    assert steps["deactivated"]["serverAlive"] is False

@@ -87,6 +87,16 @@ def test_formatting_generated_programs_keeps_their_meaning(source: str) -> None:
     assert format_source(result.text).text == result.text
 
 
+@pytest.mark.parametrize("source,expected", [
+    ('launch_app(args = {"n": 1})\n', 'launch_app(args={"n": 1})\n'),
+    ("f(a=[1], b = (2,))\n", "f(a=[1], b=(2,))\n"),
+    ("def g(a = [1]):\n    return a\n", "def g(a=[1]):\n    return a\n"),
+    ("x=[1]\n", "x = [1]\n"),
+])
+def test_a_keyword_s_value_in_brackets_sticks_to_its_equal_sign(source: str, expected: str) -> None:
+    assert format_source(source).text == expected
+
+
 def test_a_script_with_syntax_errors_is_left_alone() -> None:
     result = format_source("x = = 1\n")
     assert result.text is None and result.errors[0].code == "syntax" and not result.changed

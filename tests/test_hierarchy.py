@@ -4,6 +4,7 @@ navigation, the AutoDroid-V2 HTML rendering rules and XPath evaluation on it."""
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
 
 import pytest
@@ -84,7 +85,6 @@ def test_uiautomator_explicit_editable_attribute_wins() -> None:
     ("ERROR: could not get idle state.", "no <hierarchy>"),
     ("<hierarchy><node bounds='[0,0][1,1]'>", "malformed"),
     ("<?xml version='1.0'?><html><node/></html>", "root element is <html>"),
-    ("<hierarchy><node bounds='[0,0]'/></hierarchy>", "unreadable bounds"),
 ])
 def test_uiautomator_rejects_broken_dumps(bad: str, why: str) -> None:
     with pytest.raises(HierarchyError, match=why):
@@ -105,12 +105,28 @@ def test_tree_navigation() -> None:
     assert [n.id for n in tree.find(lambda n: n.clickable)] == [2, 4]
 
 
-def test_fast_node_construction_equals_the_dataclass_constructor() -> None:
+def test_parsed_nodes_equal_nodes_built_from_their_fields() -> None:
     tree = parse_uiautomator(SMALL_XML)
     for node in tree:
-        rebuilt = UINode(**{name: getattr(node, name) for name in UINode.__dataclass_fields__})
-        assert rebuilt == node and hash(rebuilt) == hash(node)
-        assert set(vars(node)) == set(UINode.__dataclass_fields__)
+        fields = {name: getattr(node, name) for name in UINode.FIELDS}
+        rebuilt = UINode(**fields)  # type: ignore[arg-type]
+        assert rebuilt == node and hash(rebuilt) == hash(node) and UINode.build(fields) == node
+        assert {name: getattr(rebuilt, name) for name in UINode.FIELDS} == fields
+        assert pickle.loads(pickle.dumps(node)) == node
+    root, edit = tree.nodes[:2]
+    assert root != edit and root != "root"
+    assert repr(edit) == ("UINode(id=1, class_name='android.widget.EditText', resource_id='org.example:id/q', "
+                          "text='Search', bounds=[0,100][1080,200])")
+
+
+def test_nodes_are_read_only() -> None:
+    node = parse_uiautomator(SMALL_XML).nodes[1]
+    for name in ("text", "bounds", "clickable", "class_name", "path"):
+        with pytest.raises(AttributeError):
+            setattr(node, name, None)
+    with pytest.raises(AttributeError):
+        node.extra = 1  # type: ignore[attr-defined]
+    assert node.attribute("resource-id") == "org.example:id/q" and node.attribute("drawing-order") is None
 
 
 def _view(temp_id: int, parent: int, children: list[int], cls: str = "android.widget.FrameLayout",
@@ -164,7 +180,7 @@ def test_view_list_without_links_is_a_forest() -> None:
 def test_assemble_repairs_truncated_child_lists_and_cycles() -> None:
     def raw(i: int, parent: int | None, children: list[int]) -> RawNode:
         return RawNode(i, parent, children, {name: getattr(UINode(0, None, (), ()), name)
-                                             for name in UINode.__dataclass_fields__
+                                             for name in UINode.FIELDS
                                              if name not in ("id", "parent", "children", "path")})
 
     # node 3 names parent 0, which does not list it; 4 and 5 point at each other only
@@ -215,10 +231,11 @@ def test_html_rendering_rules() -> None:
 
 
 def test_html_tag_names_that_xml_forbids_are_sanitised() -> None:
-    views = [_view(0, -1, [1], "com.example.Outer$Inner"), _view(1, 0, [], "x.9Patch", text="\x01ok")]
+    views = [_view(0, -1, [1], "com.example.Outer$Inner"), _view(1, 0, [], "x.9Patch", text="\x01o\ud800k\ufffe",
+                                                                 content_description="a\x0bb")]
     view = html_view(parse_view_list(views))
     assert view.tag(0) == "Outer_Inner" and view.tag(1) == "p"
-    assert view.xpath("//*[text()='ok']")[0].id == 1
+    assert view.xpath("//*[text()='ok']")[0].id == 1 and view.xpath("//*[@alt='ab']")[0].id == 1
 
 
 def _launcher_view():  # type: ignore[no-untyped-def]
@@ -314,3 +331,84 @@ def test_real_view_list_matches_its_uiautomator_twin(upstream: Path) -> None:
     # the app frame is the same in both until the web content starts
     head = [(n.class_name, n.resource_id) for n in views.nodes[:10]]
     assert head == [(n.class_name, n.resource_id) for n in xml.nodes[:10]]
+
+
+def _reference_nodes(data: bytes) -> list[dict[str, object]]:
+    """Every field of every view, read straight from the XML with lxml (an independent
+    reading of what ``parse_uiautomator`` must produce)."""
+    from lxml import etree
+
+    start = min(i for i in (data.find(b"<?xml"), data.find(b"<hierarchy")) if i >= 0)
+    root = etree.fromstring(data[start:data.rfind(b"</hierarchy>") + len(b"</hierarchy>")])
+    elements = list(root.iter("node"))
+    index = {el: i for i, el in enumerate(elements)}
+    out = []
+    for el in elements:
+        up = el.getparent()
+        path: list[int] = []
+        node, parent = el, up
+        while parent is not None and parent.tag == "node":
+            path.insert(0, list(parent).index(node))
+            node, parent = parent, parent.getparent()
+        cls = el.get("class", "")
+        def flag(name: str, el: etree._Element = el) -> bool:
+            return el.get(name) == "true"
+
+        out.append({
+            "id": index[el], "parent": index.get(up), "children": tuple(index[c] for c in el if c.tag == "node"),
+            "path": tuple(path), "class_name": cls, "resource_id": el.get("resource-id", ""),
+            "text": el.get("text", ""), "content_desc": el.get("content-desc", ""),
+            "bounds": Bounds.parse(el.get("bounds")) if el.get("bounds") else Bounds(0, 0, 0, 0),
+            "package": el.get("package", ""), "clickable": flag("clickable"),
+            "long_clickable": flag("long-clickable"), "checkable": flag("checkable"), "checked": flag("checked"),
+            "selected": flag("selected"), "scrollable": flag("scrollable"),
+            "editable": flag("editable") if el.get("editable") else (cls.endswith("EditText") or cls in (
+                "android.widget.AutoCompleteTextView", "android.widget.MultiAutoCompleteTextView",
+                "android.widget.SearchView$SearchAutoComplete")),
+            "focusable": flag("focusable"), "focused": flag("focused"), "enabled": el.get("enabled") != "false",
+            "visible": el.get("visible-to-user") != "false", "password": flag("password"),
+        })
+    return out
+
+
+@pytest.mark.upstream
+def test_every_real_dump_parses_to_what_its_xml_says(upstream: Path) -> None:
+    """87 dumps from real phones: each parses to exactly the fields its XML holds, or is refused
+    for a reason a person can act on (three are not dumps: an error text, a cut-off file)."""
+    files = sorted((upstream / "uiautomator" / "real").glob("*.xml"))
+    assert len(files) == 87
+    refused = {}
+    for path in files:
+        data = path.read_bytes()
+        try:
+            tree = parse_uiautomator(data)
+        except HierarchyError as exc:
+            refused[path.name] = exc.message
+            continue
+        expected = _reference_nodes(data)
+        assert [{name: getattr(n, name) for name in UINode.FIELDS} for n in tree.nodes] == expected, path.name
+        assert tree.roots == tuple(n["id"] for n in expected if n["parent"] is None)
+        assert (tree.width, tree.height) == (max(n["bounds"].x2 for n in expected if n["parent"] is None),  # type: ignore[attr-defined]
+                                             max(n["bounds"].y2 for n in expected if n["parent"] is None))  # type: ignore[attr-defined]
+    assert refused.keys() == {"019.xml", "047.xml", "079.xml"}
+    assert all(why.startswith(("not a uiautomator dump", "malformed uiautomator dump")) for why in refused.values())
+
+
+def test_odd_bounds_fail_when_read_naming_the_view() -> None:
+    tree = parse_uiautomator("<hierarchy>" + _xml_node("android.view.View", "[0,0][1,1]",
+                                                        _xml_node("android.view.View", "[0,0]")) + "</hierarchy>")
+    assert tree.nodes[1].text == ""  # the rest of the view reads fine
+    with pytest.raises(HierarchyError, match=r"node 1: unreadable bounds '\[0,0\]'"):
+        tree.nodes[1].bounds  # noqa: B018
+
+
+def test_uiautomator_xpaths_run_on_the_dump_itself() -> None:
+    tree = parse_uiautomator(SMALL_XML)
+    assert tree.xml is not None and tree.xml.startswith(b"<?xml") and tree.xml.endswith(b"</hierarchy>")
+    assert tree.document is not None and tree.document.tag == "hierarchy"
+    assert [n.id for n in tree.xpath("//node[@content-desc='Play']")] == [4]
+    assert [n.id for n in tree.xpath("//node[@clickable='true']/@bounds")] == [2, 4]  # attribute hits: their element
+    hit = tree.document.xpath("//node[@text='Search']")[0]
+    assert tree.node_of(hit) is tree.nodes[1] and tree.node_of(tree.document) is None
+    views = parse_view_list([{"temp_id": 0, "class": "android.view.View"}])
+    assert views.document is None and views.xpath("//node") == []

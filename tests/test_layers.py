@@ -1,8 +1,15 @@
-"""The layer rule: grammar -> dsl -> runtime.hierarchy -> docgen -> service -> runtime -> codegen, lsp -> eval -> cli.
+"""The layer rule: grammar -> dsl -> runtime.hierarchy -> docgen -> service -> runtime -> codegen, lsp, repl, runner
+-> eval -> cli.
 
 Nothing imports upward. ``runtime.hierarchy`` (reading UI dumps) sits below the documents so that
 documents can be built from recorded hierarchies; ``service`` is the language service (workspace,
-configuration) that the command line, the server, the REPL and the code generator share.
+configuration) that the command line, the server, the REPL and the code generator share;
+``runner`` runs test scripts on device pools (``tapir test``, the pytest plugin), and ``eval``
+shares its device pool.
+
+``runtime.sim``, the simulated phone, sits under everything and imports nothing of Tapir: it may
+only offer what a phone offers (adb services, dumps, screenshots), so that Tapir is tested
+against a device, not against itself.
 """
 
 from __future__ import annotations
@@ -16,8 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # that must not import each other.
 # A dotted key is a sub-layer of its package: the longest key that prefixes a module decides.
 RANK: dict[str, float] = {
-    "grammar": 0, "dsl": 1, "runtime.hierarchy": 1.5, "docgen": 2, "service": 2.5, "runtime": 3,
-    "codegen": 4, "lsp": 4, "eval": 4.5, "cli": 5,
+    "runtime.sim": -1, "grammar": 0, "dsl": 1, "runtime.hierarchy": 1.5, "docgen": 2, "service": 2.5, "runtime": 3,
+    "codegen": 4, "lsp": 4, "repl": 4, "runner": 4, "eval": 4.5, "cli": 5,
 }
 
 
@@ -92,3 +99,15 @@ def test_sub_layers_are_told_apart() -> None:
     assert _layer_of("tapir.runtime.grounding") == "runtime"
     assert _layer_of_path(ROOT / "runtime" / "hierarchy" / "model.py") == "runtime.hierarchy"
     assert _layer_of_path(ROOT / "cli" / "run.py") == "cli"
+
+
+def test_the_simulator_imports_nothing_of_tapir_but_itself() -> None:
+    """Stated on its own (the rank above implies it): a phone knows nothing of Tapir."""
+    outside = []
+    for path in sorted((ROOT / "runtime" / "sim").rglob("*.py")):
+        for lineno, module in _imports(path):
+            if module.split(".")[0] == "tapir" and not module.startswith("tapir.runtime.sim"):
+                outside.append(f"{path.relative_to(ROOT)}:{lineno}: {module}")
+    assert not outside, "the simulator imports Tapir:\n" + "\n".join(outside)
+    assert _layer_of("tapir.runtime.sim.launch") == "runtime.sim"
+    assert RANK["runtime.sim"] < min(rank for layer, rank in RANK.items() if layer != "runtime.sim")

@@ -1,5 +1,6 @@
 """mypy, with the project's configuration (pyproject.toml), passes on the whole package: every
-package pyproject.toml installs (the tests and benchmarks, which are not installed, aside)."""
+package pyproject.toml installs (the tests and benchmarks, which are not installed, aside). This
+takes in what earlier checks named one by one (dsl/, service/, lsp/, the REPL, the test runner)."""
 
 from __future__ import annotations
 
@@ -53,3 +54,4 @@ def test_mypy_passes_on_the_whole_package(tmp_path: Path, monkeypatch: pytest.Mo
     ])
     assert status == 0, out + err
     assert "Success: no issues found" in out
+

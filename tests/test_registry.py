@@ -120,7 +120,16 @@ def test_registry_flags_can_express_what_later_features_need() -> None:
     with REGISTRY.extended(exists, sleep, secret):
         r = run_script("print(secret('pin'))\nsleep(0.0)\nprint($a__b.exists())", _fake().factory(), output=None)
         assert r.ok and r.printed == ("s3cret", "True")
-        assert [e.name for e in REGISTRY.entries(Namespace.GLOBAL)][-2:] == ["sleep", "secret"]
+        # a replaced entry keeps its place, a new one comes last
+        names = [e.name for e in REGISTRY.entries(Namespace.GLOBAL)]
+        assert names[-1] == "secret" and REGISTRY.get(Namespace.GLOBAL, "sleep") is sleep
+    # the language's own entries carry the same flags
+    real = {name: REGISTRY.element_method(name) or REGISTRY.get(Namespace.GLOBAL, name)
+            for name in ("exists", "wait", "wait_gone", "wait_text", "sleep", "launch_app", "screenshot", "param")}
+    assert all(e is not None and not e.navigates for e in real.values())
+    assert not real["exists"].acts_on_device and real["exists"].needs_device  # type: ignore[union-attr]
+    assert not real["sleep"].needs_device and real["launch_app"].acts_on_device  # type: ignore[union-attr]
+    assert not real["param"].page_object  # type: ignore[union-attr]
 
 
 def test_signatures_are_checked_when_entries_are_made() -> None:

@@ -87,6 +87,23 @@ def _notes_write(app: Any, run: RunResult) -> None:
     assert note.body == "Kitchen tap drips; ask about Tuesday."
 
 
+def _notes_rate_prompt(app: Any, run: RunResult) -> None:
+    titles = [n.title for n in app.state.notes]
+    assert len(titles) == 15 and {"Milk and eggs", "Call Ana back", "Fix the bike"} <= set(titles)
+    # the prompt was on, asked after each save and was answered "Not now" each time
+    assert (app.state.rate_prompt_after, app.state.saves, app.state.rated) == (1, 3, False)
+    assert app.current_dialog is None
+
+
+def _clock_run_timer(app: Any, run: RunResult) -> None:
+    assert app.state.timer_state == "idle" and app.now - app.start_time >= 40
+
+
+def _weather_refresh(app: Any, run: RunResult) -> None:
+    assert app.state.updating_until is None and app.state.updated_at is not None
+    assert run.printed == (run.printed[0],) and run.printed[0].startswith("Updated at ")
+
+
 STATE_CHECKS: dict[str, Callable[[Any, RunResult], None]] = {
     "music/play_song.tap": _music_play_song,
     "music/add_artist_to_playlist.tap": _music_add_artist,
@@ -100,6 +117,9 @@ STATE_CHECKS: dict[str, Callable[[Any, RunResult], None]] = {
     "contacts/favourite_contact.tap": _contacts_favourite,
     "notes/tick_shopping_item.tap": _notes_tick,
     "notes/write_note.tap": _notes_write,
+    "notes/rate_prompt.tap": _notes_rate_prompt,
+    "clock/run_timer.tap": _clock_run_timer,
+    "weather/refresh_forecast.tap": _weather_refresh,
 }
 
 #: (dumps, device inputs) of each sample run, for the average checked at the end.
@@ -112,11 +132,11 @@ def test_there_are_samples_for_the_required_cases() -> None:
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=[p.relative_to(SAMPLES).as_posix() for p in SCRIPTS])
-def test_sample_runs_on_its_simulated_app(script: Path, adb_port: int) -> None:
+def test_sample_runs_on_its_simulated_app(script: Path, adb_port: int, tmp_path: Path) -> None:
     name = script.relative_to(SAMPLES).as_posix()
     source = script.read_text(encoding="utf-8")
     conn = connection_for(script, source, device=f"sim:{script.parent.name}", doc=None)
-    conn = replace(conn, adb_port=adb_port)
+    conn = replace(conn, adb_port=adb_port, artifacts=str(tmp_path / "artifacts"))
     made: list[DeviceRuntime] = []
 
     def factory() -> DeviceRuntime:
@@ -133,7 +153,8 @@ def test_sample_runs_on_its_simulated_app(script: Path, adb_port: int) -> None:
     if check is not None:
         check(app, result)
     assert rt.stats.device_actions > 0
-    _COUNTS[name] = (rt.stats.dumps, rt.stats.device_actions)
+    # a wait's dumps measure how long the app took, not the runtime (SessionStats.wait_dumps)
+    _COUNTS[name] = (rt.stats.dumps - rt.stats.wait_dumps, rt.stats.device_actions)
 
 
 def test_dumps_per_action_over_the_samples() -> None:
@@ -177,18 +198,19 @@ def test_tapir_test_reports_each_script_and_fails_when_one_does(tmp_path: Path, 
     (tmp_path / "bad.tap").write_text(f"# doc: {doc}\nn = len($songs_screen__song_list)\n"
                                       "assert n == 3, f'{n} songs'\n")
     junit = tmp_path / "report.xml"
-    code = main(["test", str(tmp_path), "--device", "sim:music", "--junit", str(junit)])
+    code = main(["test", str(tmp_path), "--device", "sim:music", "--junit", str(junit),
+                 "--artifacts", str(tmp_path / "artifacts")])
     out = capsys.readouterr().out
     assert code == 1
     lines = out.splitlines()
-    assert lines[0].startswith(f"FAIL {tmp_path / 'bad.tap'}")
+    assert lines[0].startswith(f"[1/2] FAIL  {tmp_path / 'bad.tap'}")
     assert f"{tmp_path / 'bad.tap'}:3:1: AssertionFailed: assertion failed: 44 songs" in out
-    assert any(line.startswith(f"PASS {tmp_path / 'good.tap'}") for line in lines)
-    assert lines[-1] == "1 passed, 1 failed"
-    suite = ElementTree.parse(junit).getroot()
-    assert (suite.get("tests"), suite.get("failures")) == ("2", "1")
-    failed = [c for c in suite.iter("testcase") if c.find("failure") is not None]
-    assert [c.get("name") for c in failed] == [str(tmp_path / "bad.tap")]
+    assert any(line.startswith(f"[2/2] PASS  {tmp_path / 'good.tap'}") for line in lines)
+    assert "1 passed, 1 failed in " in out
+    report = ElementTree.parse(junit).getroot()
+    assert (report.get("tests"), report.get("failures")) == ("2", "1")
+    failed = [c for c in report.iter("testcase") if c.find("failure") is not None]
+    assert [c.get("file") for c in failed] == [str(tmp_path / "bad.tap")]
 
 
 def test_an_unknown_simulated_app_is_a_usage_error_before_the_script_starts(

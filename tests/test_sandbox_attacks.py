@@ -517,8 +517,58 @@ def test_the_child_gives_the_same_results_as_in_process() -> None:
     assert (there.steps, there.variables, there.error) == (here.steps, here.variables, None)
     # what the child's runtime did comes back through `collect`
     fake: FakeRuntime = _fake()
-    there = run_script_isolated("$home__more.tap()", fake.factory(), output=None, collect=fake.log)
+    there = run_script_isolated("$home__more.tap()", fake.factory(), output=None, collect=lambda _: fake.log())
     assert there.ok and there.actions == 1 and there.collected == ["$home__more.tap()"] and fake.log() == []
+
+
+@needs_fork
+def test_parameters_go_to_the_child_and_relayed_values_come_back_as_they_happen() -> None:
+    """What the runner and the front ends pass through the wall: the run's parameters in, values
+    sent while the script runs (the runner's live steps) out, in order with the printed lines."""
+    from tapir.dsl.fake_runtime import FakeRuntime
+    from tapir.dsl.inputs import ScriptInputs
+    from tapir.dsl.isolation import Relay, run_script_isolated
+
+    seen: list[tuple[str, Any]] = []
+
+    class Reporting(FakeRuntime):
+        def __init__(self, relay: Relay) -> None:
+            super().__init__({"home__more": _fake_element()})
+            self.relay = relay
+
+        def tap(self, handle: Any, child: Any, span: Any) -> None:
+            self.relay.send({"tapped": handle.name, "pid": os.getpid()})
+            super().tap(handle, child, span)
+
+    relay = Relay(lambda value: seen.append(("event", value)))
+    rt = Reporting(relay)
+    src = "print(param('user'))\n$home__more.tap()\nprint('done')"
+    inputs = ScriptInputs.from_options(["user=ada"])
+    result = run_script_isolated(src, lambda: rt, output=lambda line: seen.append(("line", line)), relay=relay,
+                                 inputs=inputs, collect=lambda r: {"ok": r.ok, "pid": os.getpid()})
+    assert result.ok, result.error
+    assert [kind for kind, _ in seen] == ["line", "event", "line"]
+    assert seen[0] == ("line", "ada") and seen[2] == ("line", "done")
+    event = seen[1][1]
+    assert isinstance(event, dict) and event["tapped"] == "home__more"
+    assert event["pid"] != os.getpid() and result.collected == {"ok": True, "pid": event["pid"]}
+    assert rt.log() == []  # the tap happened on the child's copy
+    # in this process the relay calls its receiver directly: the same values, in the same order
+    seen.clear()
+    here = run_script(src, lambda: rt, output=lambda line: seen.append(("line", line)), inputs=inputs)
+    assert here.ok and [kind for kind, _ in seen] == ["line", "event", "line"] and seen[1][1]["pid"] == os.getpid()
+    # a receiver that fails is a bug of the host's: the run stops with an internal error
+    broken = Relay(lambda value: 1 / 0)
+    failed = run_script_isolated(src, lambda: Reporting(broken), output=None, relay=broken, inputs=inputs)
+    assert failed.error is not None and "internal error: a run event could not be handled: ZeroDivisionError" \
+        in failed.error.message
+
+
+def _fake_element() -> Any:
+    from tapir.dsl.api import Kind
+    from tapir.dsl.fake_runtime import FakeElement
+
+    return FakeElement(Kind.BUTTON)
 
 
 def test_the_errors_a_child_reports_are_rebuilt_without_trusting_it() -> None:

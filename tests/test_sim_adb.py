@@ -22,7 +22,7 @@ import adbutils
 import pytest
 from PIL import Image
 from sim_tiny_app import DETAILS, DETAILS_BUTTON, LIST_ITEM, MAIN, PACKAGE, TinyApp, center
-from tapir.dsl.errors import DeviceError
+from tapir.runtime.sim.errors import SimDeviceError
 from tapir.runtime.sim.launch import RunningSim, find_adb, server_running, start_sim
 from tapir.runtime.sim.launcher import LAUNCHER_PACKAGE
 
@@ -33,7 +33,7 @@ pytestmark = [pytest.mark.adb, pytest.mark.timeout(120)]
 def sim() -> Iterator[RunningSim]:
     try:
         find_adb()
-    except DeviceError as exc:
+    except SimDeviceError as exc:
         pytest.skip(str(exc))
     saved = os.environ.get("ADBUTILS_ADB_PATH")
     os.environ["ADBUTILS_ADB_PATH"] = "/bin/false"
@@ -230,6 +230,18 @@ def test_tapir_sim_command_runs_until_interrupted(sim: RunningSim) -> None:
         focus = subprocess.run([sim.adb_path, "-P", str(sim.adb_port), "-s", serial, "shell", "dumpsys", "window"],
                                env=sim.env(), capture_output=True, text=True, timeout=30).stdout
         assert "mCurrentFocus=Window{" in focus and "org.tapir.music/" in focus
+        lines = [proc.stdout.readline() for _ in range(6)]
+        dump, _, run = (line.strip() for line in lines[3:6])
+        # the commands it suggests work from a fresh shell: no adb server port in the environment
+        fresh = {k: v for k, v in os.environ.items() if not k.startswith(("ANDROID_", "ADB"))}
+        fresh["ADBUTILS_ADB_PATH"] = "/bin/false"
+        out = subprocess.run(["bash", "-c", dump], env=fresh, capture_output=True, text=True, timeout=30)
+        assert out.stdout.startswith("<?xml") and "org.tapir.music" in out.stdout, lines + [out.stderr]
+        assert run.startswith("tapir run SCRIPT.tap --device ") and f"--adb-port {sim.adb_port}" in run
+        script = Path(__file__).resolve().parent.parent / "samples" / "music" / "play_song.tap"
+        command = run.replace("tapir ", f"{sys.executable} -m tapir.cli ", 1).replace("SCRIPT.tap", str(script))
+        out = subprocess.run(["bash", "-c", command], env=fresh, capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=20) == 0
     finally:

@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 
 import pytest
-from tapir.dsl.errors import UsageError
 from tapir.runtime.sim.app import SimApp
 from tapir.runtime.sim.apps import APP_NAMES, get_app
+from tapir.runtime.sim.errors import SimUsageError
 from tapir.runtime.sim.toolkit import Node, ToolkitApp
 from tapir.runtime.sim.toolkit.explore import crawl
 
@@ -56,7 +56,7 @@ def test_registry_knows_the_apps() -> None:
 
 
 def test_unknown_app_names_the_known_ones() -> None:
-    with pytest.raises(UsageError) as err:
+    with pytest.raises(SimUsageError) as err:
         get_app("calendar")
     assert "calendar" in err.value.message and "music" in (err.value.hint or "")
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from lxml import etree
 from PIL import Image
-from tapir.dsl.errors import UsageError
 from tapir.runtime.sim.app import SimApp
 from tapir.runtime.sim.apps import get_app
+from tapir.runtime.sim.errors import SimUsageError
 from tapir.runtime.sim.replay import UNRECORDED, ReplayApp
 
 pytestmark = pytest.mark.upstream
@@ -139,5 +139,5 @@ def test_nondeterministic_recordings_follow_the_most_frequent_outcome(upstream: 
 def test_get_app_opens_recordings_and_rejects_other_folders(launcher_dir: Path, tmp_path: Path) -> None:
     replay = get_app(f"replay:{launcher_dir}")
     assert isinstance(replay, ReplayApp) and replay.package == "com.simplemobiletools.applauncher"
-    with pytest.raises(UsageError, match="not a DroidBot recording"):
+    with pytest.raises(SimUsageError, match="not a DroidBot recording"):
         ReplayApp(tmp_path)

@@ -381,13 +381,13 @@ def test_sync_send_stat_recv_and_errors() -> None:
 
 def test_sim_specs_and_unknown_names(capsys: pytest.CaptureFixture[str]) -> None:
     from tapir.cli import main
-    from tapir.dsl.errors import UsageError
+    from tapir.runtime.sim.errors import SimUsageError
     from tapir.runtime.sim.launch import apps_for_spec, is_sim_spec, known_app_names
 
     assert is_sim_spec("sim") and is_sim_spec("sim:music") and not is_sim_spec("emulator-5554")
-    with pytest.raises(UsageError, match="unknown simulated app 'nope'; known apps: "):
+    with pytest.raises(SimUsageError, match="unknown simulated app 'nope'; known apps: "):
         apps_for_spec("sim:nope")
-    with pytest.raises(UsageError, match="replay directory"):
+    with pytest.raises(SimUsageError, match="replay directory"):
         apps_for_spec("sim:replay:/no/such/dir")
     assert main(["sim", "--app", "nope"]) == 2
     assert "unknown simulated app 'nope'" in capsys.readouterr().err
@@ -431,7 +431,7 @@ def test_sim_command_rejects_bad_ports_and_replay_paths(capsys: pytest.CaptureFi
 
     assert "simulator's port must be between 0 (any free one) and 65535, not 70000" in error("--port", "70000")
     assert "not -1" in error("--port", "-1")
-    assert "adb server's port must be between 1 and 65534, not 70000" in error("--adb-port", "70000")
+    assert "--adb-port must be a port between 1 and 65534, not 70000" in error("--adb-port", "70000")
     a_file = tmp_path / "recording.txt"
     a_file.write_text("not a folder")
     assert f"replay directory {str(a_file)!r} is not a directory" in error("--replay", str(a_file))

@@ -9,9 +9,9 @@ from functools import partial
 import pytest
 from lxml import etree
 from PIL import Image as PILImage
-from tapir.dsl.errors import UsageError
 from tapir.runtime.sim.app import SimApp
 from tapir.runtime.sim.apps import APP_NAMES, get_app
+from tapir.runtime.sim.errors import SimUsageError
 from tapir.runtime.sim.toolkit import (
     Button,
     Column,
@@ -344,7 +344,7 @@ def test_reset_and_launch() -> None:
 
 
 def test_unknown_view_is_a_usage_error() -> None:
-    with pytest.raises(UsageError, match="no view 'nowhere'"):
+    with pytest.raises(SimUsageError, match="no view 'nowhere'"):
         DemoApp().open("nowhere")
 
 
@@ -413,7 +413,7 @@ def test_insert_drift_adds_siblings_and_reorder_keeps_the_items() -> None:
 
 
 def test_bad_drift_kind_is_a_usage_error() -> None:
-    with pytest.raises(UsageError, match="unknown drift kind"):
+    with pytest.raises(SimUsageError, match="unknown drift kind"):
         Drift("colour")
 
 

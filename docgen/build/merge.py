@@ -36,7 +36,7 @@ from tapir.docgen.build.naming import Namer, resource_words
 from tapir.docgen.build.xpath import XPathView
 from tapir.docgen.loader import parse_step
 from tapir.docgen.model import AppDocument, Dialect, Element, Identifier, Screen, Step
-from tapir.docgen.writer import FlowList, element_to_data, identifier_to_data, screen_to_data
+from tapir.docgen.writer import FlowList, element_to_data, identifier_to_data, screen_to_data, watcher_to_data
 
 #: Hierarchies per element used to match it against the old document.
 SAMPLES = 5
@@ -311,6 +311,8 @@ def merge(old: AppDocument, result: BuildResult) -> tuple[dict[str, Any], MergeR
     if old.notes:
         out["notes"] = old.notes
     out["screens"] = out_screens
+    if old.watchers:  # written by hand, naming elements that keep their names: kept as they are
+        out["watchers"] = {w.name: watcher_to_data(w) for w in old.watchers}
     return out, report
 
 

@@ -33,6 +33,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import NamedTuple
 
 from lxml import etree
 from tapir.dsl.errors import DocumentError
@@ -42,13 +43,17 @@ BAR_RESOURCE_IDS = frozenset({"android:id/navigationBarBackground", "android:id/
 CONTENT_LIMIT = 50
 DESCRIBED_TAGS = frozenset({"input", "checkbox", "button", "scrollbar", "p"})
 
-_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _NAME_BAD = re.compile(r"[^\w.\-]")
-_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"})
+# One table both escapes and drops the characters XML forbids, so a string is walked once.
+_INVALID = [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), *range(0xD800, 0xE000), 0xFFFE, 0xFFFF]
+_ESCAPES: dict[int, str | None] = {
+    **dict.fromkeys(_INVALID),
+    **{ord(c): e for c, e in {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"}.items()},
+}
 
 
 def _esc(text: str) -> str:
-    return _XML_INVALID.sub("", text).translate(_ESCAPES)
+    return text.translate(_ESCAPES)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -59,9 +64,11 @@ def _tag_name(short_class: str) -> str:
     return name
 
 
-@dataclass(frozen=True)
-class HtmlElement:
-    """How one node shows in the HTML: its tag, and whether it is a described element."""
+class HtmlElement(NamedTuple):
+    """How one node shows in the HTML: its tag, and whether it is a described element.
+
+    (A named tuple: one is made per view on every render, and a frozen dataclass cost 1 us each.)
+    """
 
     node_id: int
     tag: str
@@ -93,7 +100,6 @@ def _kept(node: UINode) -> bool:
 
 def _layout(tree: UITree) -> tuple[list[tuple[int, int, bool]], dict[int, HtmlElement]]:
     """Decide what is shown: (node id, depth, has shown children) in document order."""
-    kids: dict[int, list[int]] = {}
     elements: dict[int, HtmlElement] = {}
     # checkable/clickable are inherited from any ancestor, shown or not; pre-order puts
     # parents first, so one pass carries them down
@@ -101,11 +107,12 @@ def _layout(tree: UITree) -> tuple[list[tuple[int, int, bool]], dict[int, HtmlEl
     clickable: dict[int, bool] = {}
     for node in tree.nodes:
         p = node.parent
-        checkable[node.id] = node.checkable or (p is not None and checkable[p])
-        clickable[node.id] = node.clickable or (p is not None and clickable[p])
+        nid = node.id
+        checkable[nid] = node.checkable or (p is not None and checkable[p])
+        clickable[nid] = node.clickable or (p is not None and clickable[p])
         if _kept(node):
-            kids[node.id] = [c for c in node.children if _kept(tree.node(c))]
-            elements[node.id] = _classify(node, checkable[node.id], clickable[node.id])
+            elements[nid] = _classify(node, checkable[nid], clickable[nid])
+    kids = {nid: [c for c in tree.node(nid).children if c in elements] for nid in elements}
 
     # does any leaf below a node get described? bottom-up, so reversed pre-order
     has_described_leaf: dict[int, bool] = {}

@@ -10,7 +10,12 @@ The ADB transport (``adbd.py``) is a thin layer on top; tests may also call the 
 Foreground model, as on Android: starting an app that is not running shows its launch screen
 (``SimApp.launch``); starting one that is running brings it back where it was; ``am force-stop``
 or ``am start -S`` ends it; ``pm clear`` wipes its data (``SimApp.reset``). BACK that the app
-does not consume and HOME show the launcher.
+does not consume and HOME show the launcher. The extras of an ``am start`` intent
+(``--es``/``--ez``/``--ei``...) reach apps that have ``on_intent(extras)``.
+
+Time is the apps' own (deterministic, moved by inputs); ``advance_time(seconds)`` and the shell's
+``sleep N`` let it pass at once for every app that keeps time, as a wait on a phone would
+(``tapir.runtime.clock``).
 """
 
 from __future__ import annotations
@@ -119,6 +124,7 @@ class SimDevice:
         self._next_task = 10
         self._front = LAUNCHER_PACKAGE
         self._enabled_imes = {LATIN_IME}
+        self._time_debt = 0.0
         self.launcher = Launcher(self._launcher_entries, self._open_from_launcher, self.screen_size)
         for app in apps:
             self.install(app)
@@ -194,6 +200,20 @@ class SimDevice:
                 state = "cold"
             self._front = package
             return state
+
+    def advance_time(self, seconds: float) -> None:
+        """Let ``seconds`` of simulated time pass for every installed app that keeps time (whole
+        seconds reach the apps; the fractions add up)."""
+        with self._lock:
+            self._time_debt += seconds
+            whole = int(self._time_debt)
+            if whole <= 0:
+                return
+            self._time_debt -= whole
+            for app in self._apps.values():
+                advance = getattr(app, "advance", None)
+                if callable(advance):
+                    advance(whole)
 
     def go_home(self) -> None:
         with self._lock:
@@ -272,8 +292,21 @@ class SimDevice:
         }
         commands: dict[str, CommandFn] = {}
         for name, fn in {**GENERIC_COMMANDS, **own}.items():
-            commands[name] = fn if name == "sleep" else self._locked(fn)
+            commands[name] = self._locked(fn)
+        commands["sleep"] = self._sleep  # takes the lock itself, briefly
         return commands
+
+    def _sleep(self, ctx: Ctx) -> int:
+        """``sleep N``: the apps' time is simulated, so N seconds of it pass at once and nothing
+        waits (a client waiting on the device sees the time pass, deterministically)."""
+        try:
+            seconds = float(ctx.args[0]) if ctx.args else 0.0
+        except ValueError:
+            return ctx.fail(f"invalid number '{ctx.args[0]}'")
+        if not seconds >= 0 or seconds == float("inf"):
+            return ctx.fail(f"invalid number '{ctx.args[0]}'")
+        self.advance_time(seconds)
+        return 0
 
     def _locked(self, fn: CommandFn) -> CommandFn:
         def run(ctx: Ctx) -> int:
@@ -441,6 +474,7 @@ class SimDevice:
     def _am_start(self, ctx: Ctx, args: list[str]) -> int:
         action = data = package = component = None
         categories: list[str] = []
+        extras: dict[str, str] = {}
         wait = stop_first = False
         with_value = {"-a", "-d", "-t", "-c", "-n", "-p", "-f", "--user", "-P", "--start-profiler",
                       "--sampling", "-R", "--display", "--windowingMode", "--activityType", "--task"}
@@ -466,6 +500,10 @@ class SimDevice:
                     package = value
                 i += 2
             elif a in with_two:
+                if i + 2 >= len(args):
+                    ctx.err(f"Error: No argument expected after \"{a}\"\n")
+                    return 1
+                extras[args[i + 1]] = args[i + 2]
                 i += 3
             elif a in ("-W",):
                 wait = True
@@ -502,6 +540,8 @@ class SimDevice:
             desc.append(f"pkg={package}")
         if component:
             desc.append(f"cmp={target_pkg}/{_short_activity(target_pkg or '', target_act or '')}")
+        if extras:
+            desc.append("(has extras)")
         intent = "Intent { " + " ".join(desc) + " }"
         ctx.out(f"Starting: {intent}\n")
         if target_pkg is None:
@@ -514,6 +554,9 @@ class SimDevice:
         was_front = self._front == target_pkg
         state = self.start_app(target_pkg, stop_first=stop_first)
         front = self.foreground
+        on_intent = getattr(front, "on_intent", None)
+        if extras and callable(on_intent) and target_pkg != LAUNCHER_PACKAGE:
+            on_intent(dict(extras))
         if state == "hot" and target_pkg != LAUNCHER_PACKAGE:
             if was_front:
                 ctx.err("Warning: Activity not started, intent has been delivered to currently running "
@@ -673,6 +716,17 @@ class SimDevice:
             if pkg not in self._apps and pkg != LAUNCHER_PACKAGE:
                 return 1
             ctx.out(f"package:{self._apk_path(pkg)}\n")
+            return 0
+        if verb == "resolve-activity":
+            pkg = next((a for a in reversed(rest) if not a.startswith("-") and "." in a
+                        and not a.startswith("android.intent.")), "")
+            app = self._apps.get(pkg)
+            if app is None:
+                ctx.out("No activity found\n")
+                return 0
+            activity = getattr(app, "launch_activity", None) or app.activity
+            ctx.out("priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=true\n"
+                    f"{pkg}/{_short_activity(pkg, activity)}\n")
             return 0
         if verb == "clear":
             pkg = rest[-1] if rest else ""

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tapir.dsl.errors import UsageError
+from tapir.runtime.sim.errors import SimUsageError
 
 IDLE_STATE_ERROR = "ERROR: could not get idle state."
 
@@ -81,11 +81,11 @@ class Faults:
         default = lat.pop("*", 0.0)
         for name, seconds in {**lat, "*": default}.items():
             if seconds < 0:
-                raise UsageError(f"latency for {name!r} must not be negative (got {seconds})")
+                raise SimUsageError(f"latency for {name!r} must not be negative (got {seconds})")
         if dump_errors < 0:
-            raise UsageError(f"dump errors must not be negative (got {dump_errors})")
+            raise SimUsageError(f"dump errors must not be negative (got {dump_errors})")
         if drop_after is not None and drop_after < 0:
-            raise UsageError(f"drop-after must not be negative (got {drop_after})")
+            raise SimUsageError(f"drop-after must not be negative (got {drop_after})")
         return cls(latency=lat, default_latency=default, dump_errors=dump_errors,
                    drop_after=drop_after, drift=drift, drift_options=dict(drift_options or {}))
 
@@ -96,9 +96,9 @@ def parse_latency(items: list[str] | None) -> dict[str, float]:
     for item in items or []:
         name, sep, value = item.partition("=")
         if not sep or not name:
-            raise UsageError(f"latency must look like COMMAND=SECONDS (e.g. uiautomator=1.5), got {item!r}")
+            raise SimUsageError(f"latency must look like COMMAND=SECONDS (e.g. uiautomator=1.5), got {item!r}")
         try:
             out[name] = float(value)
         except ValueError:
-            raise UsageError(f"latency {item!r}: {value!r} is not a number of seconds") from None
+            raise SimUsageError(f"latency {item!r}: {value!r} is not a number of seconds") from None
     return out

@@ -28,10 +28,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tapir.dsl.errors import DeviceError, UsageError
 from tapir.runtime.sim.adbd import AdbdServer
 from tapir.runtime.sim.app import SimApp
 from tapir.runtime.sim.device import SimDevice
+from tapir.runtime.sim.errors import SimDeviceError, SimUsageError
 from tapir.runtime.sim.faults import Faults
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ def find_adb(explicit: str | None = None) -> str:
         if candidate:
             if shutil.which(candidate) or os.access(candidate, os.X_OK):
                 return candidate
-            raise DeviceError(f"adb binary {candidate!r} does not exist or is not executable")
+            raise SimDeviceError(f"adb binary {candidate!r} does not exist or is not executable")
     on_path = shutil.which("adb")
     if on_path:
         return on_path
@@ -61,7 +61,7 @@ def find_adb(explicit: str | None = None) -> str:
         bundled = Path(spec.origin).parent / "binaries" / "adb"
         if os.access(bundled, os.X_OK):
             return str(bundled)
-    raise DeviceError("no adb binary found: install Android platform-tools or adbutils, or set TAPIR_ADB")
+    raise SimDeviceError("no adb binary found: install Android platform-tools or adbutils, or set TAPIR_ADB")
 
 
 def adb_env(adb_port: int) -> dict[str, str]:
@@ -121,10 +121,10 @@ def start_adb_server(adb_port: int, adb: str | None = None) -> bool:
         proc = subprocess.run([binary, "-P", str(adb_port), "start-server"], env=adb_env(adb_port),
                               stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise DeviceError(f"could not start the adb server on port {adb_port}: {exc}") from None
+        raise SimDeviceError(f"could not start the adb server on port {adb_port}: {exc}") from None
     if proc.returncode != 0 or not server_running(adb_port):
         detail = (proc.stderr or proc.stdout).decode("utf-8", "replace").strip()
-        raise DeviceError(f"could not start the adb server on port {adb_port}: {detail or 'no reason given'}")
+        raise SimDeviceError(f"could not start the adb server on port {adb_port}: {detail or 'no reason given'}")
     return True
 
 
@@ -165,10 +165,10 @@ def connect_device(adb_port: int, serial: str, *, expect: str = "device", timeou
     try:
         reply = _host_request(adb_port, f"host:connect:{serial}", timeout=timeout)
     except (OSError, _HostError) as exc:
-        raise DeviceError(f"adb could not connect to the simulator at {serial}: {exc}") from None
+        raise SimDeviceError(f"adb could not connect to the simulator at {serial}: {exc}") from None
     refused = expect == "unauthorized" and reply.startswith("failed to authenticate")
     if not reply.startswith(("connected to", "already connected to")) and not refused:
-        raise DeviceError(f"adb could not connect to the simulator at {serial}: {reply}")
+        raise SimDeviceError(f"adb could not connect to the simulator at {serial}: {reply}")
     deadline = time.monotonic() + timeout
     state = None
     while time.monotonic() < deadline:
@@ -176,14 +176,25 @@ def connect_device(adb_port: int, serial: str, *, expect: str = "device", timeou
         if state == expect:
             return
         time.sleep(0.01)
-    raise DeviceError(f"the simulator at {serial} stayed {state or 'unknown'!s} instead of {expect}")
+    raise SimDeviceError(f"the simulator at {serial} stayed {state or 'unknown'!s} instead of {expect}")
 
 
-def disconnect_device(adb_port: int, serial: str) -> None:
+def disconnect_device(adb_port: int, serial: str, *, timeout: float = 5.0) -> None:
+    """``adb disconnect SERIAL``, returning once the server no longer lists the device.
+
+    The server answers ``disconnected`` as soon as it has *kicked* the transport; the transport
+    leaves the device list later, from the server's main loop. A ``host:connect`` that arrives
+    in between is answered ``already connected`` by the dying transport, which then goes away
+    and leaves the device unlisted for good. So a disconnect is complete only when the list
+    says so, and that is what this waits for.
+    """
     try:
         _host_request(adb_port, f"host:disconnect:{serial}", timeout=2.0)
     except (OSError, _HostError, ValueError):
-        pass
+        return
+    deadline = time.monotonic() + timeout
+    while device_state(adb_port, serial) is not None and time.monotonic() < deadline:
+        time.sleep(0.005)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -204,9 +215,9 @@ def replay_app(directory: str | Path) -> SimApp:
     path = Path(directory)
     if not path.is_dir():
         problem = "is not a directory" if path.exists() else "does not exist"
-        raise UsageError(f"replay directory {str(directory)!r} {problem}")
+        raise SimUsageError(f"replay directory {str(directory)!r} {problem}")
     if importlib.util.find_spec("tapir.runtime.sim.replay") is None:
-        raise UsageError("replaying recordings is not available in this installation")
+        raise SimUsageError("replaying recordings is not available in this installation")
     from tapir.runtime.sim.replay import ReplayApp
 
     return ReplayApp(path)  # type: ignore[no-any-return]
@@ -224,7 +235,7 @@ def resolve_app(name: str) -> SimApp:
     if os.sep in name or name.startswith(".") or Path(name).is_dir():
         return replay_app(name)
     known = ", ".join(names) if names else "none are installed"
-    raise UsageError(f"unknown simulated app {name!r}; known apps: {known} (or replay:DIR for a recording)")
+    raise SimUsageError(f"unknown simulated app {name!r}; known apps: {known} (or replay:DIR for a recording)")
 
 
 def is_sim_spec(spec: str) -> bool:
@@ -233,7 +244,7 @@ def is_sim_spec(spec: str) -> bool:
 
 
 def check_sim_spec(spec: str) -> None:
-    """Raise ``UsageError`` now for a ``sim:...`` value that names no known app or recording.
+    """Raise ``SimUsageError`` now for a ``sim:...`` value that names no known app or recording.
 
     Runs are lazy (the simulator starts on the script's first UI call), so a typo in ``--device``
     must be caught before the script starts, not reported against its first line.
@@ -248,13 +259,13 @@ def check_sim_spec(spec: str) -> None:
         if os.sep in name or name.startswith(".") or Path(name).is_dir():
             continue
         listed = ", ".join(known) if known else "none are installed"
-        raise UsageError(f"unknown simulated app {name!r}; known apps: {listed} (or replay:DIR for a recording)")
+        raise SimUsageError(f"unknown simulated app {name!r}; known apps: {listed} (or replay:DIR for a recording)")
 
 
 def apps_for_spec(spec: str) -> list[SimApp]:
     """The apps a ``sim`` / ``sim:NAME[,NAME]`` / ``sim:replay:DIR`` device value installs."""
     if not is_sim_spec(spec):
-        raise UsageError(f"{spec!r} is not a simulator device (use 'sim' or 'sim:APP')")
+        raise SimUsageError(f"{spec!r} is not a simulator device (use 'sim' or 'sim:APP')")
     names = spec[len(SIM_PREFIX) + 1:] if ":" in spec else ""
     if not names:
         return [resolve_app(n) for n in known_app_names()]
@@ -281,6 +292,11 @@ class RunningSim:
     def serial(self) -> str:
         """The device's adb serial, e.g. ``127.0.0.1:41234``."""
         return self.server.serial
+
+    @property
+    def address(self) -> tuple[str, int]:
+        """(host, port) of the adb server the simulator is attached to."""
+        return _HOST, self.adb_port
 
     def adb_client(self) -> adbutils.AdbClient:
         import adbutils
@@ -338,9 +354,9 @@ def start_sim(apps: SimApp | Sequence[SimApp] | SimDevice | None = None, *, port
     ``trace``: called with a line per packet received (protocol debugging).
     """
     if not 0 <= port <= 65535:
-        raise UsageError(f"the simulator's port must be between 0 (any free one) and 65535, not {port}")
+        raise SimUsageError(f"the simulator's port must be between 0 (any free one) and 65535, not {port}")
     if adb_port is not None and not 0 < adb_port < 65535:  # adb itself refuses 0 and 65535
-        raise UsageError(f"the adb server's port must be between 1 and 65534, not {adb_port}")
+        raise SimUsageError(f"the adb server's port must be between 1 and 65534, not {adb_port}")
     if isinstance(apps, SimDevice):
         device = apps
     else:
@@ -348,7 +364,7 @@ def start_sim(apps: SimApp | Sequence[SimApp] | SimDevice | None = None, *, port
         device = SimDevice(app_list, faults=faults)
     if foreground is not None:
         if foreground not in device.apps:
-            raise UsageError(f"cannot start {foreground!r}: it is not installed "
+            raise SimUsageError(f"cannot start {foreground!r}: it is not installed "
                              f"(installed: {', '.join(device.apps) or 'nothing'})")
         device.start_app(foreground)
     binary = find_adb(adb_path)
@@ -358,7 +374,7 @@ def start_sim(apps: SimApp | Sequence[SimApp] | SimDevice | None = None, *, port
         server = AdbdServer(device, port=port, auth=auth, trace=trace)
     except OSError as exc:
         # A port the user chose being taken is their call to fix; failing on a free one is not.
-        error = UsageError if port else DeviceError
+        error = SimUsageError if port else SimDeviceError
         raise error(f"cannot listen on port {port} for the simulator: {exc.strerror}") from None
     server.start()
     device.serial = server.serial

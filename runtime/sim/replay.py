@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tapir.dsl.errors import UsageError
+from tapir.runtime.sim.errors import SimUsageError
 from tapir.runtime.sim.toolkit.app import LONG_PRESS_MS, TOUCH_SLOP, key_name
 from tapir.runtime.sim.toolkit.dump import dump_xml
 from tapir.runtime.sim.toolkit.render import render_png
@@ -160,13 +160,13 @@ class ReplayApp:
         self.directory = Path(directory)
         state_dir, event_dir = self.directory / "states", self.directory / "events"
         if not state_dir.is_dir() or not event_dir.is_dir():
-            raise UsageError(f"{self.directory} is not a DroidBot recording (it needs states/ and events/ folders)")
+            raise SimUsageError(f"{self.directory} is not a DroidBot recording (it needs states/ and events/ folders)")
         self.states: dict[str, dict[str, Any]] = {}
         for path in sorted(state_dir.glob("state_*.json")):
             raw = json.loads(path.read_text(encoding="utf-8"))
             self.states.setdefault(raw["state_str"], raw)  # the first recording of a state stands for it
         if not self.states:
-            raise UsageError(f"{state_dir} holds no state_*.json files")
+            raise SimUsageError(f"{state_dir} holds no state_*.json files")
         self.events: list[RecordedEvent] = []
         for path in sorted(event_dir.glob("event_*.json")):
             raw = json.loads(path.read_text(encoding="utf-8"))
@@ -337,7 +337,7 @@ class ReplayApp:
     def go_to(self, state: str) -> None:
         """Jump to a recorded state (tests start flows in the middle of a recording)."""
         if state not in self.states:
-            raise UsageError(f"state {state[:12]}… is not in the recording")
+            raise SimUsageError(f"state {state[:12]}… is not in the recording")
         self._enter(state)
 
     # ------------------------------------------------------------------------------------ machinery

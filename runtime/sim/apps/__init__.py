@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from tapir.dsl.errors import UsageError
 from tapir.runtime.sim.app import SimApp
 from tapir.runtime.sim.apps.clock import ClockApp
 from tapir.runtime.sim.apps.contacts import ContactsApp
 from tapir.runtime.sim.apps.music import MusicApp
 from tapir.runtime.sim.apps.notes import NotesApp
 from tapir.runtime.sim.apps.weather import WeatherApp
+from tapir.runtime.sim.errors import SimUsageError
 
 _FACTORIES: dict[str, Callable[[], SimApp]] = {
     "music": MusicApp,
@@ -37,7 +37,7 @@ def get_app(name: str) -> SimApp:
         return ReplayApp(Path(name.removeprefix("replay:")))
     factory = _FACTORIES.get(name.strip().lower())
     if factory is None:
-        raise UsageError(
+        raise SimUsageError(
             f"no simulated app named {name!r}",
             hint=f"known apps: {', '.join(APP_NAMES)}, or replay:<folder of a DroidBot recording>",
         )

@@ -1,5 +1,11 @@
 """Notes: text notes and checklists (``org.tapir.notes``).
 
+An interruption for watchers to dismiss, off unless asked for: started with the launch extra
+``rate_prompt_after=N`` (``am start ... --ei rate_prompt_after N``, a script's
+``launch_app(args={"rate_prompt_after": N})``), the app asks "Enjoying Notes?" after every N
+saved notes until it is rated, in a dialog BACK does not close. ``pm clear`` forgets the switch,
+like any app setting.
+
 The element ids are the contract with ``samples/notes/ELEMENTS.md``: keep them stable.
 """
 
@@ -63,6 +69,10 @@ class NotesState:
     notes: list[Note]
     next_id: int
     sort: str = "Date modified"
+    #: Ask to be rated after this many saves (None: never; set by the launch extra).
+    rate_prompt_after: int | None = None
+    saves: int = 0
+    rated: bool = False
 
     def note(self, note_id: int) -> Note:
         return next(n for n in self.notes if n.id == note_id)
@@ -106,6 +116,11 @@ class NotesApp(ToolkitApp):
     def initial_state(self) -> NotesState:
         return NotesState(_initial_notes(), next_id=13)
 
+    def on_intent(self, extras: dict[str, str]) -> None:
+        value = extras.get("rate_prompt_after")
+        if value is not None:
+            self.state.rate_prompt_after = int(value) if value.isdigit() and int(value) > 0 else None
+
     # ------------------------------------------------------------------------------------ behaviour
 
     def sorted_notes(self) -> list[Note]:
@@ -139,6 +154,15 @@ class NotesApp(ToolkitApp):
             if not target.is_checklist:
                 target.body = body
             self.back()
+        self.state.saves += 1
+        every = self.state.rate_prompt_after
+        if every and not self.state.rated and self.state.saves % every == 0:
+            self.open("rate_app")
+
+    def rate(self) -> None:
+        self.state.rated = True
+        self.close()
+        self.toast("Thanks for rating Notes!")
 
     def leave_editor(self, note: int | None) -> None:
         original = self.state.note(note) if note is not None else None
@@ -309,6 +333,16 @@ class NotesApp(ToolkitApp):
             message="Your changes to this note will be lost.",
             positive=Button("Discard", on_tap=self.discard),
             negative=Button("Keep editing", on_tap=self.close),
+        )
+
+    @dialog
+    def rate_app(self) -> Dialog:
+        return Dialog(
+            title="Enjoying Notes?",
+            message="Tap Rate now to leave a review in the store. It takes a minute.",
+            positive=Button("Rate now", on_tap=self.rate),
+            negative=Button("Not now", on_tap=self.close),
+            cancelable=False,  # as such prompts often are: BACK does not close it, only an answer does
         )
 
     @dialog

@@ -4,8 +4,9 @@ Four settings (units, wind speed, refresh, theme) are chosen in dialogs built by
 the same layout and resource ids (``choice_list`` and its radio rows), different titles and
 options, as apps reuse one list-preference dialog class for all their settings. Two confirm
 dialogs (clear the search history, remove a location) are alike too. They are the look-alike
-screens ``samples/weather`` grounds on. The element ids are the contract with
-``samples/weather/ELEMENTS.md``: keep them stable.
+screens ``samples/weather`` grounds on. Refreshing takes time: "Updating…" shows for
+``REFRESH_S`` simulated seconds, then when the forecast was updated (what waits are tried on).
+The element ids are the contract with ``samples/weather/ELEMENTS.md``: keep them stable.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ REFRESH = ("Every 15 minutes", "Every 30 minutes", "Every hour", "Manually")
 THEMES = ("Light", "Dark", "System default")
 DAYS = ("Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed")
 SKIES = ("Sunny", "Partly cloudy", "Cloudy", "Light rain", "Showers", "Thunderstorms", "Windy")
+#: Simulated seconds a refresh takes.
+REFRESH_S = 4
 
 
 @dataclass
@@ -59,6 +62,9 @@ class WeatherState:
     theme: str = "System default"
     history: list[str] = field(default_factory=lambda: ["Porto", "Bergen", "Kyoto"])
     next_id: int = 5
+    #: While refreshing: the simulated time the refresh ends; and when the last one ended.
+    updating_until: int | None = None
+    updated_at: int | None = None
 
     def city(self, city_id: int) -> City:
         return next(c for c in self.cities if c.id == city_id)
@@ -134,7 +140,23 @@ class WeatherApp(ToolkitApp):
 
     def refresh_now(self) -> None:
         self.close_all()
-        self.toast("Updated")
+        # the tap itself moves the clock on by one step: the refresh takes REFRESH_S from after it
+        self.state.updating_until = self.now + self.time_step_s + REFRESH_S
+
+    def on_time(self, seconds: int) -> None:
+        until = self.state.updating_until
+        if until is not None and self.now >= until:
+            self.state.updating_until = None
+            self.state.updated_at = until
+            self.toast("Updated")
+
+    def status(self) -> Text | None:
+        if self.state.updating_until is not None:
+            return Text("Updating…", id="refresh_progress", style="caption")
+        if self.state.updated_at is not None:
+            hours, minutes = divmod(self.state.updated_at // 60 % 1440, 60)
+            return Text(f"Updated at {hours:02d}:{minutes:02d}", id="updated_time", style="caption")
+        return None
 
     # ------------------------------------------------------------------------------------ screens
 
@@ -154,6 +176,7 @@ class WeatherApp(ToolkitApp):
                     Text(self.temperature(city.temp_c), id="current_temp", style="display"),
                     Text(SKIES[city.sky], id="current_sky"),
                     Text(f"Wind {self.wind_speed(city.wind_kmh)}", id="current_wind", style="caption"),
+                    self.status(),
                 ]),
                 ListView(id="daily_list", items=[
                     ListItem(id="day_item", on_tap=partial(self.open, "day_details", day=i), children=[

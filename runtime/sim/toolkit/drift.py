@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from tapir.dsl.errors import UsageError
+from tapir.runtime.sim.errors import SimUsageError
 from tapir.runtime.sim.toolkit.widgets import (
     Button,
     Column,
@@ -74,15 +74,23 @@ class Drift:
     kind: str
     seed: int = 0
     rate: float = 0.5
+    #: Kinds left out although ``kind`` names them (``structural()``).
+    off: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.kind != "all" and self.kind not in KINDS:
-            raise UsageError(f"unknown drift kind {self.kind!r}; choose one of {', '.join(KINDS)} or all")
+            raise SimUsageError(f"unknown drift kind {self.kind!r}; choose one of {', '.join(KINDS)} or all")
         if not 0.0 <= self.rate <= 1.0:
-            raise UsageError(f"drift rate must be between 0 and 1, not {self.rate}")
+            raise SimUsageError(f"drift rate must be between 0 and 1, not {self.rate}")
 
     def has(self, kind: str) -> bool:
-        return self.kind in ("all", kind)
+        return kind not in self.off and self.kind in ("all", kind)
+
+    def structural(self) -> Drift:
+        """The same version's structure (inserted widgets, reordered lists) with the labels and
+        ids of the undrifted app: every decision is keyed on the undrifted widget, so the views
+        are the same ones, in the same places (what an auditor compares a drifted screen with)."""
+        return replace(self, off=self.off | {"text", "ids"})
 
     def hit(self, *key: object) -> bool:
         return _unit(self.seed, *key) < self.rate

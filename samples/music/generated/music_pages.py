@@ -60,6 +60,30 @@ class Element(pages.Element):
         result: dict[str, Any] = self._call('get_attributes', child=child)
         return result
 
+    def exists(self, timeout: float = 0) -> bool:
+        """Whether the element is on the screen now; with a timeout, waits up to that many seconds for
+        it to appear. Never navigates, scrolls or taps.
+
+        timeout: seconds to keep looking (0: look once)
+        """
+        result: bool = self._call('exists', timeout=timeout)
+        return result
+
+    def wait(self, timeout: float = 10) -> None:
+        """Wait until the element is on the screen (never navigates); fails after timeout seconds.
+
+        timeout: seconds before the wait fails
+        """
+        self._call('wait', timeout=timeout)
+
+    def wait_gone(self, timeout: float = 10) -> None:
+        """Wait until the element is no longer on the screen (a spinner, a dialog closing); fails after
+        timeout seconds.
+
+        timeout: seconds before the wait fails
+        """
+        self._call('wait_gone', timeout=timeout)
+
 
 class Button(Element):
     """A button."""
@@ -214,7 +238,8 @@ class SongsScreenPage(Screen):
 
     @property
     def now_playing_bar(self) -> Button:
-        """The bar at the bottom showing the song that is playing (only while one is loaded).
+        """The bar at the bottom showing the song that is playing (only while one is loaded); the same
+        bar shows on the playlists and playlist screens.
 
         Kind: button. Script name: $songs_screen__now_playing_bar. Effect: tap to open the
         now_playing_screen. Leads to: now_playing_screen.
@@ -508,6 +533,32 @@ class PlaylistsScreenPage(Screen):
         """
         return Button(self._runtime, ElementHandle('playlists_screen__new_playlist_button'))
 
+    @property
+    def now_playing_bar(self) -> Button:
+        """The now-playing bar at the bottom (only while a song is loaded); the same bar shows on the
+        songs, playlists and playlist screens.
+
+        Kind: button. Script name: $playlists_screen__now_playing_bar. Effect: tap to open the
+        now_playing_screen. Leads to: now_playing_screen.
+        """
+        return Button(self._runtime, ElementHandle('playlists_screen__now_playing_bar'))
+
+    @property
+    def now_playing_title(self) -> Text:
+        """The title of the song that is playing (in the now-playing bar).
+
+        Kind: text. Script name: $playlists_screen__now_playing_title.
+        """
+        return Text(self._runtime, ElementHandle('playlists_screen__now_playing_title'))
+
+    @property
+    def play_pause_button(self) -> Button:
+        """Pauses or resumes the song that is playing (its description is "Pause" or "Play").
+
+        Kind: button. Script name: $playlists_screen__play_pause_button.
+        """
+        return Button(self._runtime, ElementHandle('playlists_screen__play_pause_button'))
+
 
 class PlaylistScreenSongListItem(Button):
     """An item of $playlist_screen__song_list: The songs of the playlist; tap one to play it."""
@@ -587,6 +638,32 @@ class PlaylistScreenPage(Screen):
         Kind: text. Script name: $playlist_screen__empty_text.
         """
         return Text(self._runtime, ElementHandle('playlist_screen__empty_text'))
+
+    @property
+    def now_playing_bar(self) -> Button:
+        """The now-playing bar at the bottom (only while a song is loaded); the same bar shows on the
+        songs, playlists and playlist screens.
+
+        Kind: button. Script name: $playlist_screen__now_playing_bar. Effect: tap to open the
+        now_playing_screen. Leads to: now_playing_screen.
+        """
+        return Button(self._runtime, ElementHandle('playlist_screen__now_playing_bar'))
+
+    @property
+    def now_playing_title(self) -> Text:
+        """The title of the song that is playing (in the now-playing bar).
+
+        Kind: text. Script name: $playlist_screen__now_playing_title.
+        """
+        return Text(self._runtime, ElementHandle('playlist_screen__now_playing_title'))
+
+    @property
+    def play_pause_button(self) -> Button:
+        """Pauses or resumes the song that is playing (its description is "Pause" or "Play").
+
+        Kind: button. Script name: $playlist_screen__play_pause_button.
+        """
+        return Button(self._runtime, ElementHandle('playlist_screen__play_pause_button'))
 
 
 class PlaylistMenuOptionsItem(Element):
@@ -922,6 +999,59 @@ class MusicApp(App):
     def enter(self) -> None:
         """Press the ENTER key, e.g. to submit a search."""
         self._call('enter')
+
+    def wait_text(self, text: str, timeout: float = 10) -> None:
+        """Wait until a view shows the text (whole, ignoring case); fails after timeout seconds.
+
+        text: the text to wait for
+
+        timeout: seconds before the wait fails
+        """
+        self._call('wait_text', text=text, timeout=timeout)
+
+    def sleep(self, seconds: float) -> None:
+        """Pause for some seconds (counted against the time budget). Prefer waiting for what you
+        expect.
+
+        seconds: how long
+        """
+        self._call('sleep', seconds=seconds)
+
+    def launch_app(self, args: Mapping[str, Any] | None = None) -> None:
+        """Start the app (or bring it to the front where it was).
+
+        args: extras for the launch intent, e.g. {'tab': 'alarms'}
+        """
+        self._call('launch_app', args=args)
+
+    def stop_app(self) -> None:
+        """Force-stop the app; the next launch starts it afresh."""
+        self._call('stop_app')
+
+    def clear_app(self) -> None:
+        """Stop the app and wipe its data, as if freshly installed."""
+        self._call('clear_app')
+
+    def screenshot(self, name: str | None = None) -> str:
+        """Save a screenshot with the run's artifacts; returns the file's path.
+
+        name: the file name, without .png (default: numbered)
+        """
+        result: str = self._call('screenshot', name=name)
+        return result
+
+    def watch(self, tap: Element | str, when: Element | str | None = None, limit: int = 5) -> None:
+        """From now on, whenever `when` (an element, or a text) shows up where the script expected
+        something else, tap `tap` (an element, or the view showing a text; by default when `tap`
+        itself shows): for interruptions such as rating prompts and permission dialogs.
+
+        tap: the element (or text) to tap
+
+        when: what shows the interruption (default: what is tapped)
+
+        limit: at most this many times in the run
+        """
+        self._call('watch', tap=tap, when=when, limit=limit)
 
     @property
     def songs_screen(self) -> SongsScreenPage:

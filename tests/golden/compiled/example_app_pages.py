@@ -60,6 +60,30 @@ class Element(pages.Element):
         result: dict[str, Any] = self._call('get_attributes', child=child)
         return result
 
+    def exists(self, timeout: float = 0) -> bool:
+        """Whether the element is on the screen now; with a timeout, waits up to that many seconds for
+        it to appear. Never navigates, scrolls or taps.
+
+        timeout: seconds to keep looking (0: look once)
+        """
+        result: bool = self._call('exists', timeout=timeout)
+        return result
+
+    def wait(self, timeout: float = 10) -> None:
+        """Wait until the element is on the screen (never navigates); fails after timeout seconds.
+
+        timeout: seconds before the wait fails
+        """
+        self._call('wait', timeout=timeout)
+
+    def wait_gone(self, timeout: float = 10) -> None:
+        """Wait until the element is no longer on the screen (a spinner, a dialog closing); fails after
+        timeout seconds.
+
+        timeout: seconds before the wait fails
+        """
+        self._call('wait_gone', timeout=timeout)
+
 
 class Button(Element):
     """A button."""
@@ -276,6 +300,59 @@ class MusicApp(App):
     def enter(self) -> None:
         """Press the ENTER key, e.g. to submit a search."""
         self._call('enter')
+
+    def wait_text(self, text: str, timeout: float = 10) -> None:
+        """Wait until a view shows the text (whole, ignoring case); fails after timeout seconds.
+
+        text: the text to wait for
+
+        timeout: seconds before the wait fails
+        """
+        self._call('wait_text', text=text, timeout=timeout)
+
+    def sleep(self, seconds: float) -> None:
+        """Pause for some seconds (counted against the time budget). Prefer waiting for what you
+        expect.
+
+        seconds: how long
+        """
+        self._call('sleep', seconds=seconds)
+
+    def launch_app(self, args: Mapping[str, Any] | None = None) -> None:
+        """Start the app (or bring it to the front where it was).
+
+        args: extras for the launch intent, e.g. {'tab': 'alarms'}
+        """
+        self._call('launch_app', args=args)
+
+    def stop_app(self) -> None:
+        """Force-stop the app; the next launch starts it afresh."""
+        self._call('stop_app')
+
+    def clear_app(self) -> None:
+        """Stop the app and wipe its data, as if freshly installed."""
+        self._call('clear_app')
+
+    def screenshot(self, name: str | None = None) -> str:
+        """Save a screenshot with the run's artifacts; returns the file's path.
+
+        name: the file name, without .png (default: numbered)
+        """
+        result: str = self._call('screenshot', name=name)
+        return result
+
+    def watch(self, tap: Element | str, when: Element | str | None = None, limit: int = 5) -> None:
+        """From now on, whenever `when` (an element, or a text) shows up where the script expected
+        something else, tap `tap` (an element, or the view showing a text; by default when `tap`
+        itself shows): for interruptions such as rating prompts and permission dialogs.
+
+        tap: the element (or text) to tap
+
+        when: what shows the interruption (default: what is tapped)
+
+        limit: at most this many times in the run
+        """
+        self._call('watch', tap=tap, when=when, limit=limit)
 
     @property
     def home_screen(self) -> HomeScreenPage:

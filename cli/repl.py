@@ -1,0 +1,102 @@
+"""``tapir repl``: an interactive session, statements run live on a device (docs/repl.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tapir.cli.common import Subparsers, check_device_flag, check_positive
+
+
+def register(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "repl",
+        help="an interactive session: statements run live on a device as you type them",
+        description="Type Tapir statements and they run on the device at once, in one environment that\n"
+                    "lasts the session; an expression's value is printed. Input is checked as `tapir check`\n"
+                    "checks a script, with completion (elements, methods, options, variables) and colours as\n"
+                    "you type; history is kept across sessions. Ctrl-C stops the running statement between\n"
+                    "two device commands, Ctrl-D leaves. Meta commands: :screen :tree :find :doc :trace\n"
+                    ":save :load :document :vars :help.\n\n"
+                    "Without a terminal (piped input) lines are read and run as they come, results to stdout,\n"
+                    "errors to stderr; the exit status is 1 when an input failed.\n\n"
+                    "examples:\n"
+                    "  tapir repl --device sim:music          # the simulator, with the music sample document\n"
+                    "  tapir repl --device SERIAL --doc app.yaml\n"
+                    "  tapir repl --device sim:music < steps.tap",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--device", metavar="SERIAL|sim[:APP]",
+                   help="the device to drive (an adb serial, or the simulator), connected when the session starts")
+    p.add_argument("--doc", metavar="APP.yaml",
+                   help="the app document (default: tapir.toml [documents], or with --device sim:APP that app's "
+                        "sample document); :document switches later")
+    p.add_argument("--trace", metavar="FILE.jsonl", help="also write every device call to a trace file")
+    p.add_argument("--max-actions", type=int, metavar="N", help="UI actions per statement (default: 100)")
+    p.add_argument("--max-steps", type=int, metavar="N", help="steps per statement (default: 1,000,000)")
+    p.add_argument("--timeout", type=float, metavar="S", help="seconds per statement (default: 300)")
+    p.add_argument("--history", metavar="FILE",
+                   help="the history file (default: $TAPIR_HISTORY, else $XDG_STATE_HOME/tapir/history, "
+                        "else ~/.local/state/tapir/history)")
+    p.add_argument("--no-history", action="store_true", help="keep no history on disk")
+    p.set_defaults(handler=_cmd_repl)
+
+
+def _cmd_repl(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tapir.repl.session import REPL_BUDGETS, ReplSession, session_document
+    from tapir.runtime.sim.launch import check_sim_spec
+    from tapir.service import Workspace
+
+    check_positive(max_actions=args.max_actions, max_steps=args.max_steps, timeout=args.timeout)
+    check_device_flag(args.device)
+    if args.device:
+        check_sim_spec(args.device)
+    ws = Workspace()
+    cwd = Path.cwd()
+    document, why = session_document(ws, args.device, args.doc, cwd)
+    budgets = REPL_BUDGETS.replace(max_actions=args.max_actions, max_steps=args.max_steps, timeout_s=args.timeout)
+    interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    confirm = None
+    if interactive:
+        from tapir.repl.terminal import ask_in_terminal
+
+        confirm = ask_in_terminal
+    session = ReplSession(device=args.device, document=document, budgets=budgets, workspace=ws, trace=args.trace,
+                          confirm=confirm, cwd=cwd, debug=args.debug)
+    try:
+        if args.device and session.document_path is not None:
+            session.link.runtime()  # connect now: a device that cannot be reached is said at once
+        if not interactive:
+            from tapir.repl.lines import run_lines
+
+            return run_lines(session, sys.stdin)
+        return _interactive(session, args, document, why)
+    finally:
+        session.close()
+
+
+def _interactive(session: object, args: argparse.Namespace, document: object, why: str) -> int:
+    import os
+    from pathlib import Path
+
+    from tapir.repl.history import history_path, open_history
+    from tapir.repl.session import ReplSession
+    from tapir.repl.terminal import make_prompt, run_terminal
+
+    assert isinstance(session, ReplSession)
+    where = args.device or "no device"
+    if session.link.serial and session.link.serial != args.device:
+        where += f" ({session.link.serial})"
+    doc = "no document (:document APP.yaml loads one)"
+    if isinstance(document, Path):
+        shown = os.path.relpath(document) if document.resolve().is_relative_to(Path.cwd()) else str(document)
+        doc = f"document {shown}" + (f" ({why})" if why and why != "--doc" else "")
+    print(f"tapir repl · {where} · {doc}", file=sys.stderr)
+    print(":help lists the commands · Tab completes · Ctrl-C stops a statement · Ctrl-D leaves", file=sys.stderr)
+    path = None if args.no_history else Path(args.history) if args.history else history_path()
+    history, problem = open_history(path)
+    if problem:
+        print(f"tapir: {problem}", file=sys.stderr)
+    return run_terminal(session, make_prompt(session, history=history))

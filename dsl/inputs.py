@@ -1,0 +1,62 @@
+"""What a run is given besides its script: parameters (``tapir run s.tap --param user=ada``),
+read by the script with ``param("user")``.
+
+    inputs = ScriptInputs.from_options(["user=ada", "n=3"])     # UsageError for a malformed one
+    Interpreter(factory, inputs=inputs)                          # or run_script(..., inputs=inputs)
+
+Parameters are text, as a command line gives them (``int(param("n"))`` for a number). Values a
+run must not print or trace (passwords, tokens) are a separate kind of input, read from the
+environment, and will live beside ``params`` here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from tapir.dsl.errors import ScriptError, Span, UsageError
+
+__all__ = ["PARAM_NAME", "ScriptInputs"]
+
+#: A parameter name: a Python-like identifier (dots and dashes allowed, for ``app.user``, ``max-items``).
+PARAM_NAME = re.compile(r"[A-Za-z_][\w.-]*")
+
+
+@dataclass(frozen=True)
+class ScriptInputs:
+    """The parameters of one run, by name."""
+
+    params: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    @classmethod
+    def from_options(cls, items: Iterable[str] | None) -> ScriptInputs:
+        """Parse ``NAME=VALUE`` items as ``--param`` gives them; a malformed item or a name given
+        twice is a ``UsageError`` (a silently ignored duplicate hides a typo in a CI file)."""
+        params: dict[str, str] = {}
+        for item in items or ():
+            name, sep, value = item.partition("=")
+            name = name.strip()
+            if not sep:
+                raise UsageError(f"--param {item!r}: expected NAME=VALUE, e.g. --param user=ada")
+            if not PARAM_NAME.fullmatch(name):
+                raise UsageError(f"--param {item!r}: {name!r} is not a parameter name "
+                                 "(letters, digits, '_', '.', '-'; not starting with a digit)")
+            if name in params:
+                raise UsageError(f"--param {name} is given twice ({params[name]!r} and {value!r})")
+            params[name] = value
+        return cls(MappingProxyType(params))
+
+    def param(self, name: str, default: str | None, span: Span | None) -> str:
+        """The value of parameter ``name``; ``default`` when it was not given; else an error that
+        names the parameter and how to pass it."""
+        value = self.params.get(name)
+        if value is not None:
+            return value
+        if default is not None:
+            return default
+        given = ", ".join(sorted(self.params)) or "none"
+        raise ScriptError(f"the script needs the parameter {name!r}, which was not given (given: {given})", span,
+                          hint=f"pass it with `tapir run SCRIPT --param {name}=VALUE`, or give a default: "
+                               f"param({name!r}, default=...)")
