@@ -9,6 +9,12 @@ repair prompt shows the screen the failure left::
     session = DeviceSession("samples/music/music.yaml", "sim:music")
     session.screen()                      # ScreenInfo('songs_screen', ('songs_screen__song_list', ...))
     outcome = session.run(script)         # RunOutcome; session.failure_screen is the screen at the end
+
+With ``isolated=True`` (``tapir gen --run``) each script runs in a child process under OS limits
+(``tapir.dsl.isolation``): generated code is untrusted. The device is then connected in the
+child (a connection opened here by ``screen()`` is closed first: the child must not drive a
+simulator whose clock lives in this process), and the screen at the end comes back from it;
+``last_app()`` is None, since the simulated app lived in the child.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ __all__ = ["DeviceSession", "read_screen"]
 def read_screen(runtime: Any) -> ScreenInfo | None:
     """The screen a ``DeviceRuntime`` shows: its document name and the elements grounded on it."""
     try:
-        obs = runtime.observe()
+        obs = runtime.screen.observe()  # (the runtime's screen cache: a fresh dump unless one is)
     except L.TapirError:
         return None
     doc = runtime.document
@@ -43,6 +49,16 @@ def read_screen(runtime: Any) -> ScreenInfo | None:
         except Exception:  # grounding one element must not lose the whole screen description
             continue
     return ScreenInfo(screen.name, tuple(found))
+
+
+def _screen_from(data: Any) -> ScreenInfo | None:
+    """The ``ScreenInfo`` a child process sent as ``[name, elements, texts]`` (checked, not trusted)."""
+    if not (isinstance(data, list) and len(data) == 3):
+        return None
+    name, elements, texts = data
+    if not (name is None or isinstance(name, str)) or not isinstance(elements, list) or not isinstance(texts, list):
+        return None
+    return ScreenInfo(name, tuple(str(e) for e in elements), tuple(str(t) for t in texts))
 
 
 class _Watched:
@@ -64,7 +80,7 @@ class _Watched:
 
 class DeviceSession:
     def __init__(self, document: str | Path, device: str, *, adb_port: int | None = None,
-                 max_actions: int = 50, timeout_s: float = 120.0) -> None:
+                 max_actions: int = 50, timeout_s: float = 120.0, isolated: bool = False) -> None:
         from tapir.runtime.connect import Connection, load_run_document
         from tapir.runtime.sim.launch import check_sim_spec
 
@@ -76,6 +92,7 @@ class DeviceSession:
         self.connection = Connection(device=device, document=self.document, adb_port=adb_port)
         self.max_actions = max_actions
         self.timeout_s = timeout_s
+        self.isolated = isolated
         self._open: Any = None
         self._last: Any = None
         #: The screen when the last run ended (failed or not).
@@ -101,8 +118,20 @@ class DeviceSession:
             return _Watched(rt, self)
 
         self.failure_screen = None
-        return L.run(script, factory, self.table, filename=filename, max_actions=self.max_actions,
-                     timeout_s=self.timeout_s, output=output)
+        if not self.isolated:
+            return L.run(script, factory, self.table, filename=filename, max_actions=self.max_actions,
+                         timeout_s=self.timeout_s, output=output)
+        self.close()
+        self._last = None
+
+        def screen_at_end(result: Any) -> Any:  # in the child: _Watched.close has read it
+            shown = self.failure_screen
+            return None if shown is None else [shown.name, list(shown.elements), list(shown.texts)]
+
+        outcome = L.run(script, factory, self.table, filename=filename, max_actions=self.max_actions,
+                        timeout_s=self.timeout_s, output=output, isolated=True, collect=screen_at_end)
+        self.failure_screen = _screen_from(outcome.collected)
+        return outcome
 
     def last_app(self) -> Any:
         """The simulated app of the last run (its ``state`` tells what the script did), or None."""
