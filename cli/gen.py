@@ -41,6 +41,9 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--device", metavar="SERIAL|sim[:APP]",
                    help="a device: its current screen goes into the prompt; with --run the script runs there")
     p.add_argument("--run", action="store_true", help="run the script on --device and repair it on errors")
+    p.add_argument("--in-process", action="store_true",
+                   help="with --run, run each attempt in this process rather than in a child process under OS "
+                        "limits (for debugging)")
     p.add_argument("--rounds", type=int, default=3, metavar="N", help="model calls at most, repairs included (3)")
     p.add_argument("--token-budget", type=int, default=20_000, metavar="N",
                    help="prompt tokens computed plus tokens generated, over all rounds (20,000)")
@@ -128,7 +131,8 @@ def _cmd_gen(args: argparse.Namespace) -> int:
     if args.device:
         from tapir.codegen.device import DeviceSession
 
-        device = DeviceSession(doc_path, args.device)
+        # generated code is untrusted: with --run each attempt runs in a child process under OS limits
+        device = DeviceSession(doc_path, args.device, isolated=not args.in_process)
 
     if backend.name.startswith("llama.cpp:"):
         # Minutes of silence read as a hang: say what is going on before the model's first token.

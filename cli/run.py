@@ -20,6 +20,8 @@ def register(sub: Subparsers) -> None:
         description="Check a script as `tapir check` does, then run it in the sandboxed interpreter: a script\n"
                     "with errors is refused before any device is touched (warnings are shown and it runs). Its\n"
                     "print() output goes to stdout; an error is shown as file:line:col with the line and a caret.\n"
+                    "The script runs in a child process with OS limits on memory and CPU time (see\n"
+                    "docs/interpreter.md); --in-process runs it here instead, for debugging.\n"
                     "Exit status 0 when the script finished, 1 when it was refused or failed.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -46,6 +48,9 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--screenshots", metavar="DIR",
                    help="save a screenshot at the start and after every UI action in DIR (named in the trace)")
     p.add_argument("--stats", action="store_true", help="print steps, UI actions and time to stderr at the end")
+    p.add_argument("--in-process", action="store_true",
+                   help="run the script in this process, without the child process and its OS limits "
+                        "(for debugging; the interpreter's budgets still apply)")
     p.set_defaults(handler=_cmd_run)
 
 
@@ -87,9 +92,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from tapir.cli.common import project_config, project_devices
-    from tapir.dsl.budget import Budgets
+    from tapir.dsl.budget import Budgets, check_source_size
     from tapir.dsl.inputs import ScriptInputs
-    from tapir.dsl.interpreter import run_script
+    from tapir.dsl.interpreter import print_line, run_script
+    from tapir.dsl.isolation import run_script_isolated
     from tapir.runtime.connect import connection_for
     from tapir.service import Workspace
 
@@ -98,6 +104,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     source = ws.text_of(args.script)
     project = project_config(args.script)  # [device] and [budgets] are defaults; flags and the environment win
     check_positive(max_actions=args.max_actions, max_steps=args.max_steps, timeout=args.timeout)
+    budgets = project.budgets.apply(Budgets()) if project is not None else Budgets()
+    budgets = budgets.replace(max_actions=args.max_actions, max_steps=args.max_steps, timeout_s=args.timeout)
+    check_source_size(source, budgets, args.script)  # before the check reads it
     check_device_flag(args.device)
     inputs = ScriptInputs.from_options(args.param)
     if args.artifacts and Path(args.artifacts).exists() and not Path(args.artifacts).is_dir():
@@ -152,11 +161,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if args.screenshots:
             connection = replace(connection, screenshots=args.screenshots)
         factory = _run_runtime_factory(args, connection)
-    budgets = project.budgets.apply(Budgets()) if project is not None else Budgets()
-    budgets = budgets.replace(max_actions=args.max_actions, max_steps=args.max_steps, timeout_s=args.timeout)
-    result = run_script(source, factory, budgets,
-                        output=lambda line: print(line, flush=True),
-                        symbols=checked.symbols, filename=args.script, debug=args.debug, inputs=inputs)
+    # by default in a child process under OS limits (tapir.dsl.isolation): a script that gets
+    # past the interpreter's checks costs an error, not this process
+    run = run_script if args.in_process else run_script_isolated
+    result = run(source, factory, budgets,
+                 output=lambda line: print_line(line, flush=True),
+                 symbols=checked.symbols, filename=args.script, debug=args.debug, inputs=inputs)
     if args.stats:
         actions = f"{result.actions} UI action{'' if result.actions == 1 else 's'}"
         print(f"{args.script}: {'ok' if result.ok else 'failed'}: {result.steps:,} steps, {actions},"

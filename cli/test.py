@@ -25,6 +25,8 @@ reaches a device. Then it runs on a fresh simulator (--device sim, the default; 
 once) or on a phone (--device SERIAL, repeatable: one script at a time per phone), the app
 force-stopped first (--reset: its data cleared). A failed script leaves its screenshot, last
 hierarchy dump, trace and error in the artifacts folder (tapir-artifacts/<script>/).
+Each script runs in a child process with OS limits on memory and CPU time (--in-process:
+in this one, for debugging).
 
 Tags come from a header comment, `# tags: smoke, music`; --include/--exclude take tags or shell
 patterns. --shard-index/--shard-total split the selected scripts between CI machines (index from 0).
@@ -71,6 +73,8 @@ def register(sub: Subparsers) -> None:
     how.add_argument("--max-actions", type=int, metavar="N", help="UI action budget per script (default: 50)")
     how.add_argument("--max-steps", type=int, metavar="N", help="step budget per script (default: 1,000,000)")
     how.add_argument("--timeout", type=float, metavar="S", help="wall-clock budget per script in seconds (default: 60)")
+    how.add_argument("--in-process", action="store_true",
+                     help="run each script in this process, without its child process and OS limits (for debugging)")
     out = p.add_argument_group("reports")
     out.add_argument("--junit", metavar="FILE.xml", help="write a JUnit XML report")
     out.add_argument("--json", metavar="FILE.json", help="write a JSON report (every attempt and step)")
@@ -150,6 +154,7 @@ def _settings(args: argparse.Namespace, config: ProjectConfig | None) -> tuple[l
         artifacts=Path(artifacts),
         trace_dir=Path(args.trace_dir) if args.trace_dir else None,
         params=dict(params), project_params=config.test.params if config else None,
+        in_process=args.in_process,
     )
     paths = args.paths or [str(p) for p in (config.test.paths if config else ())] or ["."]
     return paths, options, reports

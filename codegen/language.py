@@ -121,10 +121,14 @@ def check(source: str, table: SymbolTable | None, filename: str = "<generated>")
     """Every static problem of ``source`` against the document's symbols, in source order."""
     from tapir.dsl.checker import check_source
 
-    return [
-        Issue(d.span.line, d.span.column, d.code, d.message, d.severity, d.span.end_line, d.span.end_column)
-        for d in check_source(source, table, filename)
-    ]
+    issues = []
+    for d in check_source(source, table, filename):
+        if d.span is None:  # about the whole script (its size): shown at its start
+            issues.append(Issue(1, 1, d.code, d.message, d.severity))
+        else:
+            issues.append(Issue(d.span.line, d.span.column, d.code, d.message, d.severity, d.span.end_line,
+                                d.span.end_column))
+    return issues
 
 
 @dataclass(frozen=True)
@@ -136,16 +140,27 @@ class RunOutcome:
     actions: int
     seconds: float
     error: TapirError | None
+    #: What ``collect`` returned where the script ran (``run(..., isolated=True)``), else None.
+    collected: Any = None
 
 
 def run(source: str, runtime_factory: Callable[[], Any] | None, table: SymbolTable | None, *,
         filename: str = "<generated>", max_actions: int | None = None, timeout_s: float | None = None,
-        output: Callable[[str], None] | None = None) -> RunOutcome:
-    """Run ``source`` in the sandboxed interpreter; the runtime is made on the first UI call."""
+        output: Callable[[str], None] | None = None, isolated: bool = False,
+        collect: Callable[[Any], Any] | None = None) -> RunOutcome:
+    """Run ``source`` in the sandboxed interpreter; the runtime is made on the first UI call.
+    ``isolated``: in a child process under OS limits (``tapir.dsl.isolation``), the runtime
+    made there; ``collect(result)`` runs there after the script and returns a JSON value."""
     from tapir.dsl.budget import Budgets
     from tapir.dsl.interpreter import run_script
+    from tapir.dsl.isolation import run_script_isolated
 
     budgets = Budgets().replace(max_actions=max_actions, timeout_s=timeout_s)
+    if isolated:
+        r = run_script_isolated(source, runtime_factory, budgets, output=output, symbols=table, filename=filename,
+                                collect=collect)
+        return RunOutcome(r.ok, r.printed, r.actions, r.duration_s, r.error, r.collected)
     r = run_script(source, runtime_factory, budgets, output=output, symbols=table, filename=filename)
-    return RunOutcome(r.ok, r.printed, r.actions, r.duration_s, r.error)
+    return RunOutcome(r.ok, r.printed, r.actions, r.duration_s, r.error,
+                      collect(r) if collect is not None else None)
 

@@ -67,22 +67,71 @@ def load_document(path: str | Path) -> AppDocument:
 
 def load_document_report(path: str | Path) -> LoadResult:
     """Load ``path`` and return the document with all problems (warnings do not stop loading)."""
+    return loads_document(read_document_text(path), source=str(path))
+
+
+#: What app documents (and compiled symbol tables) are named: any other path is refused unread,
+#: so a script's `# doc:` line cannot make Tapir read /proc/self/environ or a private key.
+DOCUMENT_SUFFIXES = (".yaml", ".yml", ".json")
+#: The largest document read (real ones are well under a megabyte).
+MAX_DOCUMENT_BYTES = 16 << 20
+
+
+def read_document_text(path: str | Path) -> str:
+    """The text of the app document at ``path``; a ``DocumentError`` (that quotes nothing of the
+    file) when it is not a regular file named .yaml/.yml/.json, is too large, or is not UTF-8."""
+    import os
+    import stat
+
+    p = Path(path)
+    where = str(path)
+    target = p.resolve()
+    if p.suffix.lower() not in DOCUMENT_SUFFIXES or target.suffix.lower() not in DOCUMENT_SUFFIXES:
+        raise DocumentError(f"{p} is not an app document: documents are .yaml, .yml or .json files",
+                            filename=where)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        st = os.stat(target)
+        if not stat.S_ISREG(st.st_mode):
+            raise DocumentError(f"{p} is not an app document: it is not a regular file", filename=where)
+        if st.st_size > MAX_DOCUMENT_BYTES:
+            raise DocumentError(f"{p} is too large to be an app document ({st.st_size:,} bytes; at most "
+                                f"{MAX_DOCUMENT_BYTES:,})", filename=where)
+        with open(target, "rb") as f:
+            data = f.read(MAX_DOCUMENT_BYTES + 1)
     except OSError as exc:
-        raise DocumentError(f"cannot read the document: {exc.strerror or exc}", filename=str(path)) from exc
+        raise DocumentError(f"cannot read the document: {exc.strerror or exc}", filename=where) from None
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise DocumentError(f"{p} is too large to be an app document (more than {MAX_DOCUMENT_BYTES:,} bytes)",
+                            filename=where)
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise DocumentError(f"the document is not UTF-8 text: {exc}", filename=str(path)) from exc
-    return loads_document(text, source=str(path))
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise DocumentError(f"the document is not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line})",
+                            filename=where) from None
+
+
+#: A top-level key every app document has: text without one is not a document, and problems
+#: found in it are reported without quoting it (it may be any file: a config, credentials).
+_DOCUMENT_KEY = re.compile(r"""^\s*["']?(?:app|screens|format)["']?\s*:""", re.M)
+
+
+def _foreign(what: str, code: str = "not-a-document") -> LoadResult:
+    return LoadResult(None, (Diagnostic.at_line(
+        f"this is not an app document: {what}", None, code=code,
+        hint="an app document is YAML or JSON with the fields app and screens (docs/app-document.md)"),))
 
 
 def loads_document(text: str, source: str | None = None) -> LoadResult:
     """Load a document from its text (YAML or JSON)."""
     from tapir.docgen.validate import validate
 
+    looks_like_one = _DOCUMENT_KEY.search(text) is not None
     try:
         root = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
+        if not looks_like_one:
+            return _foreign("it is not valid YAML or JSON")
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
         problem = Diagnostic.at_line(f"not valid YAML/JSON: {exc.problem or exc}", line, code="syntax")
@@ -98,6 +147,13 @@ def loads_document(text: str, source: str | None = None) -> LoadResult:
         problem = Diagnostic.at_line(f"not valid YAML/JSON: the text is not Unicode ({exc.reason})", line,
                                      code="syntax")
         return LoadResult(None, (problem,))
+    except yaml.YAMLError:  # any other refusal by the reader
+        return _foreign("it is not YAML or JSON text")
+    if root is not None and not isinstance(root, yaml.MappingNode):
+        return _foreign("the document must be a mapping", "bad-type")
+    if isinstance(root, yaml.MappingNode) and not _looks_upstream(root) and not any(
+            isinstance(k, yaml.ScalarNode) and k.value in ("app", "screens", "format") for k, _ in root.value):
+        return _foreign("it has none of the fields app and screens")
     builder = _Builder(source)
     doc = builder.build(root)
     problems = list(builder.problems)

@@ -23,6 +23,7 @@ _EXPORTS = {
     "REGISTRY": "registry", "Entry": "registry", "Namespace": "registry", "ApiCall": "registry",
     "Kind": "types", "NodeVisitor": "visitor", "SymbolTable": "symbols",
     "Interpreter": "interpreter", "run_script": "interpreter", "RunResult": "interpreter",
+    "run_script_isolated": "isolation", "Budgets": "budget",
     "TapirError": "errors",
 }
 

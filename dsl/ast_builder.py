@@ -12,7 +12,9 @@ parse can go on past them.
 
 from __future__ import annotations
 
+import re
 import threading
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import fields, replace
 from typing import Any, cast
@@ -59,7 +61,7 @@ from tapir.dsl.ast import (
     UnaryOp,
     While,
 )
-from tapir.dsl.errors import Span, TapirError
+from tapir.dsl.errors import BudgetExceeded, Span, TapirError
 from tapir.dsl.literals import (
     FLiteral,
     LiteralProblem,
@@ -102,6 +104,9 @@ def _describe(node: Node) -> str:
     if isinstance(node, ListComp):
         return "a list comprehension"
     return "this expression"
+
+
+_NEWLINE = re.compile("\n")
 
 
 class AstBuilder:
@@ -202,12 +207,22 @@ class AstBuilder:
 
     def _in_token(self, tok: Token, offset: int) -> tuple[int, int]:
         """Script position of the character at ``offset`` in the token's text."""
-        text = str(tok)
         start = self._sp(tok)
-        newlines = text.count("\n", 0, offset)
-        if newlines == 0:
+        newlines = self._newlines_in(tok)
+        before = bisect_left(newlines, offset)  # newlines before ``offset``
+        if before == 0:
             return start.line, start.column + offset
-        return start.line + newlines, offset - text.rfind("\n", 0, offset)
+        return start.line + before, offset - newlines[before - 1]
+
+    def _newlines_in(self, tok: Token) -> list[int]:
+        """Offsets of the newlines in a token's text, found once per token: an f-string with
+        many fields asks for each field (counting each time made a long f-string quadratic)."""
+        cached = getattr(self._local, "newlines", None)
+        if cached is not None and cached[0] is tok:
+            return cached[1]  # type: ignore[no-any-return]
+        found = [mo.start() for mo in _NEWLINE.finditer(str(tok))]
+        self._local.newlines = (tok, found)
+        return found
 
     def _token_range(self, tok: Token, start: int, end: int) -> Span:
         line, col = self._in_token(tok, start)
@@ -653,6 +668,8 @@ class AstBuilder:
             field_offset = (tok.start_pos or 0) + body_start + piece.expr_start
             try:
                 value = self._field_parser(field_text, line, col, field_offset)
+            except BudgetExceeded:  # the run's deadline passed while parsing: stop, not a refusal
+                raise
             except TapirError as exc:
                 value = self._refuse(exc.span or span, exc.message, exc.code, exc.hint)
             parts.append(FormattedValue(span, value, piece.conversion, piece.format_spec))

@@ -10,6 +10,7 @@ internals. Results are always script values; every allocation goes through the s
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
@@ -20,6 +21,7 @@ from tapir.dsl.safeops import (
     NUMBER_TYPES,
     add,
     check_key,
+    has_long_strings,
     order,
     sort_key_safe,
     to_str,
@@ -47,10 +49,32 @@ BuiltinFn = Callable[[Host, list[Any], dict[str, Any], Span], Any]
 _MISSING: Any = object()
 
 
+#: Bytes of one new int object (small values); bigger ones add 4 bytes per 30-bit digit.
+INT_BYTES = 32
+#: Bytes of one new tuple of n items: header and GC links, plus a pointer per item.
+TUPLE_BYTES = 56
+
+
+def int_bytes(n: int) -> int:
+    """About what one int of ``n``'s size takes in memory."""
+    return INT_BYTES + 4 * (abs(n).bit_length() // 30)
+
+
+def item_bytes(value: Any) -> int:
+    """What each item of ``list(value)`` costs: a pointer, plus the new object it makes when
+    iterating creates one (a range makes a new int per item, a string a new 1-char string)."""
+    tv = type(value)
+    if tv is range:
+        return 8 + int_bytes(max(abs(value.start), abs(value.stop)))
+    if tv is str and not value.isascii():
+        return 8 + 80
+    return 8
+
+
 def materialize(host: Host, value: Any, span: Span) -> list[Any]:
-    """All items of an iterable script value as a list, within the size budget."""
+    """All items of an iterable script value as a list, within the size and memory budgets."""
     if type(value) in (list, tuple, str, dict, range):
-        host.meter.check_size(len(value), span, "list")
+        host.meter.check_size(len(value), span, "list", item_bytes(value))
         return list(value)
     out: list[Any] = []
     limit = host.meter.max_size
@@ -69,7 +93,9 @@ def sort_values(host: Host, items: list[Any], key: Any, reverse: Any, span: Span
     host.meter.charge(n * max(1, n.bit_length()), span)
     keys = items if key is None else [host.call(key, [x], span) for x in items]
     m = host.meter
-    if sort_key_safe(keys) and _orderable(keys):
+    # Python's own sort when comparing is cheap; with long strings each comparison reads them,
+    # so the comparisons go through safeops.order, charged one by one (the clock is looked at).
+    if sort_key_safe(keys) and _orderable(keys) and not has_long_strings(keys):
         try:
             order_ = sorted(range(n), key=keys.__getitem__, reverse=bool(reverse))
         except TypeError:
@@ -149,14 +175,24 @@ def _int(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> int
         return 0
     x = args[0]
     base = args[1] if len(args) > 1 else kwargs.get("base", _MISSING)
+    m = host.meter
     try:
         if base is not _MISSING:
             if type(x) is not str:
                 raise ScriptError("int() can't convert non-string with explicit base", span)
             if type(base) not in (int, bool):
                 raise ScriptError(f"'{type_name(base)}' object cannot be interpreted as an integer", span)
+            if 2 <= base <= 36 or base == 0:
+                # Python limits the digits of decimal text only (4,300); a power-of-two base
+                # reads any length in linear time, into an integer over the size budget.
+                m.charge(len(x) // 64, span)
+                digits = len(x.strip().lstrip("+-").lstrip("0_")) if len(x) * 6 > m.max_int_bits else 0
+                m.check_int(digits * math.ceil(math.log2(base or 16)), span)
             return int(x, base)
-        if type(x) in (str, int, float, bool):
+        if type(x) is str:
+            m.charge(len(x) // 64, span)
+            return int(x)
+        if type(x) in (int, float, bool):
             return int(x)
     except (ValueError, OverflowError) as exc:
         raise ScriptError(str(exc), span) from None
@@ -168,6 +204,8 @@ def _float(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> f
         return 0.0
     x = args[0]
     if type(x) in (str, int, float, bool):
+        if type(x) is str:
+            host.meter.charge(len(x) // 64, span)
         try:
             return float(x)
         except (ValueError, OverflowError) as exc:
@@ -192,6 +230,7 @@ def _extreme(name: str, op: str) -> BuiltinFn:
             if "default" in kwargs:
                 return kwargs["default"]
             raise ScriptError(f"{name}() arg is an empty sequence", span)
+        host.meter.charge(len(items), span)
         best = items[0]
         best_key = best if key is None else host.call(key, [best], span)
         for x in items[1:]:
@@ -219,11 +258,15 @@ def _enumerate(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) 
     if type(start) not in (int, bool):
         raise ScriptError(f"'{type_name(start)}' object cannot be interpreted as an integer", span)
     items = materialize(host, args[0], span)
+    # a new tuple and (past 256) a new int per item
+    host.meter.check_size(len(items), span, "list", 8 + TUPLE_BYTES + 16 + int_bytes(start + len(items)))
     return [(start + i, x) for i, x in enumerate(items)]
 
 
 def _zip(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> list[tuple[Any, ...]]:
     columns = [materialize(host, a, span) for a in args]
+    n = min(map(len, columns), default=0)
+    host.meter.check_size(n, span, "list", 8 + TUPLE_BYTES + 8 * len(columns))
     return list(zip(*columns, strict=False))
 
 
@@ -238,6 +281,8 @@ def dict_from(host: Host, source: Any, out: dict[Any, Any], span: Span) -> None:
         m.check_size(len(out) + len(source), span, "dict")
         out.update(source)
         return
+    if type(source) in (list, tuple, range, str, dict):
+        m.charge(len(source), span)
     for i, pair in enumerate(host.iterate(source, span)):
         if type(pair) not in (list, tuple, str) or len(pair) != 2:
             n = len(pair) if type(pair) in (list, tuple, str) else None
@@ -245,9 +290,10 @@ def dict_from(host: Host, source: Any, out: dict[Any, Any], span: Span) -> None:
                 raise ScriptError(f"cannot convert dictionary update sequence element #{i} to a sequence", span)
             raise ScriptError(f"dictionary update sequence element #{i} has length {n}; 2 is required", span)
         k, v = pair
-        if k not in out and len(out) >= m.max_size:
+        k = check_key(k, span)  # before anything hashes it
+        if len(out) >= m.max_size and k not in out:
             m.check_size(len(out) + 1, span, "dict")
-        out[check_key(k, span)] = v
+        out[k] = v
 
 
 def _dict(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> dict[Any, Any]:
@@ -290,6 +336,10 @@ def _round(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> A
         raise ScriptError(f"type {type_name(x)} doesn't define __round__ method", span)
     if nd is not None and type(nd) not in (int, bool):
         raise ScriptError(f"'{type_name(nd)}' object cannot be interpreted as an integer", span)
+    if nd is not None and type(x) is not float and nd < 0 and -nd > int(x).bit_length() * 0.302 + 2:
+        # 10 ** -ndigits > 2 * |x|, so the result is 0; Python would compute 10 ** -ndigits
+        # first (round(1, -10**9): minutes)
+        return 0
     try:
         return round(x) if nd is None else round(x, nd)
     except (ValueError, OverflowError) as exc:

@@ -11,9 +11,10 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from tapir.dsl.budget import budget_exceeded
+from tapir.dsl.budget import budget_exceeded, out_of_memory
 from tapir.dsl.errors import ScriptError, Span, TapirError
 from tapir.dsl.safeops import short_repr
+from tapir.dsl.values import script_message
 
 Eval = Callable[["Frame"], Any]
 Exec = Callable[["Frame"], Any]
@@ -43,12 +44,13 @@ def convert_exception(exc: BaseException, span: Span | None) -> TapirError:
     if isinstance(exc, RecursionError):
         return budget_exceeded("depth", sys.getrecursionlimit(), "the script nests too deeply", span)
     if isinstance(exc, MemoryError):
-        return budget_exceeded("size", 0, "the host ran out of memory", span)
+        # an allocation the estimates let through failed: the process's own limit (the child
+        # process's address space, tapir.dsl.isolation) or the machine's memory ran out
+        return out_of_memory(span)
     if isinstance(exc, KeyError):
         return ScriptError(f"KeyError: {short_repr(exc.args[0]) if exc.args else ''}", span)
     if isinstance(exc, ZeroDivisionError | TypeError | ValueError | IndexError | OverflowError | RuntimeError):
-        msg = str(exc).replace("ElementHandle", "element").replace("ScriptFunction", "function")
-        return ScriptError(msg, span)
+        return ScriptError(script_message(str(exc)), span)
     return ScriptError(f"internal error: {type(exc).__name__}: {exc}", span,
                        hint="this is a bug in Tapir; run with --debug for details")
 

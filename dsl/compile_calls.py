@@ -113,7 +113,14 @@ def e_listcomp(comp: Compiler, node: A.ListComp, scope: Scope) -> Eval:
             if m.steps > m.checkpoint:
                 m.tick(span)
             store(cfr, v)
-            if conds and not all(c(cfr) for c in conds):
+            # a plain loop, not all(<generator>): a condition may call a script function, and
+            # each level through a C builtin would take C stack (a crash at max_depth)
+            passed = True
+            for c in conds:
+                if not c(cfr):
+                    passed = False
+                    break
+            if not passed:
                 continue
             if last:
                 m.steps += elt_cost

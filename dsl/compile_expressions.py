@@ -188,12 +188,17 @@ def e_binop(comp: Compiler, node: A.BinOp, scope: Scope) -> Eval:
         return int_const_binop(op, left, c, fn, m, span, comp.local_name(node.left, scope))
     # One closure per operator, each with the operator written inline: the near-identical bodies
     # are deliberate (a shared body would pay an operator-function call on every evaluation).
+    hi = m.int_limit
+    lo = -hi
     if op == "+":
         def ev_add(fr: Frame) -> Any:
             a = left(fr)
             b = right(fr)
             if type(a) is int and type(b) is int:
-                return a + b
+                r = a + b
+                if lo < r < hi:
+                    return r
+                raise m.int_too_big(r, span)
             return add(a, b, m, span)
 
         return ev_add
@@ -202,7 +207,10 @@ def e_binop(comp: Compiler, node: A.BinOp, scope: Scope) -> Eval:
             a = left(fr)
             b = right(fr)
             if type(a) is int and type(b) is int:
-                return a - b
+                r = a - b
+                if lo < r < hi:
+                    return r
+                raise m.int_too_big(r, span)
             return fn(a, b, m, span)
 
         return ev_sub

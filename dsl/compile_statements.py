@@ -108,8 +108,6 @@ def s_augassign(comp: Compiler, node: A.AugAssign, scope: Scope, loop: bool, fun
             new = mul(cur, v, m, span)
             cur[:] = new
             return cur
-        if type(cur) is int and type(v) is int and op == "+":
-            return cur + v
         return opfn(cur, v, m, span)
 
     if type(target) is A.Name:
@@ -119,6 +117,28 @@ def s_augassign(comp: Compiler, node: A.AugAssign, scope: Scope, loop: bool, fun
         hops = scope.resolve(name) if not name.startswith("__") else -1
         if hops is None or hops == 0:
             g, debug, is_add = comp.g, comp.i.debug, op == "+"
+            hi = m.int_limit
+            lo = -hi
+            step = node.value.value if type(node.value) is A.Constant else None
+            if is_add and type(step) is int and 0 <= step < hi:
+                # `count += 1`, the commonest: the sum only grows, one bound is enough
+                def ex_count(fr: Frame) -> None:
+                    m.steps += cost
+                    if m.steps > m.checkpoint:
+                        m.tick(span)
+                    try:
+                        variables = g if hops is None else fr.vars
+                        cur = variables[name] if name in variables else load(fr)
+                        if type(cur) is int and (r := cur + step) < hi:
+                            variables[name] = r
+                        else:
+                            variables[name] = combine(cur, step)
+                    except TapirError:
+                        raise
+                    except Exception as exc:
+                        raise convert_exception(exc, span) from (exc if debug else None)
+
+                return ex_count
 
             # The common `total += x`: one closure, no load/store calls.
             def ex(fr: Frame) -> None:
@@ -129,8 +149,8 @@ def s_augassign(comp: Compiler, node: A.AugAssign, scope: Scope, loop: bool, fun
                     variables = g if hops is None else fr.vars
                     cur = variables[name] if name in variables else load(fr)
                     v = val(fr)
-                    if is_add and type(cur) is int and type(v) is int:
-                        variables[name] = cur + v
+                    if is_add and type(cur) is int and type(v) is int and lo < (r := cur + v) < hi:
+                        variables[name] = r
                     else:
                         variables[name] = combine(cur, v)
                 except TapirError:
@@ -333,15 +353,17 @@ def s_def(comp: Compiler, node: A.FunctionDef, scope: Scope, loop: bool, func: b
     if type(node.params) is not tuple:
         raise SandboxViolation("malformed function parameters", node.span)
     params: list[str] = []
+    seen: set[str] = set()  # (a list search would make a def with many parameters quadratic)
     defaults: list[Eval] = []
     for p in node.params:
         comp.check_node(p, (A.Param,), "function parameter")
         pname = comp.check_str(p.name, p, "parameter name")
-        if pname in params:
+        if pname in seen:
             return refuse(ScriptError(f"duplicate argument '{pname}' in function definition", p.span))
         if pname.startswith("__"):
             return refuse(SandboxViolation(f"'{pname}' is not a valid name in Tapir scripts", p.span))
         params.append(pname)
+        seen.add(pname)
         if p.default is not None:
             defaults.append(comp.expr(p.default, scope))
         elif defaults:
@@ -355,7 +377,7 @@ def s_def(comp: Compiler, node: A.FunctionDef, scope: Scope, loop: bool, func: b
 
     def define(fr: Frame) -> None:
         closure = fr
-        dvals = tuple(d(fr) for d in defaults)
+        dvals = tuple([d(fr) for d in defaults])  # (a generator here would re-enter C at each level)
 
         def invoke(bound: dict[str, Any], call_span: Span) -> Any:
             if m.depth >= m.budgets.max_depth:

@@ -56,6 +56,9 @@ class Compiler(NodeVisitor[Any]):
         self.g = interp.globals
         #: The scope each function and comprehension opens (by id), from the analysis' Binder.
         self.scopes: dict[int, Any] = {}
+        #: Nodes compiled: every ``_CLOCK_EVERY`` the run's deadline is checked (compiling is
+        #: linear, but a script at the size limit takes a while).
+        self.compiled = 0
 
     def local_names(self, node: A.FunctionDef | A.ListComp) -> set[str]:
         """The names local to a function (parameters included) or a comprehension."""
@@ -125,7 +128,13 @@ class Compiler(NodeVisitor[Any]):
 
     # -- statements ----------------------------------------------------------------------------
 
+    def tick(self, node: A.Node) -> None:
+        self.compiled += 1
+        if self.compiled % _CLOCK_EVERY == 0:
+            self.m.check_time(span_of(node))
+
     def stmt(self, node: A.Stmt, scope: Scope, loop: bool, func: bool) -> Exec:
+        self.tick(node)
         compile_ = self.method_for(type(node)) if type(node) in _STATEMENTS else None
         if compile_ is None:
             raise SandboxViolation(
@@ -225,6 +234,7 @@ class Compiler(NodeVisitor[Any]):
     # -- expressions -------------------------------------------------------------------------------
 
     def expr(self, node: A.Node, scope: Scope) -> Eval:
+        self.tick(node)
         compile_ = self.method_for(type(node)) if type(node) in _EXPRESSIONS else None
         if compile_ is None:
             raise SandboxViolation(
@@ -299,6 +309,8 @@ class Compiler(NodeVisitor[Any]):
     visit_Call = C.e_call
     visit_ListComp = C.e_listcomp
 
+
+_CLOCK_EVERY = 512
 
 #: The node classes that compile as statements and as expressions (everything else is refused).
 _STATEMENTS = frozenset({A.ExprStmt, A.Assign, A.AugAssign, A.If, A.While, A.For, A.Break, A.Continue, A.Pass,

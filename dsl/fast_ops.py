@@ -29,6 +29,40 @@ def int_const_binop(op: str, left: Eval, c: int, fn: Callable[..., Any], m: Mete
                     local: str | None) -> Eval:
     """``expr OP int-literal``, the most common arithmetic in loops: one closure, no call for
     the constant, the int case inline (and the variable read inline when it is a local)."""
+    # + and - may cross the integer size budget by a bit: their int results are compared with
+    # the budget's bound (two comparisons; a bit_length() call would cost more)
+    # (adding a constant moves a number one way only: one bound is enough)
+    hi = m.int_limit
+    lo = -hi
+    d = c if op == "+" else -c if op == "-" else 0
+    if local is not None and op in ("+", "-") and d >= 0:
+        def local_up_c(fr: Frame) -> Any:
+            try:
+                a = fr.vars[local]
+            except KeyError:
+                a = left(fr)  # raises the unbound-variable error
+            if type(a) is int:
+                r = a + d
+                if r < hi:
+                    return r
+                raise m.int_too_big(r, span)
+            return fn(a, c, m, span)
+
+        return local_up_c
+    if local is not None and op in ("+", "-"):
+        def local_down_c(fr: Frame) -> Any:
+            try:
+                a = fr.vars[local]
+            except KeyError:
+                a = left(fr)  # raises the unbound-variable error
+            if type(a) is int:
+                r = a + d
+                if r > lo:
+                    return r
+                raise m.int_too_big(r, span)
+            return fn(a, c, m, span)
+
+        return local_down_c
     if local is not None:
         pyop = _PY_OPS[op]
         small = op == "*"
@@ -43,18 +77,28 @@ def int_const_binop(op: str, left: Eval, c: int, fn: Callable[..., Any], m: Mete
             return fn(a, c, m, span)
 
         return local_c
-    if op == "+":
-        def add_c(fr: Frame) -> Any:
+    if op in ("+", "-") and d >= 0:
+        def up_c(fr: Frame) -> Any:
             a = left(fr)
-            return a + c if type(a) is int else fn(a, c, m, span)
+            if type(a) is int:
+                r = a + d
+                if r < hi:
+                    return r
+                raise m.int_too_big(r, span)
+            return fn(a, c, m, span)
 
-        return add_c
-    if op == "-":
-        def sub_c(fr: Frame) -> Any:
+        return up_c
+    if op in ("+", "-"):
+        def down_c(fr: Frame) -> Any:
             a = left(fr)
-            return a - c if type(a) is int else fn(a, c, m, span)
+            if type(a) is int:
+                r = a + d
+                if r > lo:
+                    return r
+                raise m.int_too_big(r, span)
+            return fn(a, c, m, span)
 
-        return sub_c
+        return down_c
     if op == "*":
         def mul_c(fr: Frame) -> Any:
             a = left(fr)

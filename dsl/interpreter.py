@@ -23,13 +23,14 @@ factory on the first UI call.
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from tapir.dsl import ast as A
 from tapir.dsl.api import expect_handle
-from tapir.dsl.budget import Budgets, Meter
+from tapir.dsl.budget import Budgets, Meter, check_source_size, out_of_memory
 from tapir.dsl.builtins import materialize
 from tapir.dsl.compiler import Compiler, Frame, convert_exception, span_of
 from tapir.dsl.errors import (
@@ -58,6 +59,20 @@ from tapir.dsl.values import (
 )
 
 Output = Callable[[str], None]
+
+
+def print_line(line: str, *, flush: bool = False) -> None:
+    """Print one line of a script's output to standard output. Text the stream cannot encode
+    (a lone surrogate, "\\ud800", which Python strings may hold) is written as escapes instead
+    of failing: the script printed it, the run must not break on it."""
+    stream = sys.stdout
+    try:
+        stream.write(line + "\n")
+    except UnicodeEncodeError:
+        encoding = getattr(stream, "encoding", None) or "utf-8"
+        stream.write(line.encode(encoding, "backslashreplace").decode(encoding) + "\n")
+    if flush:
+        stream.flush()
 _SEQUENCE_NAMES: dict[type, str] = {list: "list", tuple: "tuple", str: "string", range: "range object"}
 
 #: Python frames one script-level call may use (statement and expression closures in between).
@@ -76,6 +91,8 @@ class RunResult:
     #: Final global variables of the script, each as a short repr.
     variables: dict[str, str] = field(default_factory=dict)
     error: TapirError | None = None
+    #: What ``collect`` returned in the child process (``tapir.dsl.isolation``), else None.
+    collected: Any = None
 
     @property
     def ok(self) -> bool:
@@ -125,34 +142,53 @@ class Interpreter:
 
     # -- running ------------------------------------------------------------------------------
 
-    def execute(self, module: A.Module, source: str | None = None) -> Any:
-        """Run ``module`` with fresh budgets; return the value of a final expression statement
-        (for a REPL to echo), else None. Raises the ``TapirError`` that stopped it."""
+    def execute(self, module: A.Module | str, source: str | None = None) -> Any:
+        """Run ``module`` (or script text, parsed here) with fresh budgets; return the value of a
+        final expression statement (for a REPL to echo), else None. Raises the ``TapirError``
+        that stopped it.
+
+        Everything counts against the time budget: parsing text, compiling, running, and the
+        output flushed at the end; text longer than ``Budgets.max_source`` is refused unread."""
+        self.meter = self._fresh_meter()
+        if type(module) is str:
+            source = module
+            module = self._parse(module)
         if type(module) is not A.Module:
             raise SandboxViolation(f"expected a Module to run, got {type(module).__name__}")
         self.source = source
-        self.meter = self._fresh_meter()
         old_limit = sys.getrecursionlimit()
         wanted = min(_MAX_RECURSION_LIMIT, 3000 + self.budgets.max_depth * _FRAMES_PER_CALL)
         if wanted > old_limit:
             sys.setrecursionlimit(wanted)
+        failed = True
         try:
             body, last = Compiler(self).module(module)
             body(Frame(self.globals, None))
+            failed = False
             return last[0] if last else None
         except TapirError as exc:
             exc.with_source(source, self.filename)
             raise
         except Exception as exc:  # compiling a malformed hand-built AST, or nesting too deep
-            if self.debug and not isinstance(exc, RecursionError):
+            if self.debug and not isinstance(exc, RecursionError | MemoryError):
                 raise
             raise convert_exception(exc, span_of(module)).with_source(source, self.filename) from None
         finally:
             if wanted > old_limit:
                 sys.setrecursionlimit(old_limit)
-            self._flush()
             self.total_steps += self.meter.steps
             self.total_actions += self.meter.actions
+            # A failure to write the last line must not hide the error that stopped the script.
+            flushed = self._flush(span_of(module))
+            if flushed is not None and not failed:
+                raise flushed.with_source(source, self.filename)
+
+    def _parse(self, text: str) -> A.Module:
+        from tapir.dsl.parser import parse
+
+        check_source_size(text, self.budgets, self.filename)
+        span = Span(1, 1, 1, 1, 0, 0)
+        return parse(text, self.filename, clock=lambda: self.meter.check_time(span))
 
     def interrupt(self, reason: str = "interrupted") -> None:
         """Stop the running ``execute`` with ``Interrupted(reason)`` at its next step or UI call
@@ -173,8 +209,18 @@ class Interpreter:
         return m
 
     def variables(self) -> dict[str, str]:
-        """The script's global variables, each as a short repr (for summaries and the REPL)."""
-        return {k: short_repr(v) for k, v in self.globals.items()}
+        """The script's global variables, each as a short repr (for summaries and the REPL).
+
+        Each repr costs at most a few hundred characters of work whatever the value, and the
+        whole summary stops at the run's deadline (variables left are shown as not summarised)."""
+        out: dict[str, str] = {}
+        deadline = self.meter.deadline
+        for i, (k, v) in enumerate(self.globals.items()):
+            if i % 256 == 255 and time.monotonic() > deadline:
+                out.update({name: "<not summarised: the time budget ran out>" for name in list(self.globals)[i:]})
+                break
+            out[k] = short_repr(v)
+        return out
 
     def close(self) -> None:
         """Release the device runtime if one was made."""
@@ -194,18 +240,27 @@ class Interpreter:
             if self._output is not None:
                 self._output(line)
 
-    def _flush(self) -> None:
-        if self._partial:
-            line, self._partial = self._partial, ""
-            self.printed.append(line)
-            if self._output is not None:
-                self._output(line)
+    def _flush(self, span: Span | None) -> TapirError | None:
+        """Write out a last line printed without a newline; the error if the output failed."""
+        if not self._partial:
+            return None
+        line, self._partial = self._partial, ""
+        self.printed.append(line)
+        if self._output is None:
+            return None
+        try:
+            self._output(line)
+        except TapirError as exc:
+            return exc
+        except Exception as exc:
+            return ScriptError(f"the script's output could not be written: {type(exc).__name__}: {exc}", span)
+        return None
 
     def call(self, fn: Any, args: list[Any], span: Span, kwargs: dict[str, Any] | None = None) -> Any:
         """Call a script value with arguments (used by ``key=`` functions and call expressions)."""
         tf = type(fn)
         if tf is ScriptFunction:
-            return fn.invoke(_bind(fn, args, kwargs or {}, span), span)
+            return fn.invoke(_bind(fn, args, kwargs or {}, span, self.meter), span)
         if tf is Builtin:
             return fn.fn(self, args, kwargs or {}, span)
         if tf is ApiFunction:
@@ -298,6 +353,8 @@ class Interpreter:
                 if exc.span is None:
                     exc.span = span
                 raise
+            except MemoryError:
+                raise out_of_memory(span) from None
             except Exception as exc:
                 raise DeviceError(f"could not start the device runtime: {type(exc).__name__}: {exc}", span) from exc
             self._runtime = rt
@@ -321,6 +378,8 @@ class Interpreter:
             if exc.span is None:
                 exc.span = span
             raise
+        except MemoryError:
+            raise out_of_memory(span) from None
         except Exception as exc:
             if self.debug:
                 raise
@@ -436,12 +495,14 @@ class Interpreter:
         return self._guarded(what, span, lambda: entry.impl(call))
 
 
-def _bind(fn: ScriptFunction, args: list[Any], kwargs: dict[str, Any], span: Span) -> dict[str, Any]:
+def _bind(fn: ScriptFunction, args: list[Any], kwargs: dict[str, Any], span: Span, meter: Meter) -> dict[str, Any]:
     """Python's argument binding for a ``def`` (positional, keywords, defaults)."""
     params = fn.params
     n = len(params)
     if not kwargs and len(args) == n:
         return dict(zip(params, args, strict=True))
+    if n > 64:  # binding walks every parameter (defaults)
+        meter.charge(n // 16, span)
     if len(args) > n:
         raise ScriptError(
             f"{fn.name}() takes {n} positional argument{'s' if n != 1 else ''} but {len(args)} "
@@ -477,7 +538,7 @@ def run_script(
     script: A.Module | str,
     runtime_factory: RuntimeFactory | None = None,
     budgets: Budgets | None = None,
-    output: Output | None = print,
+    output: Output | None = print_line,
     *,
     symbols: SymbolTable | None = None,
     filename: str = "<script>",
@@ -496,17 +557,8 @@ def run_script(
     error: TapirError | None = None
     if isinstance(script, str):
         source = script
-        try:
-            from tapir.dsl.parser import parse
-
-            module = parse(script, filename=filename)
-        except TapirError as exc:
-            exc.with_source(source, filename)
-            return RunResult(0, 0, 0.0, (), {}, exc)
-    else:
-        module = script
     try:
-        interp.execute(module, source)
+        interp.execute(script, source)
     except TapirError as exc:
         error = exc.with_source(source, filename)
     finally:
@@ -524,4 +576,4 @@ def run_script(
     )
 
 
-__all__ = ["Budgets", "Interpreter", "RunResult", "run_script"]
+__all__ = ["Budgets", "Interpreter", "RunResult", "print_line", "run_script"]

@@ -17,8 +17,15 @@ from typing import Any
 from tapir.dsl.builtins import Host, dict_from, materialize, sort_values
 from tapir.dsl.errors import SandboxViolation, ScriptError, Span
 from tapir.dsl.registry import REGISTRY, VALUE_NAMESPACES, Entry, Namespace
-from tapir.dsl.safeops import CONTAINER_TYPES, check_key, equal, short_repr, str_format
-from tapir.dsl.values import type_name
+from tapir.dsl.safeops import (
+    CONTAINER_TYPES,
+    check_key,
+    equal,
+    scan,
+    short_repr,
+    str_format,
+)
+from tapir.dsl.values import for_python, script_message, type_name
 
 MethodFn = Callable[[Host, Any, list[Any], dict[str, Any], Span], Any]
 
@@ -26,13 +33,10 @@ MethodFn = Callable[[Host, Any, list[Any], dict[str, Any], Span], Any]
 def _call_py(name: str, s: Any, args: list[Any], kwargs: dict[str, Any], span: Span) -> Any:
     """Call Python's own method ``name`` of the receiver's type (name from our allow-list)."""
     try:
-        return getattr(type(s), name)(s, *args, **kwargs)
+        return getattr(type(s), name)(s, *[for_python(a) for a in args],
+                                       **{k: for_python(v) for k, v in kwargs.items()})
     except (TypeError, ValueError, OverflowError, IndexError) as exc:
-        raise ScriptError(_clean(str(exc)), span) from None
-
-
-def _clean(msg: str) -> str:
-    return msg.replace("ElementHandle", "element").replace("ScriptFunction", "function")
+        raise ScriptError(script_message(str(exc)), span) from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -45,6 +49,21 @@ def _str_plain(name: str) -> MethodFn:
 
     def fn(host: Host, s: str, args: list[Any], kwargs: dict[str, Any], span: Span) -> Any:
         host.meter.charge(len(s) // 64, span)
+        if args:
+            a = args[0]
+            if type(a) is str and name in _CHAR_SET_METHODS:
+                # Python looks each character up in the characters given (len(s) * len(a));
+                # a set of many characters is stripped here, in one pass
+                host.meter.charge(len(a) // 64, span)
+                distinct = "".join(sorted(set(a)))
+                if len(distinct) > _MAX_STRIP_CHARS:
+                    host.meter.charge(len(s) // 16, span)
+                    return _strip_set(name, s, set(distinct))
+                args = [distinct, *args[1:]]
+            elif type(a) is str:
+                host.meter.charge(len(a) // 64, span)
+            elif type(a) is tuple:  # startswith/endswith try each affix
+                host.meter.charge(len(a) + sum(len(x) for x in a if type(x) is str) // 64, span)
         out = _call_py(name, s, args, kwargs, span)
         if type(out) is str:
             host.meter.check_size(len(out), span, "str")
@@ -53,6 +72,23 @@ def _str_plain(name: str) -> MethodFn:
         return out
 
     return fn
+
+
+_CHAR_SET_METHODS = frozenset(("strip", "lstrip", "rstrip"))
+#: More distinct characters to strip than this are stripped by ``_strip_set``.
+_MAX_STRIP_CHARS = 64
+
+
+def _strip_set(name: str, s: str, chars: set[str]) -> str:
+    """``s.strip(chars)`` (or lstrip/rstrip) with the characters in a set: one look-up each."""
+    i, j = 0, len(s)
+    if name != "rstrip":
+        while i < j and s[i] in chars:
+            i += 1
+    if name != "lstrip":
+        while j > i and s[j - 1] in chars:
+            j -= 1
+    return s[i:j]
 
 
 def _str_padded(name: str) -> MethodFn:
@@ -96,10 +132,14 @@ def _str_split(name: str) -> MethodFn:
     def fn(host: Host, s: str, args: list[Any], kwargs: dict[str, Any], span: Span) -> Any:
         host.meter.charge(len(s) // 16, span)
         out = _call_py(name, s, args, kwargs, span)
-        host.meter.check_size(len(out), span, "list")
+        host.meter.check_size(len(out), span, "list", 8 + _STR_BYTES)  # a new string per item
         return out
 
     return fn
+
+
+#: Bytes of a new short string (header and a few characters).
+_STR_BYTES = 56
 
 
 def _define(namespace: Namespace, signature: str, doc: str, impl: MethodFn) -> None:
@@ -167,12 +207,23 @@ _define(Namespace.STR, "format(*args: any, **kwargs: any) -> str",
 def _index_of(host: Host, seq: Any, x: Any, span: Span, start: int = 0, end: int | None = None) -> int:
     n = len(seq)
     lo, hi, _ = slice(start, end).indices(n)
-    deep = type(x) in CONTAINER_TYPES
-    host.meter.charge(max(hi - lo, 0), span)
-    for i in range(lo, hi):
-        if (equal(x, seq[i], host.meter, span) if deep or type(seq[i]) in CONTAINER_TYPES else x == seq[i]):
-            return i
-    return -1
+    m = host.meter
+    if type(x) in CONTAINER_TYPES:
+        m.charge(max(hi - lo, 0), span)
+        for i in range(lo, hi):
+            if equal(x, seq[i], m, span):
+                return i
+        return -1
+    # A flat needle: Python's own index (containers never equal it), piece by piece.
+    found, offset = scan(seq[lo:hi], x, m, span, _position, lambda i: i >= 0)
+    return lo + offset + found if found >= 0 else -1
+
+
+def _position(piece: Any, x: Any) -> int:
+    try:
+        return int(piece.index(x))
+    except ValueError:
+        return -1
 
 
 def _seq_index(host: Host, seq: Any, args: list[Any], kwargs: dict[str, Any], span: Span) -> int:
@@ -189,10 +240,20 @@ def _seq_index(host: Host, seq: Any, args: list[Any], kwargs: dict[str, Any], sp
 
 def _seq_count(host: Host, seq: Any, args: list[Any], kwargs: dict[str, Any], span: Span) -> int:
     x = args[0]
-    host.meter.charge(len(seq), span)
-    if type(x) in CONTAINER_TYPES or any(type(y) in CONTAINER_TYPES for y in seq):
-        return sum(1 for y in seq if equal(x, y, host.meter, span))
-    return seq.count(x)
+    m = host.meter
+    if type(x) in CONTAINER_TYPES:
+        m.charge(len(seq), span)
+        return sum(1 for y in seq if equal(x, y, m, span))
+    # A flat needle never equals a container: Python's own count, piece by piece.
+    total = 0
+
+    def count(piece: Any, needle: Any) -> int:
+        nonlocal total
+        total += piece.count(needle)
+        return total
+
+    scan(seq, x, m, span, count, lambda _: False)
+    return total
 
 
 def _grow(host: Host, lst: list[Any], extra: int, span: Span) -> None:
@@ -225,6 +286,8 @@ def _pop(host: Host, lst: list[Any], args: list[Any], kwargs: dict[str, Any], sp
         raise ScriptError(f"'{type_name(args[0])}' object cannot be interpreted as an integer", span)
     if not lst:
         raise ScriptError("pop from empty list", span)
+    if args:  # the items after the index move down
+        host.meter.charge(len(lst) // 64, span)
     try:
         return lst.pop(*args)
     except IndexError:
@@ -253,6 +316,7 @@ def _copy(host: Host, c: Any, args: list[Any], kwargs: dict[str, Any], span: Spa
 
 
 def _clear(host: Host, c: Any, args: list[Any], kwargs: dict[str, Any], span: Span) -> None:
+    host.meter.charge(len(c) // 64, span)
     c.clear()
 
 
@@ -292,7 +356,7 @@ def _values(host: Host, d: dict[Any, Any], args: list[Any], kwargs: dict[str, An
 
 
 def _items(host: Host, d: dict[Any, Any], args: list[Any], kwargs: dict[str, Any], span: Span) -> list[Any]:
-    host.meter.check_size(len(d), span, "list")
+    host.meter.check_size(len(d), span, "list", 8 + 72)  # a new (key, value) tuple per item
     return list(d.items())
 
 
@@ -302,7 +366,7 @@ def _dict_pop(host: Host, d: dict[Any, Any], args: list[Any], kwargs: dict[str, 
         return d.pop(k)
     if len(args) > 1:
         return args[1]
-    raise ScriptError(f"KeyError: {k!r}", span)
+    raise ScriptError(f"KeyError: {short_repr(k)}", span)
 
 
 def _update(host: Host, d: dict[Any, Any], args: list[Any], kwargs: dict[str, Any], span: Span) -> None:

@@ -25,12 +25,13 @@ temporary directory, so a new process loads it in milliseconds.
 
 from __future__ import annotations
 
+import keyword
 import re
 import sys
 import threading
 from bisect import bisect_left
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from copy import copy
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -40,7 +41,7 @@ from lark import Lark, Token
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedToken
 from lark.indenter import Indenter
 from lark.lexer import LexerThread
-from tapir.dsl.ast import Expr, Module, Refused
+from tapir.dsl.ast import Expr, Module, Name, Refused
 from tapir.dsl.ast_builder import AstBuilder, shift_spans
 from tapir.dsl.diagnostics import Diagnostic
 from tapir.dsl.errors import Span, TapirError, TapirSyntaxError, UnsupportedConstruct
@@ -54,8 +55,8 @@ from tapir.dsl.syntax_messages import (
     unexpected_character,
     unexpected_token,
 )
+from tapir.dsl.tokens import KEYWORDS, from_lark
 from tapir.dsl.tokens import Token as ScriptToken
-from tapir.dsl.tokens import from_lark
 from tapir.grammar import GRAMMAR_DIR
 
 __all__ = ["ParseResult", "parse", "parse_expression_field", "parse_tolerant"]
@@ -491,8 +492,13 @@ class _Run:
         stream, state = self.stream, self.state
         tok: Token | None = None
         prev: Token | None = None
+        clock = getattr(_CLOCK, "fn", None)
         try:
             for tok in stream:
+                if clock is not None:
+                    _CLOCK.tokens += 1
+                    if _CLOCK.tokens % _CLOCK_EVERY == 0:
+                        clock()
                 state.feed_token(tok)
                 prev = tok
             end = Token.new_borrow_pos("$END", "", prev) if prev is not None else Token("$END", "", 0, 1, 1, 1, 1, 0)
@@ -725,9 +731,21 @@ def _shift_error(exc: TapirError, text: str, line: int, column: int, offset: int
     return exc
 
 
+#: A field that is one plain name (the commonest) is read without running the parser.
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NOT_PLAIN = frozenset(keyword.kwlist) | KEYWORDS
+
+
 def parse_expression_field(text: str, line: int, column: int, offset: int = 0) -> Expr:
     """Parse the expression of an f-string field that starts at ``line:column`` (``offset``) of the
     script. Raises the field's first problem (the builder makes it a ``Refused`` node)."""
+    clock = getattr(_CLOCK, "fn", None)
+    if _PLAIN_NAME.fullmatch(text) and text not in _NOT_PLAIN and not text.startswith("__"):
+        if clock is not None:
+            _CLOCK.tokens += 1
+            if _CLOCK.tokens % _CLOCK_EVERY == 0:
+                clock()
+        return Name(Span(line, column, line, column + len(text), offset, offset + len(text)), text)
     _, _, builder = _lark()
     mark = builder.refusal_mark()
     field = "(" + text + ")"
@@ -754,11 +772,22 @@ def _module_span(text: str) -> Span:
     return Span(1, 1, end_line, end_column, 0, len(text))
 
 
-def parse(source: str, filename: str = "<script>") -> Module:
-    """Parse a Tapir script. Raises ``TapirSyntaxError`` (or ``UnsupportedConstruct``)."""
+#: The clock of the strict parse in progress on this thread (``parse(clock=...)``): called every
+#: ``_CLOCK_EVERY`` tokens, f-string fields included, so a deadline can stop a long parse.
+_CLOCK = threading.local()
+_CLOCK_EVERY = 512
+
+
+def parse(source: str, filename: str = "<script>", *, clock: Callable[[], None] | None = None) -> Module:
+    """Parse a Tapir script. Raises ``TapirSyntaxError`` (or ``UnsupportedConstruct``).
+
+    ``clock``, when given, is called every few hundred tokens and may raise (the interpreter
+    passes its deadline check, so parsing counts against a run's time budget)."""
     text = normalize_newlines(source)
     _, _, builder = _lark()
     builder.reset()
+    outer_clock = getattr(_CLOCK, "fn", None)
+    _CLOCK.fn, _CLOCK.tokens = clock, 0
     try:
         with paused_gc():
             module: Module = _Run(text if text.endswith("\n") else text + "\n", "file_input",
@@ -782,6 +811,7 @@ def parse(source: str, filename: str = "<script>") -> Module:
         ) from None
     finally:
         builder.reset()
+        _CLOCK.fn = outer_clock
 
 
 def parse_tolerant(source: str, filename: str = "<script>") -> ParseResult:

@@ -6,12 +6,19 @@ can be charged to the step budget and stopped: equality and ordering of nested c
 list built as ``x = [x, x]`` thirty times compares in 2**30 steps in C, uninterruptibly), repr
 and str of containers, ``str % args``, ``str.format`` and f-string format specs (width ``10**9``
 allocates a gigabyte), dict keys that are nested tuples (hashing walks the whole tree).
+
+Nothing here hands a deeply nested value to Python's own hash, comparison or repr, which recurse
+in C: nesting is checked (``MAX_NEST``) before a value is hashed, compared or printed. Work that
+grows with the size of the operands (long strings compared, big integers multiplied or divided,
+text formatted) is charged to the step budget in proportion, so the clock is looked at in time.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import string
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -27,7 +34,15 @@ HASHABLE_SCALARS = frozenset({int, float, bool, str, type(None), ElementHandle, 
 MAX_NEST = 500
 #: Largest tuple (counted as a tree) usable as a dict key; hashing it walks every node.
 MAX_KEY_NODES = 10_000
+#: Python hashes an integer modulo this prime, so integers at least this large can be chosen to
+#: collide (``i * (2**61 - 1)`` all hash to 0) and make each dict insertion a linear search;
+#: they cannot be dict keys. Smaller integers hash to themselves.
+HASH_MODULUS = sys.hash_info.modulus
 _CHARGE_CHUNK = 1024
+#: Comparing two equal strings reads both; one step is charged per this many characters.
+STR_CHARS_PER_STEP = 256
+#: Big-integer arithmetic is charged one step per this many pairs of 30-bit digits.
+DIGIT_PAIRS_PER_STEP = 256
 
 
 # ---------------------------------------------------------------------------------------------
@@ -47,6 +62,15 @@ def _int_result(r: Any, m: Meter, span: Span) -> Any:
     if type(r) is int and r.bit_length() > m.max_int_bits:
         m.check_int(r.bit_length(), span)
     return r
+
+
+def charge_digits(a: int, b: int, m: Meter, span: Span, division: bool = False) -> None:
+    """Charge multiplying (or dividing) two big integers: Python's long multiplication and
+    division take time in proportion to the product of the operands' sizes in 30-bit digits."""
+    da, db = abs(a).bit_length() // 30 + 1, abs(b).bit_length() // 30 + 1
+    work = max(da - db + 1, 1) * db if division else da * db
+    if work >= DIGIT_PAIRS_PER_STEP:
+        m.charge(work // DIGIT_PAIRS_PER_STEP, span)
 
 
 def add(a: Any, b: Any, m: Meter, span: Span) -> Any:
@@ -78,6 +102,7 @@ def mul(a: Any, b: Any, m: Meter, span: Span) -> Any:
     if ta in NUMBER_TYPES and tb in NUMBER_TYPES:
         if ta is not float and tb is not float:
             m.check_int(int(a).bit_length() + int(b).bit_length() - 1, span)
+            charge_digits(a, b, m, span)
         return a * b
     if ta in (str, list, tuple) and tb in (int, bool):
         return _repeat(a, b, m, span)
@@ -94,6 +119,8 @@ def truediv(a: Any, b: Any, m: Meter, span: Span) -> Any:
     if type(a) in NUMBER_TYPES and type(b) in NUMBER_TYPES:
         if b == 0:
             raise ScriptError("division by zero", span)
+        if type(a) is int and type(b) is int:
+            charge_digits(a, b, m, span, division=True)
         try:
             return a / b
         except OverflowError:
@@ -105,7 +132,12 @@ def floordiv(a: Any, b: Any, m: Meter, span: Span) -> Any:
     if type(a) in NUMBER_TYPES and type(b) in NUMBER_TYPES:
         if b == 0:
             raise ScriptError("integer division or modulo by zero", span)
-        return a // b
+        if type(a) is int and type(b) is int:
+            charge_digits(a, b, m, span, division=True)
+        try:
+            return a // b
+        except OverflowError as exc:  # a float quotient of a huge integer
+            raise ScriptError(str(exc), span) from None
     raise _unsupported("//", a, b, span)
 
 
@@ -115,7 +147,12 @@ def mod(a: Any, b: Any, m: Meter, span: Span) -> Any:
     if type(a) in NUMBER_TYPES and type(b) in NUMBER_TYPES:
         if b == 0:
             raise ScriptError("integer division or modulo by zero", span)
-        return a % b
+        if type(a) is int and type(b) is int:
+            charge_digits(a, b, m, span, division=True)
+        try:
+            return a % b
+        except OverflowError as exc:
+            raise ScriptError(str(exc), span) from None
     raise _unsupported("%", a, b, span)
 
 
@@ -125,8 +162,13 @@ def power(a: Any, b: Any, m: Meter, span: Span) -> Any:
         raise _unsupported("** or pow()", a, b, span)
     if ta is not float and tb is not float:
         if b >= 0 and a not in (0, 1, -1):
-            # The exact size is bit_length(a) * b give or take b bits; refuse before computing.
-            m.check_int((abs(int(a)).bit_length() - 1) * int(b) + 1, span)
+            # |a| ** b has about b * log2(|a|) bits: refuse before computing.
+            n = int(b)
+            bits = n * 64 if n.bit_length() > 60 else math.floor(n * math.log2(abs(int(a)))) + 1
+            m.check_int(bits, span)
+            digits = bits // 30 + 1
+            if digits * digits >= DIGIT_PAIRS_PER_STEP:
+                m.charge(digits * digits // DIGIT_PAIRS_PER_STEP, span)
     if a == 0 and b < 0:
         raise ScriptError("0.0 cannot be raised to a negative power", span)
     try:
@@ -135,7 +177,7 @@ def power(a: Any, b: Any, m: Meter, span: Span) -> Any:
         raise ScriptError("numerical result out of range", span) from None
     if type(r) is complex:
         raise ScriptError("a negative number cannot be raised to a fractional power", span)
-    return r
+    return _int_result(r, m, span)  # the estimate above may be one bit short
 
 
 BINOPS: dict[str, Callable[[Any, Any, Meter, Span], Any]] = {
@@ -209,6 +251,11 @@ def equal(a: Any, b: Any, m: Meter, span: Span) -> bool:
                 break
             if x != y:
                 return False
+            if tx is str and len(x) >= STR_CHARS_PER_STEP:  # two equal long strings were read
+                charged += len(x) // STR_CHARS_PER_STEP
+                if charged > _CHARGE_CHUNK:
+                    m.charge(charged, span)
+                    charged = 0
         else:
             stack.pop()
     m.charge(charged, span)
@@ -221,7 +268,11 @@ _ORDER = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: 
 def order(op: str, a: Any, b: Any, m: Meter, span: Span, depth: int = 0) -> bool:
     """``a < b`` and friends: numbers with numbers, str with str, lists and tuples element-wise."""
     ta, tb = type(a), type(b)
-    if (ta in NUMBER_TYPES and tb in NUMBER_TYPES) or (ta is str and tb is str):
+    if ta is str and tb is str:
+        if len(a) >= STR_CHARS_PER_STEP and len(b) >= STR_CHARS_PER_STEP:  # a long common prefix is read
+            m.charge(min(len(a), len(b)) // STR_CHARS_PER_STEP, span)
+        return bool(_ORDER[op](a, b))
+    if ta in NUMBER_TYPES and tb in NUMBER_TYPES:
         return bool(_ORDER[op](a, b))
     if ta is tb and ta in (list, tuple):
         if depth >= MAX_NEST:
@@ -236,24 +287,95 @@ def order(op: str, a: Any, b: Any, m: Meter, span: Span, depth: int = 0) -> bool
 
 
 def check_key(k: Any, span: Span) -> Any:
-    """Refuse dict keys Python could not hash, or whose hash would walk a huge tuple tree."""
+    """Refuse dict keys Python could not hash, whose hash would walk a huge or deep tuple tree
+    (Python hashes a tuple recursively, in C), or that could be made to collide (huge integers).
+    Everything that hashes a script value goes through here first."""
     tk = type(k)
     if tk in HASHABLE_SCALARS:
+        if tk is int and not -HASH_MODULUS < k < HASH_MODULUS:
+            raise _colliding_key(span)
         return k
     if tk is tuple:
-        todo, nodes = [k], 0
+        todo, nodes = [(k, 1)], 0
         while todo:
-            for item in todo.pop():
+            t, depth = todo.pop()
+            if depth > MAX_NEST:
+                raise ScriptError(f"a dict key may be nested at most {MAX_NEST} levels deep", span)
+            for item in t:
                 nodes += 1
                 ti = type(item)
                 if ti is tuple:
-                    todo.append(item)
+                    todo.append((item, depth + 1))
+                elif ti is int:
+                    if not -HASH_MODULUS < item < HASH_MODULUS:
+                        raise _colliding_key(span)
                 elif ti not in HASHABLE_SCALARS:
                     raise ScriptError(f"unhashable type: '{type_name(item)}'", span)
             if nodes > MAX_KEY_NODES:
                 raise ScriptError(f"a dict key may hold at most {MAX_KEY_NODES:,} values", span)
         return k
     raise ScriptError(f"unhashable type: '{type_name(k)}'", span)
+
+
+def _colliding_key(span: Span) -> ScriptError:
+    return ScriptError("an integer of 2**61 or more cannot be a dict key: such keys can be chosen to collide",
+                       span, hint="use its text as the key: d[str(n)]")
+
+
+def same_length_strings(items: Any, needle: str) -> int:
+    """How many items are strings as long as ``needle`` (those Python compares character by
+    character when looking for it); only counted for long needles."""
+    n = len(needle)
+    if n < STR_CHARS_PER_STEP:
+        return 0
+    return sum(1 for x in items if type(x) is str and len(x) == n)
+
+
+#: Items one piece of a scan hands to Python at most (``in``, ``count``, ``index`` of a list).
+_SCAN_CHUNK = 4096
+
+
+def scan(seq: list[Any] | tuple[Any, ...], needle: Any, m: Meter, span: Span,
+         op: Callable[[Any, Any], Any], stop: Callable[[Any], bool] = bool) -> Any:
+    """Apply Python's scan ``op(piece, needle)`` (``in``, ``count``...) to a list or tuple piece by
+    piece, charging each piece before it is scanned: one step an item, plus the characters of a
+    long string needle for each item of its length (those are compared character by character).
+    A piece holds about a million characters' worth of comparisons at most, so the clock is
+    looked at in time however long the strings. Returns the first result ``stop`` accepts (with
+    the offset of its piece), else the last: ``(result, offset)``."""
+    n = len(seq)
+    long_str = type(needle) is str and len(needle) >= STR_CHARS_PER_STEP
+    if n <= _SCAN_CHUNK and not long_str:
+        m.charge(n, span)
+        return op(seq, needle), 0
+    chunk = max(1, min(_SCAN_CHUNK, _SCAN_CHUNK * STR_CHARS_PER_STEP // len(needle))) if long_str else _SCAN_CHUNK
+    result: Any = None
+    for lo in range(0, n, chunk):
+        piece = seq[lo: lo + chunk]
+        cost = len(piece)
+        if long_str:
+            cost += same_length_strings(piece, needle) * (len(needle) // STR_CHARS_PER_STEP)
+        m.charge(cost, span)
+        result = op(piece, needle)
+        if stop(result):
+            return result, lo
+    return result, 0
+
+
+def _in(piece: Any, needle: Any) -> bool:
+    return needle in piece
+
+
+def has_long_strings(items: list[Any]) -> bool:
+    """True when some item (or an item of a tuple item) is a string long enough that comparing
+    it costs more than a step."""
+    for x in items:
+        if type(x) is str:
+            if len(x) >= STR_CHARS_PER_STEP:
+                return True
+        elif type(x) is tuple and any(type(y) is str and len(y) >= STR_CHARS_PER_STEP for y in x):
+            return True
+    return False
 
 
 def contains(container: Any, item: Any, m: Meter, span: Span) -> bool:
@@ -268,10 +390,15 @@ def contains(container: Any, item: Any, m: Meter, span: Span) -> bool:
         return check_key(item, span) in container
     if tc in (list, tuple):
         if type(item) in CONTAINER_TYPES:
-            return any(equal(item, x, m, span) for x in container)
-        # A flat needle compares against each element in O(1): containers never equal it.
-        m.charge(len(container), span)
-        return item in container
+            m.charge(len(container), span)
+            for x in container:
+                if equal(item, x, m, span):
+                    return True
+            return False
+        # A flat needle compares against each element quickly (containers never equal it),
+        # except a long string against strings of its length, which are read: scanned in pieces.
+        found, _ = scan(container, item, m, span, _in)
+        return bool(found)
     if tc is range:
         if type(item) is not int:
             m.charge(len(container), span)
@@ -311,17 +438,27 @@ def sort_key_safe(items: list[Any]) -> bool:
 # repr and str
 
 
+#: Python prints integers of at most 4,300 digits (sys.get_int_max_str_digits), about this many bits.
+_PRINTABLE_INT_BITS = 14_000
+
+
 class _Overflow(Exception):
     pass
 
 
 class _Writer:
-    __slots__ = ("parts", "length", "limit")
+    """Collects the pieces of a repr up to ``limit`` characters; with a meter, every
+    ``_WRITER_CHUNK`` pieces charge steps, so printing a huge container looks at the clock."""
 
-    def __init__(self, limit: int) -> None:
+    __slots__ = ("parts", "length", "limit", "meter", "span", "until_charge")
+
+    def __init__(self, limit: int, meter: Meter | None = None, span: Span | None = None) -> None:
         self.parts: list[str] = []
         self.length = 0
         self.limit = limit
+        self.meter = meter
+        self.span = span
+        self.until_charge = _WRITER_CHUNK
 
     def add(self, s: str) -> None:
         self.length += len(s)
@@ -329,6 +466,14 @@ class _Writer:
             self.parts.append(s[: max(0, len(s) - (self.length - self.limit))])
             raise _Overflow
         self.parts.append(s)
+        self.until_charge -= 1
+        if self.until_charge == 0:
+            self.until_charge = _WRITER_CHUNK
+            if self.meter is not None:
+                self.meter.charge(_WRITER_CHUNK // 4, self.span)
+
+
+_WRITER_CHUNK = 1024
 
 
 def _scalar_repr(v: Any, span: Span | None) -> str:
@@ -379,7 +524,7 @@ def to_repr(v: Any, m: Meter | None, span: Span | None, *, limit: int | None = N
             m.check_size(len(s), span, "str")
         return s
     cap = limit if limit is not None else (m.max_size if m is not None else 1_000_000)
-    w = _Writer(cap)
+    w = _Writer(cap, m, span)
     try:
         _write(w, v, [], span)
     except _Overflow:
@@ -401,11 +546,16 @@ def to_str(v: Any, m: Meter | None, span: Span | None) -> str:
 
 
 def short_repr(v: Any, width: int = 80) -> str:
-    """A repr cut to ``width`` characters (for variable summaries; never raises for size)."""
+    """A repr cut to ``width`` characters (for variable summaries; never raises for size). Its
+    cost does not grow with the value: only the first ``width`` characters are made."""
+    if type(v) is str and len(v) > width:
+        return repr(v[:width])[: width - 3] + "..."
+    if type(v) is int and v.bit_length() > _PRINTABLE_INT_BITS:
+        return f"<an integer of {v.bit_length():,} bits>"
     try:
         text = to_repr(v, None, None, limit=width + 1)
     except ScriptError as exc:
-        return f"<{exc.message}>"
+        text = f"<{exc.message}>"
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
@@ -469,10 +619,13 @@ def str_format(
     except ValueError as exc:
         raise ScriptError(str(exc), span) from None
     out: list[str] = []
+    total = 0
     auto = 0
     manual = False
+    m.charge(len(parsed) * _STEPS_PER_FIELD, span)
     for literal, field, spec, conversion in parsed:
         out.append(literal)
+        total += len(literal)
         if field is None:
             continue
         head, rest = _FIELD.fullmatch(field).group("head", "rest")  # type: ignore[union-attr]
@@ -504,9 +657,17 @@ def str_format(
         spec = spec or ""
         if "{" in spec:
             spec = str_format(spec, args, kwargs, m, span, getitem, depth + 1)
-        out.append(format_value(value, spec, conversion, m, span))
-        m.check_size(sum(len(s) for s in out), span, "str")
+        piece = format_value(value, spec, conversion, m, span)
+        out.append(piece)
+        total += len(piece)
+        if total > m.max_size:
+            m.check_size(total, span, "str")
+    m.check_size(total, span, "str")
     return "".join(out)
+
+
+#: What one replacement field of ``str.format`` or ``%`` costs beyond the text it makes.
+_STEPS_PER_FIELD = 16
 
 
 def _format_arg(key: int | str, args: list[Any], kwargs: dict[str, Any], span: Span) -> Any:
@@ -519,64 +680,125 @@ def _format_arg(key: int | str, args: list[Any], kwargs: dict[str, Any], span: S
     return kwargs[key]
 
 
-_PERCENT = re.compile(
-    r"%(?:\((?P<key>[^)]*)\))?(?P<flags>[-#0 +]*)(?P<width>\*|\d+)?(?:\.(?P<prec>\*|\d+))?[hlL]?(?P<conv>.?)",
-    re.DOTALL,
-)
 _NUMERIC_CONVERSIONS = frozenset("diouxXeEfFgG")
+#: Python's messages for a value of the wrong type, by conversion (reproduced for values that
+#: are not Python scalars, so the message names the script's type, not a host class).
+_WRONG_TYPE = {
+    **{c: "%{c} format: a real number is required, not {t}" for c in "diu"},
+    **{c: "%{c} format: an integer is required, not {t}" for c in "oxX"},
+    **{c: "must be real number, not {t}" for c in "eEfFgG"},
+    "c": "%c requires int or char",
+}
+_PY_SCALARS = (int, float, bool, str, type(None))
+
+
+class _PercentArgs:
+    """The argument cursor of ``fmt % args``, as CPython keeps it: a tuple gives its items in
+    turn; anything else is one argument. A mapping (dict, list, range: anything Python can
+    subscript, except str and tuple) also serves ``%(key)s``, after which that value is the
+    one argument, and it is never "not all converted"."""
+
+    def __init__(self, args: Any, span: Span) -> None:
+        self.span = span
+        self.mapping = args if type(args) in (dict, list, range) else None
+        self.set(list(args) if type(args) is tuple else args, type(args) is tuple)
+
+    def set(self, args: Any, is_tuple: bool) -> None:
+        self.args = args
+        self.count = len(args) if is_tuple else -1
+        self.index = 0 if is_tuple else -2
+
+    def next(self) -> Any:
+        if self.count < 0:
+            if self.index == -2:
+                self.index = -1
+                return self.args
+        elif self.index < self.count:
+            self.index += 1
+            return self.args[self.index - 1]
+        raise ScriptError("not enough arguments for format string", self.span)
+
+    def all_used(self) -> bool:
+        return self.mapping is not None or not self.index < self.count
 
 
 def percent_format(fmt: str, args: Any, m: Meter, span: Span) -> str:
-    """``fmt % args`` (printf-style), re-implemented so widths and container values stay bounded."""
-    mapping = args if type(args) is dict else None
-    values = list(args) if type(args) is tuple else [args]
-    pos = 0
+    """``fmt % args`` (printf-style), re-implemented so widths and container values stay bounded;
+    it follows CPython's parser step by step, so results and messages are Python's."""
+    cur = _PercentArgs(args, span)
     out: list[str] = []
-    i = 0
+    total = 0
+    n = len(fmt)
+    pos = 0
     while True:
-        j = fmt.find("%", i)
+        j = fmt.find("%", pos)
+        literal = fmt[pos:] if j < 0 else fmt[pos:j]
+        out.append(literal)
+        total += len(literal)
         if j < 0:
-            out.append(fmt[i:])
             break
-        out.append(fmt[i:j])
-        spec = _PERCENT.match(fmt, j)
-        assert spec is not None  # the pattern matches any '%'
-        conv = spec.group("conv")
-        if conv == "":
-            raise ScriptError("incomplete format", span)
-        i = spec.end()
-        if conv == "%" and spec.end() - j == 2:
+        m.charge(_STEPS_PER_FIELD, span)
+        i = j + 1
+        if i < n and fmt[i] == "%":
             out.append("%")
+            total += 1
+            pos = i + 1
             continue
-
-        def take() -> Any:
-            nonlocal pos
-            if pos >= len(values):
-                raise ScriptError("not enough arguments for format string", span)
-            pos += 1
-            return values[pos - 1]
-
-        width, prec = spec.group("width"), spec.group("prec")
-        if width == "*":
-            width = str(_int_arg(take(), span))
-        if prec == "*":
-            prec = str(max(_int_arg(take(), span), 0))
-        if width is not None and width.startswith("-"):
-            width = width[1:]
-            flags = spec.group("flags") + "-"
-        else:
-            flags = spec.group("flags")
-        _check_width(width, m, span)
-        _check_width(prec, m, span)
-        if spec.group("key") is not None:
-            if mapping is None:
+        if i < n and fmt[i] == "(":
+            if cur.mapping is None:
                 raise ScriptError("format requires a mapping", span)
-            key = spec.group("key")
-            if key not in mapping:
-                raise ScriptError(f"KeyError: {key!r}", span)
-            value = mapping[key]
+            i += 1
+            start, depth = i, 1
+            while depth > 0 and i < n:
+                depth += {")": -1, "(": 1}.get(fmt[i], 0)
+                i += 1
+            if depth > 0:
+                raise ScriptError("incomplete format key", span)
+            key = fmt[start: i - 1]
+            if type(cur.mapping) is dict:
+                if key not in cur.mapping:
+                    raise ScriptError(f"KeyError: {short_repr(key)}", span)
+                value = cur.mapping[key]
+            else:
+                what = "list" if type(cur.mapping) is list else "range"
+                raise ScriptError(f"{what} indices must be integers or slices, not str", span)
+            cur.set(value, False)
+        flags_start = i
+        while i < n and fmt[i] in "-+ #0":
+            i += 1
+        flags = fmt[flags_start:i]
+        width: str | None = None
+        if i < n and fmt[i] == "*":
+            w = _int_arg(cur.next(), span)
+            if w < 0:
+                flags, w = flags + "-", -w
+            width = str(w)
+            i += 1
         else:
-            value = take()
+            w_start = i
+            while i < n and fmt[i].isdigit() and fmt[i].isascii():
+                i += 1
+            width = fmt[w_start:i] or None
+        _check_width(width, m, span)
+        prec: str | None = None
+        if i < n and fmt[i] == ".":
+            i += 1
+            if i < n and fmt[i] == "*":
+                prec = str(max(_int_arg(cur.next(), span), 0))
+                i += 1
+            else:
+                p_start = i
+                while i < n and fmt[i].isdigit() and fmt[i].isascii():
+                    i += 1
+                prec = fmt[p_start:i] or "0"
+        _check_width(prec, m, span)
+        if i < n and fmt[i] in "hlL":
+            i += 1
+        if i >= n:
+            raise ScriptError("incomplete format", span)
+        conv = fmt[i]
+        pos = i + 1
+        value = cur.next()
         directive = "%" + flags + (width or "") + ("." + prec if prec is not None else "")
         if conv in "sra":
             text = (
@@ -586,20 +808,21 @@ def percent_format(fmt: str, args: Any, m: Meter, span: Span) -> str:
             )
             piece = (directive + "s") % (text,)
         elif conv in _NUMERIC_CONVERSIONS or conv == "c":
-            if conv == "c" and not (type(value) is str and len(value) == 1) and type(value) not in (int, bool):
-                raise ScriptError("%c requires int or char", span)
-            if conv != "c" and type(value) not in NUMBER_TYPES:
-                raise ScriptError(f"%{conv} format: a real number is required, not {type_name(value)}", span)
+            if type(value) not in _PY_SCALARS:
+                raise ScriptError(_WRONG_TYPE[conv].format(c=conv, t=type_name(value)), span)
             try:
                 piece = (directive + conv) % (value,)
             except (ValueError, TypeError, OverflowError) as exc:
                 raise ScriptError(str(exc), span) from None
         else:
-            raise ScriptError(f"unsupported format character '{conv}' (0x{ord(conv):x}) at index {j}", span)
+            raise ScriptError(f"unsupported format character '{conv}' (0x{ord(conv):x}) at index {i}", span)
         out.append(piece)
-        m.check_size(sum(len(s) for s in out), span, "str")
-    if mapping is None and pos < len(values):
+        total += len(piece)
+        if total > m.max_size:
+            m.check_size(total, span, "str")
+    if not cur.all_used():
         raise ScriptError("not all arguments converted during string formatting", span)
+    m.check_size(total, span, "str")
     return "".join(out)
 
 

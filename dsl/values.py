@@ -10,6 +10,7 @@ call through a per-type allow-list), so their Python internals are not part of t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -184,6 +185,36 @@ SCRIPT_TYPES = frozenset(_TYPE_NAMES)
 
 def type_name(value: object) -> str:
     return _TYPE_NAMES.get(type(value), "object")
+
+
+#: Stand-ins named as scripts know the host classes: a script value of one of these classes is
+#: replaced by its stand-in before it is handed to a Python method that would only reject it, so
+#: Python's message names the script's type ("not builtin_function_or_method", not "not Builtin").
+_STAND_INS: dict[type, type] = {
+    cls: type(name, (), {"__slots__": (), "__repr__": lambda self, n=name: f"<{n}>"})
+    for cls, name in ((ElementHandle, "element"), (ScriptFunction, "function"), (Builtin, "builtin_function_or_method"),
+                      (ApiFunction, "builtin_function_or_method"))
+}
+
+
+def for_python(value: Any) -> Any:
+    """``value`` as an argument of a Python method: host objects (and those in a tuple) replaced
+    by stand-ins of their script type's name."""
+    tv = type(value)
+    if tv in _STAND_INS:
+        return _STAND_INS[tv]()
+    if tv is tuple and any(type(x) in _STAND_INS for x in value):
+        return tuple(for_python(x) for x in value)
+    return value
+
+
+_HOST_NAMES = re.compile(r"\b(ElementHandle|ScriptFunction|Builtin|ApiFunction)\b")
+
+
+def script_message(message: str) -> str:
+    """A message Python wrote about script values, with host class names replaced by the script's
+    type names (the last line of defence; ``for_python`` keeps most of them out)."""
+    return _HOST_NAMES.sub(lambda mo: _TYPE_NAMES[globals()[mo.group(1)]], message)
 
 
 CALLABLE_TYPES = (ScriptFunction, Builtin, ApiFunction)

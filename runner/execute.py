@@ -15,6 +15,15 @@ are saved in ``folder`` too (``name.png``; ``Attempt.saved``), and the step that
 at the start and after every call that sent input or failed (``shots/``); with ``thumbnails``
 each is made into a thumbnail for the HTML report here, in the worker, while other slots wait on
 their devices.
+
+The script runs in a child process under OS limits (``tapir.dsl.isolation``) unless
+``AttemptOptions.in_process``. Everything that touches the device happens in the child: the
+simulator is started there, the trace, step screenshots and failure files are written there
+(into ``folder``, which both processes see), the device is released there. What the parent needs
+comes back over the child's pipe: each trace step for ``on_step`` as it happens (a ``Relay``),
+and at the end the device statistics and the names of the failure files (``collect``). A child
+that is killed (its time or memory ran out, a crash) leaves the trace written up to then but no
+screenshot or dump of the end: the device it held went with it.
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ from tapir.docgen.model import AppDocument
 from tapir.dsl.budget import Budgets
 from tapir.dsl.errors import ScriptRuntimeError, TapirError
 from tapir.dsl.inputs import ScriptInputs
+from tapir.dsl.interpreter import RunResult
 from tapir.dsl.symbols import SymbolTable
 from tapir.runner.collect import Header
 from tapir.runner.images import thumbnail
@@ -74,20 +84,21 @@ class AttemptOptions:
     thumbnails: bool = False
     #: The script's parameters (``param()``).
     inputs: ScriptInputs = field(default_factory=ScriptInputs)
+    #: Run the script in this process, not in a child process under OS limits (for debugging).
+    in_process: bool = False
 
 
 class _Tee:
     """A trace sink that writes the file and tells ``listener`` (the console's live lines)."""
 
-    def __init__(self, path: Path, name: str, listener: StepListener | None) -> None:
-        self.file = JsonLinesTrace(path)
-        self.name = name
+    def __init__(self, path: Path, listener: Callable[[dict[str, Any]], None] | None) -> None:
+        self.file = JsonLinesTrace(path)  # (each line flushed: a killed child leaves what it wrote)
         self.listener = listener
 
     def write(self, record: dict[str, Any]) -> None:
         self.file.write(record)
         if self.listener is not None and record.get("event") in _STEP_EVENTS:
-            self.listener(self.name, record)
+            self.listener(record)
 
     def close(self) -> None:
         self.file.close()
@@ -97,6 +108,7 @@ def run_attempt(script: PreparedScript, slot: Slot, number: int, options: Attemp
                 on_step: StepListener | None = None) -> Attempt:
     """Run ``script`` once on ``slot``; its files go to ``folder`` (see the module docstring)."""
     from tapir.dsl.interpreter import run_script
+    from tapir.dsl.isolation import Relay, run_script_isolated
     from tapir.runtime.borrowed import Borrowed
     from tapir.runtime.connect import Connection, connect
 
@@ -104,7 +116,9 @@ def run_attempt(script: PreparedScript, slot: Slot, number: int, options: Attemp
     if on_step is not None:  # not a trace line: tells the console which script the next lines are
         on_step(script.name, {"event": "attempt", "number": number, "device": slot.name})
     trace_path = folder / "trace.jsonl"
-    sink = _Tee(trace_path, script.name, on_step)
+    # the trace is written where the script runs; its steps reach on_step here, in the worker
+    relay = Relay(lambda record: on_step(script.name, record)) if on_step is not None else None
+    sink = _Tee(trace_path, relay.send if relay is not None else None)
     conn = Connection(
         device=slot.device, document=script.document, trace_sink=sink, source=script.source, script=script.name,
         adb_port=slot.adb_port, screenshots=str(folder / "shots") if options.screenshots else None,
@@ -120,21 +134,45 @@ def run_attempt(script: PreparedScript, slot: Slot, number: int, options: Attemp
         made.append(runtime)
         return Borrowed(runtime)
 
-    started = time.monotonic()
-    screenshot = hierarchy = None
-    try:
-        result = run_script(script.source, factory, options.budgets, output=None, symbols=script.symbols,
-                            filename=script.name, inputs=options.inputs)
-        error = result.error
-        if error is not None and made:
-            screenshot, hierarchy = _save_failure(made[0], folder)
-    finally:
-        if made:
-            made[0].close()  # closes the trace sink too
-        else:
+    def finish(result: RunResult) -> dict[str, Any]:
+        """Where the script ran, after it: the failure's files saved, the device released; what
+        the attempt reports of them."""
+        if not made:
             sink.close()
+            return {}
+        try:
+            screenshot, hierarchy = _save_failure(made[0], folder) if result.error is not None else (None, None)
+        finally:
+            made[0].close()  # closes the trace sink too
+        stats = made[0].stats
+        saved = [p.name for p in made[0].artifacts.saved if p.parent == folder and p.name != FAILURE_SCREENSHOT]
+        return {"screenshot": screenshot, "hierarchy": hierarchy, "dumps": stats.dumps,
+                "device_actions": stats.device_actions, "saved": saved}
+
+    if not options.in_process:
+        # imported here once: a child process would import it anew on every attempt (the
+        # simulator is started in the child, by ``connect``)
+        import tapir.runtime.simulator  # noqa: F401
+
+    started = time.monotonic()
+    if options.in_process:
+        try:
+            result = run_script(script.source, factory, options.budgets, output=None, symbols=script.symbols,
+                                filename=script.name, inputs=options.inputs)
+            done = finish(result)
+        finally:
+            if made:
+                made[0].close()  # (again, when finish did not get to it: close is idempotent)
+            sink.close()
+    else:
+        result = run_script_isolated(script.source, factory, options.budgets, output=None, symbols=script.symbols,
+                                     filename=script.name, collect=finish, relay=relay,
+                                     inputs=options.inputs)
+        sink.close()  # this process's copy of the file: the child wrote and closed its own
+        done = _checked_files(result.collected)
+    error = result.error
+    screenshot, hierarchy = done.get("screenshot"), done.get("hierarchy")
     seconds = round(time.monotonic() - started, 3)
-    stats = made[0].stats if made else None
     records = read_trace(trace_path)
     lines = [r for r in records if r.get("event") in _STEP_EVENTS]
     steps = tuple(Step.from_record(i, r) for i, r in enumerate(lines, 1))
@@ -144,8 +182,7 @@ def run_attempt(script: PreparedScript, slot: Slot, number: int, options: Attemp
     if thumbnails:
         steps = _with_thumbnails(steps, shots)
     steps = _with_saved(steps, folder, options.thumbnails)
-    saved = tuple(p.name for p in (made[0].artifacts.saved if made else ())
-                  if p.parent == folder and p.name != FAILURE_SCREENSHOT and p.is_file())
+    saved = tuple(name for name in done.get("saved", ()) if (folder / name).is_file())
     return Attempt(
         number=number, ok=error is None, seconds=seconds, device=slot.name,
         error=error.render() if error is not None else None,
@@ -153,13 +190,32 @@ def run_attempt(script: PreparedScript, slot: Slot, number: int, options: Attemp
         kind=None if error is None else ("failure" if isinstance(error, ScriptRuntimeError) else "error"),
         line=error.span.line if error is not None and error.span is not None else None,
         printed=tuple(result.printed), steps=steps, actions=result.actions,
-        dumps=stats.dumps if stats else 0, device_actions=stats.device_actions if stats else 0,
+        dumps=done.get("dumps", 0), device_actions=done.get("device_actions", 0),
         start_screenshot=start if isinstance(start, str) else None,
         start_thumbnail=_thumb(shots / start) if thumbnails and isinstance(start, str) else None,
         folder=folder, screenshot=screenshot, hierarchy=hierarchy, trace=trace_path.name,
         screenshot_image=_thumb(folder / screenshot, 540) if screenshot and options.thumbnails else None,
         saved=saved,
     )
+
+
+def _checked_files(collected: Any) -> dict[str, Any]:
+    """What a child process's ``finish`` sent, taking only what it could have sent: counts, and
+    the two file names it saves (nothing else names a file the parent then reads)."""
+    if not isinstance(collected, dict):
+        return {}
+    out: dict[str, Any] = {}
+    for key in ("dumps", "device_actions"):
+        if type(collected.get(key)) is int:
+            out[key] = collected[key]
+    for key, name in (("screenshot", "screenshot.png"), ("hierarchy", "hierarchy.xml")):
+        if collected.get(key) == name:
+            out[key] = name
+    saved = collected.get("saved")
+    if isinstance(saved, list):  # the script's screenshot() files: plain names in its folder only
+        out["saved"] = [n for n in saved if isinstance(n, str) and n == Path(n).name and not n.startswith(".")
+                        and n != FAILURE_SCREENSHOT]
+    return out
 
 
 def _save_failure(runtime: Any, folder: Path) -> tuple[str | None, str | None]:

@@ -83,6 +83,8 @@ class RunOptions:
         """What ``param()`` reads in ``script``: the project's parameters, the command line's over them."""
         found = self.project_params.for_script(script) if self.project_params is not None else {}
         return ScriptInputs(MappingProxyType({**found, **self.params}))
+    #: Run each script in this process, not in a child process under OS limits (for debugging).
+    in_process: bool = False
 
 
 class Listener:
@@ -196,7 +198,7 @@ def run_prepared(script: PreparedScript, slot: Slot, options: RunOptions, work: 
     under ``work/<slug>/`` and, for failed attempts, ``options.artifacts/<slug>/``."""
     attempts: list[Attempt] = []
     settings = AttemptOptions(options.budgets, options.reset, options.screenshots, options.thumbnails,
-                              options.inputs_for(script.path))
+                              options.inputs_for(script.path), options.in_process)
     for number in range(1, options.retries + 2):
         attempt = run_attempt(script, slot, number, settings, work / slug / f"attempt-{number}", on_step)
         attempts.append(attempt)

@@ -19,11 +19,12 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from tapir.docgen.loader import loads_document
+from tapir.docgen.loader import MAX_DOCUMENT_BYTES, loads_document, read_document_text
 from tapir.docgen.model import AppDocument
 from tapir.docgen.symbols import build_symbols
 from tapir.dsl.checker import DOC_COMMENT
 from tapir.dsl.diagnostics import Diagnostic
+from tapir.dsl.errors import DocumentError
 from tapir.dsl.positions import Span
 from tapir.dsl.symbols import SYMBOLS_FORMAT, SymbolTable
 from tapir.service.config import ProjectConfig
@@ -162,11 +163,15 @@ class DocumentStore:
     def _read(self, path: Path, text: str | None = None) -> LoadedDocument:
         self.loads += 1
         if text is None:
-            try:
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                return LoadedDocument(path, None, None, (Diagnostic("document", "error", None,
-                                                                    f"cannot read the app document: {exc}"),))
+            try:  # only regular .yaml/.yml/.json files, size-capped (a `# doc:` line names any path)
+                text = read_document_text(path)
+            except DocumentError as exc:
+                return LoadedDocument(path, None, None, (Diagnostic("document", "error", None, exc.message),))
+        elif len(text) > MAX_DOCUMENT_BYTES:  # an editor's buffer: the same cap as a file
+            return LoadedDocument(path, None, None, (Diagnostic(
+                "document", "error", None,
+                f"{path} is too large to be an app document ({len(text):,} characters; at most "
+                f"{MAX_DOCUMENT_BYTES:,})"),))
         if path.suffix == ".json":
             compiled = _compiled_symbols(path, text)
             if compiled is not None:

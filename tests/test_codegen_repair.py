@@ -129,3 +129,30 @@ def test_reference_scripts_solve_their_tasks_and_checks_fail_on_a_fresh_app(adb_
         assert document_path(task.app).is_file()
         ok, detail = run_on_sim(task, task.reference, adb_port=adb_port)
         assert ok, f"{task.id}: {detail}"
+
+
+@pytest.mark.adb
+def test_isolated_runs_bring_the_failure_screen_back_from_the_child(music: L.AppDocument, adb_port: int) -> None:
+    """`tapir gen --run`: generated code runs in a child process; the repair still sees the screen."""
+    from tapir.dsl.isolation import isolation_available
+
+    if not isolation_available():
+        pytest.skip("scripts run in a child process on Linux only")
+    backend = ScriptedBackend([
+        _answer('$songs_screen__song_list.match("No such song at all").tap()\n'),
+        _answer('$songs_screen__song_list.match("Midnight Drive").tap()\nprint("played")\n'),
+    ])
+    device = DeviceSession(SAMPLES / "music" / "music.yaml", "sim:music", adb_port=adb_port, isolated=True)
+    printed: list[str] = []
+    try:
+        result = Generator(music, backend).solve("Play Midnight Drive", device=device, output=printed.append)
+    finally:
+        device.close()
+    assert result.ok and len(result.rounds) == 2 and all(r.ran for r in result.rounds)
+    failure = result.rounds[0].failure
+    assert failure is not None and failure.stage == "run" and failure.category == "match-index"
+    assert failure.screen is not None and failure.screen.name == "songs_screen"
+    assert "songs_screen__song_list" in failure.screen.elements
+    assert "The screen when it failed: songs_screen" in backend.requests[1].user_rest
+    assert printed == ["played"]
+    assert device.last_app() is None  # the simulated app lived in the child

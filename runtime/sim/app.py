@@ -17,10 +17,17 @@ SCREEN_HEIGHT = 2400
 class SimApp(Protocol):
     """A simulated app: deterministic, resettable, its state inspectable by tests."""
 
-    #: Android package name, e.g. ``org.tapir.music``.
-    package: str
-    #: Human name shown on the launcher.
-    label: str
+    # Read-only members: the sample apps name themselves in class variables, a replay in its
+    # instance; either satisfies a property.
+    @property
+    def package(self) -> str:
+        """Android package name, e.g. ``org.tapir.music``."""
+        ...
+
+    @property
+    def label(self) -> str:
+        """Human name shown on the launcher."""
+        ...
 
     @property
     def activity(self) -> str:

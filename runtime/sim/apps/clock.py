@@ -29,6 +29,7 @@ from tapir.runtime.sim.toolkit import (
     Text,
     Toolbar,
     ToolkitApp,
+    Widget,
     dialog,
     menu,
     screen,
@@ -277,7 +278,7 @@ class ClockApp(ToolkitApp):
         s = self.state
         if s.timer_state == "idle":
             minutes, seconds = divmod(s.timer_duration, 60)
-            body = [
+            body: list[Widget] = [
                 Row(pad_x=63, pad_y=63, children=[
                     Column(children=[Text("Minutes", style="caption"),
                                      Input(name="minutes", id="timer_minutes", value=f"{minutes:02d}",

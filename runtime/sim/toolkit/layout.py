@@ -37,6 +37,7 @@ from tapir.runtime.sim.toolkit.widgets import (
     Text,
     Toolbar,
     Widget,
+    present,
 )
 
 SCREEN_W = 1080
@@ -122,10 +123,10 @@ def natural_width(w: Widget) -> int:
         case Switch():
             return 158 + (int(len(w.text) * char_width("body")) + 21 if w.text else 0)
         case Row():
-            kids = [natural_width(c) for c in w.children]
+            kids = [natural_width(c) for c in present(w.children)]
             return sum(kids) + w.gap * max(0, len(kids) - 1) + 2 * w.pad_x
         case Column():
-            return max((natural_width(c) for c in w.children), default=0) + 2 * w.pad_x
+            return max((natural_width(c) for c in present(w.children)), default=0) + 2 * w.pad_x
         case Input():
             return 420
         case _:
@@ -195,15 +196,15 @@ def _measure(w: Widget, width: int) -> int:
             return w.height
         case Row():
             widths = row_widths(w, width)
-            tallest = max((measure(c, cw) for c, cw in zip(w.children, widths, strict=True)), default=0)
+            tallest = max((measure(c, cw) for c, cw in zip(present(w.children), widths, strict=True)), default=0)
             return max(w.min_height, tallest + 2 * w.pad_y)
         case Column():
             inner = width - 2 * w.pad_x
-            return sum(measure(c, inner) for c in w.children) + 2 * w.pad_y
+            return sum(measure(c, inner) for c in present(w.children)) + 2 * w.pad_y
         case ListView():
             if not w.items:
                 return measure(w.empty, width) if w.empty else 0
-            return min(sum(measure(i, width) for i in w.items), w.max_height)
+            return min(sum(measure(i, width) for i in present(w.items)), w.max_height)
         case Tabs():
             return TAB_H
         case Toolbar():
@@ -213,7 +214,7 @@ def _measure(w: Widget, width: int) -> int:
 
 
 def row_widths(row: Row, width: int) -> list[int]:
-    kids = list(row.children)
+    kids = list(present(row.children))
     if not kids:
         return []
     free = width - 2 * row.pad_x - row.gap * (len(kids) - 1)
@@ -307,7 +308,7 @@ def _place_input(w: Input, rect: Rect, ctx: LayoutContext) -> Node:
 def _place_row(w: Row, rect: Rect, ctx: LayoutContext) -> Node:
     node = _base(w, w.cls, rect, ctx)
     x = rect.left + w.pad_x
-    for child, cw in zip(w.children, row_widths(w, rect.width), strict=True):
+    for child, cw in zip(present(w.children), row_widths(w, rect.width), strict=True):
         ch = min(measure(child, cw), rect.height)
         top = rect.top + (rect.height - ch) // 2
         node.children.append(place(child, Rect(x, top, x + cw, top + ch), ctx))
@@ -317,7 +318,7 @@ def _place_row(w: Row, rect: Rect, ctx: LayoutContext) -> Node:
 
 def _place_column(w: Column, rect: Rect, ctx: LayoutContext) -> Node:
     node = _base(w, w.cls, rect, ctx)
-    stack(node, w.children, Rect(rect.left + w.pad_x, rect.top + w.pad_y, rect.right - w.pad_x,
+    stack(node, present(w.children), Rect(rect.left + w.pad_x, rect.top + w.pad_y, rect.right - w.pad_x,
                                  rect.bottom - w.pad_y), ctx, w.align)
     return node
 
@@ -353,14 +354,14 @@ def _place_list(w: ListView, rect: Rect, ctx: LayoutContext) -> Node:
         if w.empty is None:
             return _base(w, w.cls, rect, ctx, scroll_key=key)
         return place(w.empty, Rect(rect.left, rect.top, rect.right, rect.top + measure(w.empty, rect.width)), ctx)
-    heights = [measure(item, rect.width) for item in w.items]
+    heights = [measure(item, rect.width) for item in present(w.items)]
     limit = max(0, sum(heights) - rect.height)
     offset = min(max(ctx.form.scroll.get(key, 0), 0), limit)
     ctx.form.scroll[key] = offset
     node = _base(w, w.cls, rect, ctx, scrollable=limit > 0, focusable=limit > 0, scroll_key=key,
                  scroll_max=limit)
     y = rect.top - offset
-    for item, h in zip(w.items, heights, strict=True):
+    for item, h in zip(present(w.items), heights, strict=True):
         box = Rect(rect.left, y, rect.right, y + h)
         y += h
         if box.bottom <= rect.top or box.top >= rect.bottom:
@@ -383,7 +384,7 @@ def _place_toolbar(w: Toolbar, rect: Rect, ctx: LayoutContext) -> Node:
         x += TOOLBAR_H
     else:
         x += MARGIN + 21
-    actions = list(w.actions)
+    actions = list(present(w.actions))
     right = rect.right
     action_nodes: list[Node] = []
     if actions or w.menu:
@@ -400,7 +401,7 @@ def _place_toolbar(w: Toolbar, rect: Rect, ctx: LayoutContext) -> Node:
             action_nodes.append(Node(
                 cls="android.widget.ImageView", bounds=Rect(ax, cy - ICON // 2, ax + ACTION_W, cy + ICON // 2),
                 desc="More options", package=ctx.package, clickable=True, focusable=True,
-                long_clickable=True, popup=tuple(w.menu), style="icon"))
+                long_clickable=True, popup=tuple(present(w.menu)), style="icon"))
         holder.children = action_nodes
         right = left
     if w.title_widget is not None:
@@ -471,11 +472,11 @@ def _layout_screen(screen: Screen, ctx: LayoutContext) -> Node:
     if screen.toolbar is not None:
         holder.children.append(place(screen.toolbar, Rect(0, top, SCREEN_W, top + TOOLBAR_H), ctx))
         top += TOOLBAR_H
-    bottoms = [(b, measure(b, SCREEN_W)) for b in screen.bottom]
+    bottoms = [(b, measure(b, SCREEN_W)) for b in present(screen.bottom)]
     bottom = CONTENT.bottom - sum(h for _, h in bottoms)
     body = Node(cls="android.widget.FrameLayout", bounds=Rect(0, top, SCREEN_W, bottom),
                 resource_id=ctx.rid("content_holder"), package=ctx.package)
-    stack(body, list(screen.body), body.bounds, ctx)
+    stack(body, list(present(screen.body)), body.bounds, ctx)
     holder.children.append(body)
     y = bottom
     for widget, h in bottoms:

@@ -14,12 +14,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import KW_ONLY, dataclass
+from typing import cast
 
 Handler = Callable[[], object]
 
 
 def _tuple(items: Sequence[Widget | None] | None) -> tuple[Widget, ...]:
     return tuple(w for w in (items or ()) if w is not None)
+
+
+def present(items: Sequence[Widget | None]) -> tuple[Widget, ...]:
+    """A container's widgets as they are stored: ``__post_init__`` dropped the ``None``s apps pass
+    for "not shown" and made a tuple (the field's type is what apps may pass)."""
+    return cast("tuple[Widget, ...]", items)
 
 
 @dataclass(frozen=True)
