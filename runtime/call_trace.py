@@ -26,9 +26,12 @@ _VOLATILE = frozenset({"seq", "t", "ms", "dumps", "settled"})
 class CallTrace:
     """Runs one script call and writes its JSON trace line (see the module docstring)."""
 
-    def __init__(self, screen: ScreenCache, trace: TraceSink, source: str | None) -> None:
+    def __init__(self, screen: ScreenCache, trace: TraceSink, source: str | None, *,
+                 mask_error: Callable[[TapirError], None] | None = None) -> None:
         self.screen = screen
         self.trace = trace
+        #: Masks secret values in a call's error before it is written or raised (the guards').
+        self.mask_error = mask_error
         self._source_lines = source.splitlines() if source else []
         self._seq = 0
         # the last read written, and how many identical ones followed it unwritten
@@ -52,6 +55,8 @@ class CallTrace:
         except TapirError as exc:
             if exc.span is None:
                 exc.span = span
+            if self.mask_error is not None:
+                self.mask_error(exc)
             error = exc
             raise
         finally:
