@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from tapir.cli.common import Subparsers, check_device_flag, check_positive
+from tapir.cli.common import Subparsers, add_safety_flags, check_device_flag, check_positive, safety_from_args
 from tapir.dsl.errors import UsageError
 
 if TYPE_CHECKING:
@@ -20,7 +20,11 @@ def register(sub: Subparsers) -> None:
         description="Check a script as `tapir check` does, then run it in the sandboxed interpreter: a script\n"
                     "with errors is refused before any device is touched (warnings are shown and it runs). Its\n"
                     "print() output goes to stdout; an error is shown as file:line:col with the line and a caret.\n"
-                    "Exit status 0 when the script finished, 1 when it was refused or failed.",
+                    "Exit status 0 when the script finished, 1 when it was refused or failed.\n\n"
+                    "Guards (docs/safety.md): the run stays in the document's app (--allow-app, --foreign-app);\n"
+                    "sensitive taps (delete, send, pay; payment, permission and warning dialogs) are refused\n"
+                    "unless allowed (--allow, a `# allow: WORD` first line, allow('WORD')); secret('NAME')\n"
+                    "reads --secrets FILE or $TAPIR_SECRET_NAME, types only into password fields, prints *****.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("script", metavar="FILE.tap", help="the script to run")
@@ -44,6 +48,7 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--artifacts", metavar="DIR",
                    help="where screenshot() saves its files (default: tapir-artifacts/<script name>/)")
     p.add_argument("--stats", action="store_true", help="print steps, UI actions and time to stderr at the end")
+    add_safety_flags(p)
     p.set_defaults(handler=_cmd_run)
 
 
@@ -80,6 +85,16 @@ def _document_missing(serial: str) -> RuntimeFactory:
     return fail
 
 
+def _keeping(factory: RuntimeFactory, made: list[Any]) -> RuntimeFactory:
+    """``factory``, keeping the runtime it makes (its guards' notices are printed at the end)."""
+    def make() -> Any:
+        runtime = factory()
+        made.append(runtime)
+        return runtime
+
+    return make
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -94,7 +109,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     source = ws.text_of(args.script)
     check_positive(max_actions=args.max_actions, max_steps=args.max_steps, timeout=args.timeout)
     check_device_flag(args.device)
-    inputs = ScriptInputs.from_options(args.param)
+    safety = safety_from_args(args, ws, args.script)
+    inputs = ScriptInputs.from_options(args.param, safety=safety)
     if args.artifacts and Path(args.artifacts).exists() and not Path(args.artifacts).is_dir():
         raise UsageError(f"--artifacts: {args.artifacts} is a file, not a folder")
     if args.doc and not Path(args.doc).is_file():
@@ -137,12 +153,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
         # ($ANDROID_SERIAL is left for resolve_serial to read, so that its messages name it)
         connection = connection_for(path, source, device=args.device, doc=str(checked.document.path),
                                     trace=args.trace, document=loaded.document, adb_port=args.adb_port,
-                                    artifacts=args.artifacts)
+                                    artifacts=args.artifacts, safety=safety)
         factory = _run_runtime_factory(args, connection)
     budgets = Budgets().replace(max_actions=args.max_actions, max_steps=args.max_steps, timeout_s=args.timeout)
+    made: list[Any] = []
+    if factory is not None:
+        factory = _keeping(factory, made)
     result = run_script(source, factory, budgets,
                         output=lambda line: print(line, flush=True),
                         symbols=checked.symbols, filename=args.script, debug=args.debug, inputs=inputs)
+    for runtime in made:
+        for notice in getattr(runtime, "notices", ()):
+            print(f"tapir: {notice}", file=sys.stderr)
     if args.stats:
         actions = f"{result.actions} UI action{'' if result.actions == 1 else 's'}"
         print(f"{args.script}: {'ok' if result.ok else 'failed'}: {result.steps:,} steps, {actions},"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from tapir.cli.common import Subparsers, check_device_flag, check_positive
+from tapir.cli.common import Subparsers, add_safety_flags, check_device_flag, check_positive, safety_from_args
 from tapir.dsl.errors import UsageError
 
 
@@ -15,7 +15,9 @@ def register(sub: Subparsers) -> None:
         description="Run every script named (or found under the folders named) and print one PASS/FAIL line\n"
                     "per script, then `N passed, M failed`. Each script is checked first, as `tapir check` does:\n"
                     "one with errors fails without starting a device (warnings are shown). A script passes when\n"
-                    "it runs to its end (every assert held). Exit status 1 when any failed.",
+                    "it runs to its end (every assert held). Exit status 1 when any failed.\n\n"
+                    "The guards apply as in `tapir run` (docs/safety.md): sensitive taps need --allow (or the\n"
+                    "script's `# allow:` line), secrets come from --secrets or $TAPIR_SECRET_NAME.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="scripts or folders (default: .)")
@@ -27,6 +29,7 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--max-actions", type=int, metavar="N", help="UI action budget per script (default: 50)")
     p.add_argument("--timeout", type=float, metavar="S", help="wall-clock budget per script in seconds (default: 60)")
     p.add_argument("-v", "--verbose", action="store_true", help="show what each script printed")
+    add_safety_flags(p)
     p.set_defaults(handler=_cmd_test)
 
 
@@ -56,9 +59,13 @@ def _cmd_test(args: argparse.Namespace) -> int:
         if r.error:
             print("    " + r.error.replace("\n", "\n    "), flush=True)
 
+    from tapir.service import Workspace
+
+    ws = Workspace()
+    safety_from_args(args, ws, None)  # a malformed flag or secrets file is a usage error now, not per script
     budgets = Budgets().replace(max_actions=args.max_actions, timeout_s=args.timeout)
     run = run_tests(scripts, device=args.device, doc=args.doc, budgets=budgets, trace_dir=trace_dir,
-                    on_result=report)
+                    on_result=report, safety_for=lambda script: safety_from_args(args, ws, script))
     print(run.summary())
     if args.junit:
         Path(args.junit).write_text(junit_xml(run), encoding="utf-8")

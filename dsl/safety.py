@@ -142,7 +142,7 @@ class Safety:
         try:
             token = normalize_token(raw)
         except ValueError as exc:
-            raise UsageError(f"{origin.split(' ')[0]}: {exc}") from None
+            raise UsageError(f"{origin}: {exc}") from None
         self.allowed.setdefault(token, origin)
         return token
 

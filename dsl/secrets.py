@@ -40,6 +40,8 @@ __all__ = ["ENV_PREFIX", "MASK", "SECRET_NAME", "Redactor", "Secret", "SecretSto
 MASK = "*****"
 #: The environment variable of secret NAME is ENV_PREFIX + NAME.
 ENV_PREFIX = "TAPIR_SECRET_"
+#: How much of a typed text device messages quote (``tapir.runtime.device``); masked as well.
+CLIPPED = 40
 #: A secret's name: letters, digits and '_', not starting with a digit (as an environment variable).
 SECRET_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -84,8 +86,12 @@ class Redactor:
             self.add(v)
 
     def add(self, value: str) -> None:
-        if value and value not in self._values:
-            self._values.add(value)
+        """Mask ``value`` from now on, and the forms a message may quote it in: escaped as ``repr``
+        escapes it, and cut to its first 40 characters (``runtime.device`` quotes typed text so)."""
+        forms = {value, value[:CLIPPED], repr(value)[1:-1], repr(value[:CLIPPED])[1:-1]}
+        new = {f for f in forms if f and f not in self._values}
+        if new:
+            self._values |= new
             ordered = sorted(self._values, key=len, reverse=True)  # a longer value first: no half-masked rest
             self._pattern = re.compile("|".join(re.escape(v) for v in ordered))
 

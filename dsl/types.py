@@ -37,8 +37,8 @@ from typing import Any
 
 __all__ = [
     "ALL_KINDS", "ANY", "BOOL", "DICT", "ELEMENT", "FLOAT", "FUNCTION", "INT", "ITEM", "LIST", "LIST_KINDS", "NONE",
-    "RANGE", "SCROLL_KINDS", "SECRET", "STR", "TEXT_KINDS", "TUPLE", "TYPES", "Kind", "ScriptType", "accepts", "annotation",
-    "describe", "parse_type", "runtime_types", "type_of_constant",
+    "RANGE", "SCROLL_KINDS", "SECRET", "STR", "TEXT_KINDS", "TUPLE", "TYPES", "Kind", "ScriptType", "accepts",
+    "annotation", "describe", "parse_type", "runtime_types", "type_of_constant",
 ]
 
 

@@ -34,8 +34,9 @@ screens, or choose something the script did not:
 For a script's **action** (tap, set_text...) such a step is taken only along a path the document
 gives for the target element itself (or for its list, for an element inside an item): the
 document's author named it for exactly this. Even then a sensitive tap needs the run's
-permission (``tapir.runtime.guards``: ``--allow``, or a yes in the REPL), as the script's own would. Paths borrowed from the other elements of the
-screen, ``leads_to`` routes and chained paths of other elements never take one. For a script's
+permission (``tapir.runtime.guards``: ``--allow``, or a yes in the REPL), as the script's own
+would. Paths borrowed from the other elements of the screen, ``leads_to`` routes and chained
+paths of other elements never take one. For a script's
 **read** (``get_text``, ``get_attributes``, ``len``, indexing, ``match``, iteration) none is ever
 taken, and a read never opens a dialog or menu (``transient_screen``): a dialog that is not open
 has nothing to read, and opening it would invent the very state the script reads. Such a read

@@ -161,9 +161,11 @@ class PathSteps:
 
     def launch_app(self, span: Span | None) -> Observation:
         package = self.document.app.package
-        if self.guards is not None:
-            self.guards.confinement.before_relaunch(self.screen.current, span)
         before = self.screen.current.screen if self.screen.current else None
+        if self.guards is not None:  # another app in front that the run may not be in: the guard leaves it
+            back = self.guards.confinement.during_navigation(self.screen.current, span)
+            if back is not None:
+                return back
         self.screen.input(lambda: self.screen.device.app_start(package), None)
         after = self.screen.settle(Expectation(change=True, screen=self.document.app.start_screen), None).observation
         self.trace.write({"event": "navigation", "step": f"launch {package}", "screen_before": before,

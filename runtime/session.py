@@ -155,14 +155,14 @@ class DeviceRuntime:
     def device(self) -> Device:
         return self.screen.device
 
+    @device.setter
+    def device(self, device: Device) -> None:
+        self.screen.device = device
+
     @property
     def notices(self) -> list[str]:
         """What the guards did that the person should hear of (another app left), in words."""
         return self.guards.notices
-
-    @device.setter
-    def device(self, device: Device) -> None:
-        self.screen.device = device
 
     # =========================================================================================
     # UIRuntime

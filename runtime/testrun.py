@@ -22,6 +22,7 @@ from pathlib import Path
 
 from tapir.dsl.budget import Budgets
 from tapir.dsl.errors import TapirError, UsageError
+from tapir.dsl.safety import Safety
 from tapir.runtime.connect import Connection, connection_for, is_simulator
 from tapir.runtime.session import DeviceRuntime
 
@@ -119,11 +120,15 @@ def run_tests(
     trace_dir: Path | None = None,
     on_result: Callable[[TestResult], None] | None = None,
     runtimes: list[DeviceRuntime] | None = None,
+    safety_for: Callable[[Path], Safety] | None = None,
 ) -> TestRun:
     """Run each script on a fresh device; ``on_result`` is called as each one finishes.
 
     ``runtimes`` (for tests of the runner) collects the runtime of each script that made one.
+    ``safety_for`` makes each script's permissions (``--allow``, ``--secrets``...: a fresh
+    ``Safety`` per script, so one script's ``allow()`` does not reach the next); default: none.
     """
+    from tapir.dsl.inputs import ScriptInputs
     from tapir.dsl.interpreter import run_script
     from tapir.service import Workspace
 
@@ -149,13 +154,14 @@ def run_tests(
                 warnings = "\n".join(d.render(checked.source, str(script)) for d in shown) or None
                 trace = str(trace_dir / (script.stem + ".jsonl")) if trace_dir else None
                 loaded = ws.load_document(checked.document.path) if checked.document is not None else None
+                safety = safety_for(script) if safety_for is not None else Safety()
                 conn = connection_for(script, source, device=spec, doc=doc, trace=trace,
-                                      document=loaded.document if loaded is not None else None)
+                                      document=loaded.document if loaded is not None else None, safety=safety)
                 if is_simulator(spec):
                     conn = replace(conn, adb_port=adb.start())
                 factory = _fresh_factory(conn, made)
                 result = run_script(source, factory, budgets, output=None, symbols=checked.symbols,
-                                    filename=str(script))
+                                    filename=str(script), inputs=ScriptInputs(safety=safety))
                 error = result.error
                 printed, actions = result.printed, result.actions
             except _Refused as refused:

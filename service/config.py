@@ -14,6 +14,11 @@ The schema (docs/language-service.md has it with examples)::
     warnings = "warn"                # what tapir run/test do with warnings: "warn" (show them,
                                      # go on), "error" (refuse, like errors) or "ignore"
 
+    [safety]                         # what runs may do (docs/safety.md); flags add to it
+    allow = ["delete"]               # permission tokens, as --allow takes them
+    allow_apps = ["com.android.chrome"]   # other apps runs may be in, as --allow-app
+    foreign_app = "return"           # another app in front: "return" (BACK, relaunch) or "stop"
+
 A script's own ``# doc:`` first line wins over ``[documents]``; ``--doc`` wins over both. Other
 top-level tables are kept (``ProjectConfig.tables``) for the settings later commands read
 (``[device]``, ``[budgets]``, ``[report]``); unknown keys of the tables above, and values of the
@@ -31,13 +36,15 @@ from typing import Any
 
 from tapir.dsl.diagnostics import Diagnostic
 
-__all__ = ["CONFIG_NAME", "ConfigError", "DocumentRule", "ProjectConfig", "find_config", "load_config"]
+__all__ = ["CONFIG_NAME", "ConfigError", "DocumentRule", "ProjectConfig", "SafetyConfig", "find_config", "load_config"]
 
 CONFIG_NAME = "tapir.toml"
 _WARNINGS = ("warn", "error", "ignore")
 #: Tables this version reads; their keys are checked.
-_KNOWN = {"documents", "check"}
+_KNOWN = {"documents", "check", "safety"}
 _CHECK_KEYS = {"warnings"}
+_SAFETY_KEYS = {"allow", "allow_apps", "foreign_app"}
+_FOREIGN_APP = ("return", "stop")
 
 
 class ConfigError(Exception):
@@ -63,6 +70,15 @@ class DocumentRule:
 
 
 @dataclass(frozen=True)
+class SafetyConfig:
+    """``[safety]``: what every run of the project may do (``tapir.dsl.safety.Safety.from_options``)."""
+
+    allow: tuple[str, ...] = ()
+    allow_apps: tuple[str, ...] = ()
+    foreign_app: str = "return"
+
+
+@dataclass(frozen=True)
 class ProjectConfig:
     """What ``tapir.toml`` says; paths in it are relative to ``root`` (its folder)."""
 
@@ -73,6 +89,7 @@ class ProjectConfig:
     warnings: str = "warn"
     #: Every top-level table as read, for settings later commands add.
     tables: dict[str, Any] = field(default_factory=dict)
+    safety: SafetyConfig = field(default_factory=SafetyConfig)
 
     def document_for(self, script: Path) -> tuple[Path, DocumentRule] | None:
         """The document ``[documents]`` assigns to ``script`` (the first matching glob)."""
@@ -164,10 +181,32 @@ def load_config(path: Path, text: str | None = None) -> ProjectConfig:
             problem(f"[check] warnings must be one of {', '.join(_WARNINGS)}, not {value!r}", "warnings")
         else:
             warnings = value
+    safety = _safety(data.get("safety", {}), problem)
     if problems:
         problems.sort(key=lambda p: p.line or 0)
         raise ConfigError(path, problems, text)
-    return ProjectConfig(path, path.parent, tuple(rules), warnings, data)
+    return ProjectConfig(path, path.parent, tuple(rules), warnings, data, safety)
+
+
+def _safety(table: Any, problem: Any) -> SafetyConfig:
+    if not isinstance(table, dict):
+        problem("[safety] must be a table", "safety")
+        return SafetyConfig()
+    for key in table:
+        if key not in _SAFETY_KEYS:
+            problem(f"[safety] has no setting {key!r} (known: {', '.join(sorted(_SAFETY_KEYS))})", key)
+    lists: dict[str, tuple[str, ...]] = {}
+    for key in ("allow", "allow_apps"):
+        value = table.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+            problem(f"[safety] {key} must be a list of strings", key)
+            value = []
+        lists[key] = tuple(v.strip() for v in value)
+    foreign = table.get("foreign_app", "return")
+    if foreign not in _FOREIGN_APP:
+        problem(f"[safety] foreign_app must be one of {', '.join(_FOREIGN_APP)}, not {foreign!r}", "foreign_app")
+        foreign = "return"
+    return SafetyConfig(lists["allow"], lists["allow_apps"], foreign)
 
 
 def find_config(start: Path) -> Path | None:

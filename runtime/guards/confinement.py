@@ -15,7 +15,8 @@ When another app is in front, one not allowed (``--allow-app``, the document's `
 
 After the script's own ``stop_app()`` or ``clear_app()`` the home screen is expected: nothing is
 checked until the app is in front again (the next element relaunches it through navigation).
-Navigation's own relaunch of the app (another app in front mid-navigation) passes here too.
+Navigation that finds another app in front (a dump taken mid-call) passes here too
+(``during_navigation``) before it would relaunch the app.
 
     confinement = Confinement(document, screen, safety, trace.write)
     confinement.ensure(call, span)        # before a call; may press BACK / relaunch, or raise
@@ -83,7 +84,7 @@ class Confinement:
     def ensure(self, c: Call, span: Span | None) -> None:
         """Before a call: if another app is in front, go back to the run's app or stop. Reads the
         last dump, however old, and none before the first (no round trip of its own: what the
-        call's own dumps show is left by navigation's relaunch, which passes ``before_relaunch``)."""
+        call's own dumps show is handled when navigation meets it: ``during_navigation``)."""
         obs = self.screen.current
         if obs is None:
             return  # the call's first dump comes next; a foreign app there is left by navigation
@@ -95,27 +96,22 @@ class Confinement:
             return
         self._left(package, obs, c, span, when=f"before line {span.line}" if span is not None else "")
 
-    def before_relaunch(self, obs: Observation | None, span: Span | None) -> None:
-        """Navigation is about to relaunch the app because another one is in front: a trace line,
-        or ``OutsideApp`` under ``--foreign-app stop``."""
+    def during_navigation(self, obs: Observation | None, span: Span | None) -> Observation | None:
+        """Navigation found another app in front and would relaunch the run's app: when that app
+        is not allowed, leave it as ``ensure`` does (or stop) and return the screen after; None
+        when navigation may simply relaunch (an allowed app, the home screen after ``stop_app()``)."""
         if obs is None:
-            return
+            return None
         package = self.foreground(obs)
-        if self.allows(package) or self.outside_expected:
-            return
-        record = self._record(package, obs, "during navigation")
-        if self.safety.foreign_app == "stop":
-            self._write({**record, "decision": "stopped"})
-            raise self._error(package, "during navigation", span)
-        self._write({**record, "decision": "relaunch"})
-        self.screen.stats.left_app += 1
-        self.notices.append(f"{describe_package(package)} was in front during navigation; it relaunched {self.app}")
+        if package == self.app or self.allows(package) or self.outside_expected:
+            return None
+        return self._left(package, obs, None, span, when="during navigation")
 
     def _record(self, package: str, obs: Observation, when: str) -> dict[str, Any]:
         return {"event": "guard", "guard": "confinement", "package": package, "app": self.app, "when": when,
                 "t": self.screen.elapsed()}
 
-    def _left(self, package: str, obs: Observation, c: Call, span: Span | None, *, when: str) -> None:
+    def _left(self, package: str, obs: Observation, c: Call | None, span: Span | None, *, when: str) -> Observation:
         record = self._record(package, obs, when)
         if self.safety.foreign_app == "stop":
             self._write({**record, "decision": "stopped"})
@@ -128,16 +124,21 @@ class Confinement:
         done = ["pressed BACK"]
         now = self.foreground(after)
         if now != self.app and not self.allows(now):
-            screen.input(lambda: device.app_start(self.app), c)
-            after = screen.settle(Expectation(change=True, screen=self.document.app.start_screen), c).observation
-            done.append(f"relaunched {self.app}")
+            try:
+                screen.input(lambda: device.app_start(self.app), c)
+                after = screen.settle(Expectation(change=True, screen=self.document.app.start_screen), c).observation
+                done.append(f"relaunched {self.app}")
+            except TapirError as exc:  # the app cannot be started (uninstalled?): said in the error below
+                done.append(f"could not relaunch {self.app} ({exc.message})")
             now = self.foreground(after)
-        c.extra["left_app"] = package
+        if c is not None:
+            c.extra["left_app"] = package
         if now != self.app and not self.allows(now):
             self._write({**record, "decision": "failed", "done": done, "now": now})
             raise self._error(package, when, span, tried=" and ".join(done), now=now)
         self._write({**record, "decision": "returned", "done": done, "screen_after": after.screen})
         self.notices.append(f"{describe_package(package)} was in front {when}; the run {' and '.join(done)}")
+        return after
 
     def _error(self, package: str, when: str, span: Span | None, *, tried: str | None = None,
                now: str | None = None) -> OutsideApp:
