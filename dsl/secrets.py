@@ -40,8 +40,8 @@ __all__ = ["ENV_PREFIX", "MASK", "SECRET_NAME", "Redactor", "Secret", "SecretSto
 MASK = "*****"
 #: The environment variable of secret NAME is ENV_PREFIX + NAME.
 ENV_PREFIX = "TAPIR_SECRET_"
-#: How much of a typed text device messages quote (``tapir.runtime.device``); masked as well.
-CLIPPED = 40
+#: Beginnings of a secret this long or longer are masked too (a message that cuts a long text).
+PREFIX = 8
 #: A secret's name: letters, digits and '_', not starting with a digit (as an environment variable).
 SECRET_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -87,8 +87,10 @@ class Redactor:
 
     def add(self, value: str) -> None:
         """Mask ``value`` from now on, and the forms a message may quote it in: escaped as ``repr``
-        escapes it, and cut to its first 40 characters (``runtime.device`` quotes typed text so)."""
-        forms = {value, value[:CLIPPED], repr(value)[1:-1], repr(value[:CLIPPED])[1:-1]}
+        escapes it, and cut short (device errors quote typed text cut to 40 characters, ``:tree``
+        to 37): every beginning of it of ``PREFIX`` characters or more is masked too."""
+        cuts = {value[:n] for n in range(PREFIX, len(value))}
+        forms = {value, *cuts, repr(value)[1:-1], *(repr(c)[1:-1] for c in cuts)}
         new = {f for f in forms if f and f not in self._values}
         if new:
             self._values |= new

@@ -351,12 +351,13 @@ class ReplSession:
     # -- output and the end ----------------------------------------------------------------------------
 
     def write(self, text: str) -> None:
-        """A result line (script output, values, meta command output): to ``out``."""
-        print(text, file=self.out, flush=True)
+        """A result line (script output, values, meta command output): to ``out``; a secret the
+        session read is masked (a field showing it in ``:tree``, docs/safety.md)."""
+        print(self.safety.secrets.redactor.mask(text), file=self.out, flush=True)
 
     def error(self, text: str) -> None:
-        """An error or warning: to ``err``."""
-        print(text, file=self.err, flush=True)
+        """An error or warning: to ``err`` (masked as ``write``)."""
+        print(self.safety.secrets.redactor.mask(text), file=self.err, flush=True)
 
     def _print_line(self, line: str) -> None:
         self.write(line)

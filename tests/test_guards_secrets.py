@@ -256,10 +256,14 @@ def test_a_repl_session_shows_and_keeps_only_the_mask(adb_port: int, tmp_path: P
     session = ReplSession(device="sim:notes", document=NOTES_DOC, out=out, err=err, adb_port=adb_port,
                           cwd=tmp_path, safety=safety, trace=str(trace))
     try:
-        for line in ('pw = secret("NOTES_PASSWORD")', "pw", '$account_screen__email_input.set_text("ada@example.com")',
+        for line in ('pw = secret("NOTES_PASSWORD")', "pw", 'allow("secrets")',
+                     "$account_screen__email_input.set_text(pw)", ":tree", ":screen",
+                     '$account_screen__email_input.set_text("ada@example.com")',
                      "$account_screen__password_input.set_text(pw)", "$account_screen__sign_in_button.tap()",
                      ":vars", ":trace 10", ":screen", ":tree"):
             assert session.handle(line), err.getvalue()
+        # the email field showed the secret (allowed): :tree printed the mask in its place
+        assert f"EditText #email_input '{MASK}'" in out.getvalue() or f"'{MASK}'" in out.getvalue()
         assert session.link.runtime().simulator.device.app("org.tapir.notes").state.password == SECRET
         assert not session.handle("pw + 'x'")
         assert out.getvalue().splitlines()[0] == MASK  # the echo of `pw`
