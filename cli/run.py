@@ -150,6 +150,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if loaded.document is None:
             raise UsageError(f"{checked.document.path} is a compiled symbol table: a device run needs the app "
                              "document itself (its identifiers and paths)")
+        from tapir.runtime.guards import check_tokens
+
+        check_tokens(safety, loaded.document)  # an --allow naming no element: a usage error before anything runs
         # ($ANDROID_SERIAL is left for resolve_serial to read, so that its messages name it)
         connection = connection_for(path, source, device=args.device, doc=str(checked.document.path),
                                     trace=args.trace, document=loaded.document, adb_port=args.adb_port,

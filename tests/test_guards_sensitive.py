@@ -379,3 +379,18 @@ def test_a_row_of_content_is_not_a_control() -> None:
     reason = gate.reason(node, Observation(tree, "note_options_menu", "d", "org.tapir.notes", 1), element=menu,
                          item=True)
     assert reason is not None and reason.why == "its label says 'call'"
+
+
+def test_an_allow_naming_no_element_is_a_usage_error_before_anything_runs(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tapir.cli import main
+
+    script = tmp_path / "delete.tap"
+    script.write_text(f"# doc: {NOTES_DOC}\nprint('ran')\n{DELETE}")
+    code = main(["run", str(script), "--device", "sim:notes", "--allow", "note_screen__delete_buton"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err == ("tapir: --allow note_screen__delete_buton: $note_screen__delete_buton is not an element of the app "
+                   "document; did you mean $note_screen__delete_button?\n")
+    assert main(["run", str(script), "--allow", "??"]) == 2
+    assert "tapir: --allow ??: '??' is not something to allow" in capsys.readouterr().err

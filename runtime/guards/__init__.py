@@ -33,9 +33,22 @@ from tapir.runtime.screen_cache import ScreenCache
 from tapir.runtime.session_model import Target, editable_node
 
 __all__ = [
-    "Confinement", "Guards", "SensitiveGate", "SensitiveReason", "declines", "describe_package", "dialog_category",
-    "is_dialog",
+    "Confinement", "Guards", "SensitiveGate", "SensitiveReason", "check_tokens", "declines", "describe_package",
+    "dialog_category", "is_dialog",
 ]
+
+
+def check_tokens(safety: Safety, document: AppDocument) -> None:
+    """Elements named by ``--allow`` (or ``# allow:``, ``tapir.toml``) must be the document's: a
+    typo would otherwise allow nothing, silently. ``UsageError`` with "did you mean"."""
+    import difflib
+
+    names = {e.name for e in document.elements}
+    for token, origin in safety.allowed.items():
+        if "__" in token and token not in names:
+            close = difflib.get_close_matches(token, sorted(names), n=1)
+            raise UsageError(f"{origin}: ${token} is not an element of the app document"
+                             + (f"; did you mean ${close[0]}?" if close else ""))
 
 
 class Guards:
@@ -59,16 +72,8 @@ class Guards:
         return self.confinement.notices
 
     def check_tokens(self) -> None:
-        """Elements named by ``--allow`` (or ``# allow:``) must be the document's: a typo would
-        otherwise allow nothing, silently."""
-        names = {e.name for e in self.document.elements}
-        for token, origin in self.safety.allowed.items():
-            if "__" in token and token not in names:
-                import difflib
-
-                close = difflib.get_close_matches(token, sorted(names), n=1)
-                raise UsageError(f"{origin}: ${token} is not an element of the app document"
-                                 + (f"; did you mean ${close[0]}?" if close else ""))
+        """``check_tokens(safety, document)`` for this runtime's (see there)."""
+        check_tokens(self.safety, self.document)
 
     def check_secret(self, text: str | Secret, t: Target, shown: str, span: Span | None) -> None:
         """A secret goes only into a password field, unless ``--allow secrets``."""
