@@ -16,7 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-from tapir.runtime.testrun import collect, run_tests
+from tapir.runner.collect import collect
+from tapir.runner.suite import RunOptions, run_tests
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -25,15 +26,16 @@ def main(argv: list[str]) -> int:
     os.environ.setdefault("ADBUTILS_ADB_PATH", "/bin/false")  # never start a stray adb server on 5037
     paths = argv or [str(REPO / "samples")]
     started = time.monotonic()
-    run = run_tests(collect(paths), device="sim")
+    run = run_tests(collect(paths), RunOptions(devices=("sim",)))
+    runs = [(r, r.attempts[-1]) for r in run.results if r.attempts]
     scripts = {
-        r.script: {"ok": r.ok, "dumps": r.dumps, "device_actions": r.device_actions, "script_actions": r.actions,
-                   "dumps_per_device_action": round(r.dumps / r.device_actions, 3) if r.device_actions else None}
-        for r in run.results
+        r.script: {"ok": r.ok, "dumps": a.dumps, "device_actions": a.device_actions, "script_actions": a.actions,
+                   "dumps_per_device_action": round(a.dumps / a.device_actions, 3) if a.device_actions else None}
+        for r, a in runs
     }
-    dumps = sum(r.dumps for r in run.results)
-    inputs = sum(r.device_actions for r in run.results)
-    actions = sum(r.actions for r in run.results)
+    dumps = sum(a.dumps for _, a in runs)
+    inputs = sum(a.device_actions for _, a in runs)
+    actions = sum(a.actions for _, a in runs)
     print(json.dumps({
         "scripts": scripts,
         "passed": run.passed,

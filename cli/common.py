@@ -1,4 +1,5 @@
-"""What the command modules share: reading scripts, printing document problems, flag checks."""
+"""What the command modules share: reading scripts, printing document problems, flag checks, the
+project's ``tapir.toml``."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from tapir.dsl.errors import UsageError
 
 if TYPE_CHECKING:
     from tapir.dsl.safety import Confirm, Safety
-    from tapir.service import Workspace
+    from tapir.service import ProjectConfig, Workspace
 
 #: The ``sub`` argument each command module's ``register`` receives.
 Subparsers = argparse._SubParsersAction  # type: ignore[type-arg]
@@ -96,3 +97,15 @@ def safety_from_args(args: argparse.Namespace, workspace: Workspace, script: str
     return Safety.from_options(allow=args.allow, allow_apps=args.allow_app,
                                foreign_app=getattr(args, "foreign_app", None), secrets_file=args.secrets,
                                confirm=confirm, trust_script=trust_script, project=project)
+def project_config(path: str | None) -> ProjectConfig | None:
+    """The ``tapir.toml`` that governs ``path`` (the working folder when None), or None; a
+    ``UsageError`` showing every problem with its line when the file is invalid."""
+    from pathlib import Path
+
+    from tapir.service import ConfigError, Workspace
+
+    try:
+        return Workspace().config_for(Path(path) if path else Path.cwd() / "x.tap")
+    except ConfigError as exc:
+        shown = "\n".join(p.render(exc.text, str(exc.path)) for p in exc.problems)
+        raise UsageError(f"{exc.path} is invalid:\n{shown}") from None

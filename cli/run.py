@@ -29,8 +29,8 @@ def register(sub: Subparsers) -> None:
     )
     p.add_argument("script", metavar="FILE.tap", help="the script to run")
     p.add_argument("--device", metavar="SERIAL|sim[:APP]",
-                   help="the device to drive: an adb serial (default: $ANDROID_SERIAL), or the simulator; "
-                        "connected on the first UI call")
+                   help="the device to drive: an adb serial or the simulator, connected on the first UI call "
+                        "(default: $ANDROID_SERIAL, else tapir.toml [device] default)")
     p.add_argument("--adb-port", type=int, metavar="PORT",
                    help="port of the adb server (default: $ANDROID_ADB_SERVER_PORT, else 5037); with --device sim, "
                         "attach the simulator to that server instead of a private one")
@@ -47,6 +47,8 @@ def register(sub: Subparsers) -> None:
                    help="a parameter the script reads with param('NAME') (repeatable)")
     p.add_argument("--artifacts", metavar="DIR",
                    help="where screenshot() saves its files (default: tapir-artifacts/<script name>/)")
+    p.add_argument("--screenshots", metavar="DIR",
+                   help="save a screenshot at the start and after every UI action in DIR (named in the trace)")
     p.add_argument("--stats", action="store_true", help="print steps, UI actions and time to stderr at the end")
     add_safety_flags(p)
     p.set_defaults(handler=_cmd_run)
@@ -96,8 +98,10 @@ def _keeping(factory: RuntimeFactory, made: list[Any]) -> RuntimeFactory:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
     from pathlib import Path
 
+    from tapir.cli.common import project_config
     from tapir.dsl.budget import Budgets
     from tapir.dsl.inputs import ScriptInputs
     from tapir.dsl.interpreter import run_script
@@ -107,6 +111,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     path = Path(args.script)
     ws = Workspace()
     source = ws.text_of(args.script)
+    project = project_config(args.script)  # [device] and [budgets] are defaults; flags and the environment win
     check_positive(max_actions=args.max_actions, max_steps=args.max_steps, timeout=args.timeout)
     check_device_flag(args.device)
     safety = safety_from_args(args, ws, args.script)
@@ -116,11 +121,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.doc and not Path(args.doc).is_file():
         raise UsageError(f"--doc: {args.doc} {'is a directory' if Path(args.doc).is_dir() else 'does not exist'}")
     env_serial = _serial_from_environment(args)
+    if args.device is None and env_serial is None and project is not None:
+        args.device = project.device.first
     device_run = bool(args.device or env_serial)
     if args.trace and not device_run:
         raise UsageError("--trace needs a device run (--device)")
     if args.adb_port is not None and not device_run:
         raise UsageError("--adb-port needs a device run (--device, or $ANDROID_SERIAL)")
+    if args.screenshots and not device_run:
+        raise UsageError("--screenshots needs a device run (--device)")
+    if args.screenshots and Path(args.screenshots).exists() and not Path(args.screenshots).is_dir():
+        raise UsageError(f"--screenshots: {args.screenshots} is a file, not a folder")
     factory: RuntimeFactory | None = None
     if args.trace:
         # Checked now: the trace is opened on the first UI call, after the device has started.
@@ -157,8 +168,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         connection = connection_for(path, source, device=args.device, doc=str(checked.document.path),
                                     trace=args.trace, document=loaded.document, adb_port=args.adb_port,
                                     artifacts=args.artifacts, safety=safety)
+        if args.screenshots:
+            connection = replace(connection, screenshots=args.screenshots)
         factory = _run_runtime_factory(args, connection)
-    budgets = Budgets().replace(max_actions=args.max_actions, max_steps=args.max_steps, timeout_s=args.timeout)
+    budgets = project.budgets.apply(Budgets()) if project is not None else Budgets()
+    budgets = budgets.replace(max_actions=args.max_actions, max_steps=args.max_steps, timeout_s=args.timeout)
     made: list[Any] = []
     if factory is not None:
         factory = _keeping(factory, made)

@@ -43,7 +43,8 @@ if TYPE_CHECKING:
     from tapir.dsl.registry import ApiCall
 
 __all__ = [
-    "ALLOW_ALL", "ALLOW_SECRETS", "FOREIGN_APP_POLICIES", "Confirm", "Safety", "allow_impl", "header_allowances",
+    "ALLOW_ALL", "ALLOW_SECRETS", "FOREIGN_APP_POLICIES", "Confirm", "Safety", "SafetyOptions", "allow_impl",
+    "header_allowances",
     "normalize_token", "run_safety", "secret_impl",
 ]
 
@@ -183,6 +184,23 @@ class Safety:
             if origin is not None:
                 return origin
         return None
+
+
+@dataclass(frozen=True)
+class SafetyOptions:
+    """The safety flags of a command that runs many scripts (``tapir test``, the pytest plugin),
+    kept as data: each run makes its own ``Safety`` from them (``safety``), so that one script's
+    ``allow()`` or ``# allow:`` line never reaches the next."""
+
+    allow: tuple[str, ...] = ()
+    allow_apps: tuple[str, ...] = ()
+    foreign_app: str | None = None
+    secrets_file: str | None = None
+
+    def safety(self, project: Any = None) -> Safety:
+        """A fresh ``Safety`` on top of the project's ``[safety]`` (``UsageError`` when malformed)."""
+        return Safety.from_options(allow=self.allow, allow_apps=self.allow_apps, foreign_app=self.foreign_app,
+                                   secrets_file=self.secrets_file, project=project)
 
 
 def normalize_safely(raw: str) -> str:

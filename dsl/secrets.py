@@ -87,10 +87,13 @@ class Redactor:
 
     def add(self, value: str) -> None:
         """Mask ``value`` from now on, and the forms a message may quote it in: escaped as ``repr``
-        escapes it, and cut short (device errors quote typed text cut to 40 characters, ``:tree``
+        and XML escape it, and cut short (device errors quote typed text cut to 40 characters, ``:tree``
         to 37): every beginning of it of ``PREFIX`` characters or more is masked too."""
         cuts = {value[:n] for n in range(PREFIX, len(value))}
         forms = {value, *cuts, repr(value)[1:-1], *(repr(c)[1:-1] for c in cuts)}
+        # as a hierarchy dump escapes it (a field showing it, saved with a failure's artifacts)
+        forms |= {f.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+                  for f in (value, *cuts)}
         new = {f for f in forms if f and f not in self._values}
         if new:
             self._values |= new

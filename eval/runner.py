@@ -20,18 +20,15 @@ statements failed: a suite problem), ``no_script`` (the source gave no script).
 
 Devices: each ``--device`` value is a slot; ``sim`` slots start a simulator per task (``jobs``
 of them run at once), a serial is one phone running one task at a time. Tasks are handed to the
-first free slot; results come back in suite order.
+first free slot; results come back in suite order (``tapir.runner.pool``, shared with ``tapir test``).
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
 import platform
-import queue
 import tempfile
 import time
-import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -42,10 +39,12 @@ from tapir import __version__
 from tapir.dsl.budget import Budgets
 from tapir.dsl.errors import TapirError, UsageError
 from tapir.dsl.runtime_api import UIRuntime
-from tapir.dsl.values import ElementHandle
+from tapir.eval.audit import audit_touches
 from tapir.eval.droidtask import action_log
 from tapir.eval.sources import Generation, GenerationRequest, ScriptSource, Tokens, can_repair
 from tapir.eval.suite import AppSpec, Suite, Task
+from tapir.runner.pool import DevicePool, Slot, plan_slots
+from tapir.runtime.borrowed import Borrowed
 
 #: Trace calls that are UI actions (what the reversed redundancy ratio counts); scrolls are not.
 ACTION_CALLS = frozenset({"tap", "long_tap", "set_text", "back", "enter"})
@@ -76,10 +75,7 @@ class EvalConfig:
     allow: tuple[str, ...] = ()
 
     def slots(self) -> list[str]:
-        sims = sum(1 for d in self.devices if d == "sim")
-        serials = [d for d in self.devices if d != "sim"]
-        n_sims = max(self.jobs, sims) if sims or not serials else 0
-        return [f"sim#{i + 1}" for i in range(n_sims)] + serials
+        return [name for name, _ in plan_slots(self.devices, self.jobs)]
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -121,6 +117,12 @@ class TaskResult:
     printed: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     trace: str | None = None
+    #: Touches of the script and its navigation judged by the wrong-target audit
+    #: (``tapir.eval.audit``; simulated apps only), those it could not decide, and the wrong
+    #: ones: ``{"action", "meant", "touched", "why", "destructive", "view"}``.
+    audited_taps: int = 0
+    unknown_taps: int = 0
+    wrong_taps: tuple[dict[str, Any], ...] = ()
 
     @property
     def success(self) -> bool:
@@ -139,7 +141,7 @@ class TaskResult:
         d["success"] = self.success
         d["rrr"] = self.rrr
         d["tokens"] = self.tokens.as_dict() if self.tokens else None
-        for key in ("failed_checks", "missing_actions", "action_log", "printed", "notes"):
+        for key in ("failed_checks", "missing_actions", "action_log", "printed", "notes", "wrong_taps"):
             d[key] = list(d[key])
         return d
 
@@ -162,57 +164,6 @@ class EvalRun:
         return {"tapir": __version__, "python": platform.python_version(), "platform": platform.platform()}
 
 
-# ---------------------------------------------------------------------------------------------
-# One device session shared by a task's setup and its script
-
-
-class _Borrowed:
-    """The interpreter closes its runtime when a script ends; the setup's and the task's scripts
-    share one session, so they get this view of it, whose ``close`` does nothing."""
-
-    def __init__(self, runtime: Any) -> None:
-        self._rt = runtime
-
-    def tap(self, handle: ElementHandle, child: ElementHandle | None, span: Any) -> None:
-        self._rt.tap(handle, child, span)
-
-    def long_tap(self, handle: ElementHandle, child: ElementHandle | None, span: Any) -> None:
-        self._rt.long_tap(handle, child, span)
-
-    def set_text(self, handle: ElementHandle, text: str, span: Any) -> None:
-        self._rt.set_text(handle, text, span)
-
-    def scroll(self, handle: ElementHandle, direction: str, span: Any) -> bool:
-        return bool(self._rt.scroll(handle, direction, span))
-
-    def get_text(self, handle: ElementHandle, child: ElementHandle | None, span: Any) -> str:
-        return str(self._rt.get_text(handle, child, span))
-
-    def get_attributes(self, handle: ElementHandle, child: ElementHandle | None, span: Any) -> dict[str, Any]:
-        return dict(self._rt.get_attributes(handle, child, span))
-
-    def item_count(self, handle: ElementHandle, span: Any) -> int:
-        return int(self._rt.item_count(handle, span))
-
-    def item(self, handle: ElementHandle, index: int, span: Any) -> ElementHandle:
-        return self._rt.item(handle, index, span)  # type: ignore[no-any-return]
-
-    def match(self, handle: ElementHandle, query: str | dict[str, Any], span: Any) -> ElementHandle:
-        return self._rt.match(handle, query, span)  # type: ignore[no-any-return]
-
-    def back(self, span: Any) -> None:
-        self._rt.back(span)
-
-    def enter(self, span: Any) -> None:
-        self._rt.enter(span)
-
-    def close(self) -> None:
-        return None
-
-    def __getattr__(self, name: str) -> Any:  # whatever the runtime protocol grows later
-        return getattr(self._rt, name)
-
-
 @dataclass
 class _Execution:
     """What one attempt did on the device."""
@@ -226,6 +177,8 @@ class _Execution:
     run_s: float = 0.0
     dumps: int = 0
     device_actions: int = 0
+    #: The simulated app's record of the script's touches (``TouchAudit``), when it keeps one.
+    touches: list[Any] | None = None
 
 
 def _is_sim(slot: str) -> bool:
@@ -263,7 +216,7 @@ def _execute(task: Task, app: AppSpec, script: str, slot: str, config: EvalConfi
             runtime.device.app_stop(package)  # a phone: start the task from the app's launch screen
         elif config.drift:
             runtime.simulator.device.set_drift(config.drift, package=package, seed=config.seed)
-        borrowed: UIRuntime = _Borrowed(runtime)  # type: ignore[assignment]
+        borrowed: UIRuntime = Borrowed(runtime)  # type: ignore[assignment]
         symbols = build_symbols(app.document)
         boundary = 0
         before = dataclasses.replace(runtime.stats)
@@ -275,6 +228,10 @@ def _execute(task: Task, app: AppSpec, script: str, slot: str, config: EvalConfi
                 return out
             boundary = len(list(read_trace(trace)))
             before = dataclasses.replace(runtime.stats)
+        if runtime.simulator is not None:
+            sim_app = runtime.simulator.device.app(package)
+            if hasattr(sim_app, "audit"):
+                out.touches = sim_app.audit = []  # the script's touches only, not the setup's
         started = time.monotonic()
         result = run_script(script, lambda: borrowed, config.budgets, output=None, symbols=symbols,
                             filename=task.reference_file or task.id, inputs=ScriptInputs(safety=safety))
@@ -377,6 +334,7 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
                     gen, attempts = repaired, attempts + 1
                     continue
             verdict = "pass" if ok else ("error" if ex.error is not None else "fail")
+            audit = audit_touches(app.document, ex.records, ex.touches) if ex.touches is not None else None
             return result(
                 verdict=verdict, finished=ex.finished,
                 error=ex.error.render() if ex.error else None, category=ex.error.category if ex.error else None,
@@ -385,6 +343,8 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
                 wall_s=_since(started), run_s=round(ex.run_s, 4), dumps=ex.dumps, device_actions=ex.device_actions,
                 script=gen.script, action_log=tuple(log), printed=ex.printed,
                 trace=str(trace) if config.trace_dir else None,
+                audited_taps=len(audit.verdicts) if audit else 0, unknown_taps=len(audit.unknown) if audit else 0,
+                wrong_taps=tuple(v.as_dict() for v in audit.wrong) if audit else (),
             )
 
 
@@ -439,58 +399,23 @@ def run_suite(
 ) -> EvalRun:
     """Run every task of ``suite`` (see the module docstring); ``on_result`` is called, in the
     calling thread, as each task finishes."""
-    from tapir.runtime.sim.launch import free_port, kill_adb_server, start_adb_server
-
     config = config or EvalConfig()
     check_config(suite, config)
     started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     started = time.monotonic()
-    slots: queue.Queue[str] = queue.Queue()
-    names = config.slots()
-    for name in names:
-        slots.put(name)
-    adb_port, own_server = config.adb_port, False
-    if adb_port is None and any(_is_sim(s) for s in names):
-        adb_port, own_server = free_port(), True
-        start_adb_server(adb_port)
 
-    def job(task: Task) -> TaskResult:
-        slot = slots.get()
-        try:
-            return run_task(task, suite, source, config, slot, adb_port)
-        except Exception:  # an internal bug must not lose the rest of the run; it is reported
-            return TaskResult(id=task.id, app=task.app, difficulty=task.difficulty, task=task.text,
-                              verdict="error", finished=False, error=traceback.format_exc(limit=8),
-                              category="InternalError", steps=task.steps, device=slot)
-        finally:
-            slots.put(slot)
+    def job(task: Task, slot: Slot) -> TaskResult:
+        return run_task(task, suite, source, config, slot.name, slot.adb_port)
 
-    results: dict[str, TaskResult] = {}
-    try:
-        with concurrent.futures.ThreadPoolExecutor(max_workers=len(names), thread_name_prefix="eval") as pool:
-            futures = [pool.submit(job, t) for t in suite.tasks]
-            try:
-                for future in concurrent.futures.as_completed(futures):
-                    result = future.result()
-                    results[result.id] = result
-                    if on_result is not None:
-                        on_result(result)
-            except KeyboardInterrupt:
-                # Keep what finished (a long model run must not be lost): tasks not started are
-                # dropped, those running are let finish, and the run is reported as interrupted.
-                for f in futures:
-                    f.cancel()
-                pool.shutdown(wait=True, cancel_futures=True)
-                for f in futures:
-                    if f.done() and not f.cancelled() and f.exception() is None:
-                        results.setdefault(f.result().id, f.result())
-    finally:
-        if own_server and adb_port is not None:
-            kill_adb_server(adb_port)
-    ordered = [results[t.id] for t in suite.tasks if t.id in results]
+    def crashed(task: Task, slot: Slot, trace: str) -> TaskResult:
+        return TaskResult(id=task.id, app=task.app, difficulty=task.difficulty, task=task.text, verdict="error",
+                          finished=False, error=trace, category="InternalError", steps=task.steps, device=slot.name)
+
+    with DevicePool(config.devices, config.jobs, adb_port=config.adb_port) as pool:
+        done = pool.run(suite.tasks, job, on_result=on_result, on_crash=crashed)
     return EvalRun(suite=suite, source_name=source.name, source_settings=source.settings(), config=config,
-                   results=ordered, wall_s=_since(started), started=started_at,
-                   not_run=tuple(t.id for t in suite.tasks if t.id not in results))
+                   results=done.results, wall_s=_since(started), started=started_at,
+                   not_run=tuple(t.id for t in done.not_run))
 
 
 __all__ = ["ACTION_CALLS", "DRIFT_KINDS", "VERDICTS", "EvalConfig", "EvalRun", "TaskResult", "check_config",

@@ -5,6 +5,10 @@ times; the trace keeps the first line of such a run of identical reads (same cal
 statement, result and screen) and then one ``repeat`` line with the count, written when the run
 ends and, in case it never does, each time the count reaches a power of two (so a crash still
 leaves how many there were). A trace grows with what changed, not with how long a loop spun.
+
+With ``StepScreenshots`` (``tapir test --html``) every call that sent input to the device, or
+failed, is followed by a screenshot, named on its line (``screenshot``); a screen unchanged since
+the last one (same dump digest) names the same file.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from tapir.dsl.errors import Span, TapirError
 from tapir.dsl.values import ElementHandle
 from tapir.runtime.grounding.items import node_text
 from tapir.runtime.screen_cache import ScreenCache
+from tapir.runtime.screenshots import StepScreenshots
 from tapir.runtime.session_model import Call, action_label, bounds_tuple
 from tapir.runtime.trace import TraceSink
 
@@ -26,12 +31,17 @@ _VOLATILE = frozenset({"seq", "t", "ms", "dumps", "settled"})
 class CallTrace:
     """Runs one script call and writes its JSON trace line (see the module docstring)."""
 
-    def __init__(self, screen: ScreenCache, trace: TraceSink, source: str | None, *,
+    def __init__(self, screen: ScreenCache, trace: TraceSink, source: str | None,
+                 screenshots: StepScreenshots | None = None, *,
                  mask_error: Callable[[TapirError], None] | None = None) -> None:
         self.screen = screen
         self.trace = trace
+        self.screenshots = screenshots
         #: Masks secret values in a call's error before it is written or raised (the guards').
         self.mask_error = mask_error
+        # the dump digest at the last screenshot, and its file (an unchanged screen reuses it)
+        self._shot_digest: str | None = None
+        self._shot_name: str | None = None
         self._source_lines = source.splitlines() if source else []
         self._seq = 0
         # the last read written, and how many identical ones followed it unwritten
@@ -74,6 +84,8 @@ class CallTrace:
                     args: dict[str, Any] | None, result: Any, error: TapirError | None, *, read: bool) -> None:
         self._seq += 1
         record = self._record(c, handle, child, span, args, result, error)
+        if self.screenshots is not None and (error is not None or self.screen.stats.device_actions != c.actions0):
+            record["screenshot"] = self._screenshot(c.name, fresh=error is not None)
         if read and error is None and c.navigation is None and self.screen.stats.device_actions == c.actions0:
             key = {k: v for k, v in record.items() if k not in _VOLATILE}
             if self._last_read is not None and key == self._last_read:
@@ -86,6 +98,19 @@ class CallTrace:
         else:
             self._end_repeats()
         self.trace.write(record)
+
+    def _screenshot(self, call: str, *, fresh: bool) -> str | None:
+        """The screen after a call (taken after its timings, so that it is the report's cost, not
+        the call's). A screen whose dump is the same as at the last screenshot (a tap that changed
+        nothing visible, a scroll at the end) names that file again instead of taking another;
+        a failed call always gets its own."""
+        assert self.screenshots is not None
+        current = self.screen.current
+        if not fresh and current is not None and current.digest == self._shot_digest:
+            return self._shot_name
+        name = self.screenshots.take(self.screen.device, f"{self._seq:03d}-{call}")
+        self._shot_digest, self._shot_name = (current.digest if current is not None else None), name
+        return name
 
     def _flush_repeats(self) -> None:
         if self._repeats > self._reported:

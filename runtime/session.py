@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from tapir.docgen.model import AppDocument
-from tapir.dsl.errors import ActionError, ScreenNotReached, Span
+from tapir.dsl.errors import ActionError, ScreenNotReached, Span, TapirError
 from tapir.dsl.safety import Safety
 from tapir.dsl.secrets import Secret
 from tapir.dsl.values import ElementHandle
@@ -69,6 +69,7 @@ from tapir.runtime.path_steps import PathSteps
 from tapir.runtime.reaching import Reacher
 from tapir.runtime.resolve import Resolver
 from tapir.runtime.screen_cache import ScreenCache
+from tapir.runtime.screenshots import StepScreenshots
 from tapir.runtime.session_model import (
     Call,
     GrounderLike,
@@ -93,7 +94,9 @@ class DeviceRuntime:
     what waits and ``sleep()`` pass (default: the host's; a simulator's moves its own time);
     ``artifacts`` the folder screenshots go to (default ``tapir-artifacts/<script>/``); ``safety``
     what the run is allowed to do (default: nothing sensitive, no other app; the script's
-    ``# allow:`` lines in ``source`` are read here).
+    ``# allow:`` lines in ``source`` are read here). ``screenshots`` captures the screen at the
+    start and after each call that sent input or failed (off when None). A runtime is also a
+    context manager that closes it.
     """
 
     def __init__(
@@ -107,6 +110,7 @@ class DeviceRuntime:
         source: str | None = None,
         script: str | None = None,
         on_close: Callable[[], None] | None = None,
+        screenshots: StepScreenshots | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         wait_clock: WaitClock | None = None,
@@ -123,7 +127,7 @@ class DeviceRuntime:
         self._given_sink: TraceSink = trace or NullTrace()
         self._sink: TraceSink = MaskedTrace(self._given_sink, self.safety.secrets.redactor)
         self.screen = ScreenCache(device, grounder, self.config, self.stats, clock=clock, sleep=sleep)
-        self.calls = CallTrace(self.screen, self._sink, source)
+        self.calls = CallTrace(self.screen, self._sink, source, screenshots)
         self.guards = Guards(document, self.screen, self.safety, self.calls.write)
         self.guards.check_tokens()
         self.calls.mask_error = self.guards.mask_error
@@ -146,10 +150,19 @@ class DeviceRuntime:
         self._closed = False
         #: The simulator this runtime started, if any (``connect`` sets it; tests inspect app state).
         self.simulator: Any = None
-        self._sink.write({
+        session: dict[str, Any] = {
             "event": "session", "device": getattr(device, "serial", str(device)),
             "document": document.source, "app": document.app.package, "script": script,
-        })
+        }
+        if screenshots is not None:
+            session["screenshot"] = screenshots.take(device, "000-start")
+        self._sink.write(session)
+
+    def __enter__(self) -> DeviceRuntime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @property
     def device(self) -> Device:
@@ -321,6 +334,15 @@ class DeviceRuntime:
     def watch(self, watcher: Watcher, span: Span) -> None:
         self.calls.run("watch", None, None, span, lambda c: self.watching.add(watcher, span), action=False,
                        args={"watcher": watcher.name, "rule": watcher.describe(), "limit": watcher.limit})
+
+    def failure_dump(self) -> str | None:
+        """The last hierarchy dump read (else a fresh one), for a failure's artifacts, with the
+        run's secret values masked (a field may show one). None when the device is gone."""
+        try:
+            xml = self.screen.last_xml or self.device.dump_hierarchy()
+        except TapirError:
+            return None
+        return self.guards.mask(xml)
 
     def rebind(self, document: AppDocument, grounder: GrounderLike) -> DeviceRuntime:
         """A runtime for another document on the same device (a REPL that switches documents).

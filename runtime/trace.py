@@ -22,6 +22,9 @@ Lines carry an ``event`` field:
   refused; another app in front left or stopping the run; a secret refused for a plain field;
 * ``end``: the last line, with the session's totals (dumps, device actions).
 
+With screenshots on (``StepScreenshots``), the ``session`` line and every ``action`` line of a call
+that sent input or failed carry ``screenshot``: a PNG file name in the screenshots folder.
+
 ``read_trace`` reads a trace back (tolerating a torn last line from a crash). ``MaskedTrace`` is
 the layer every runtime writes through: a ``secret()`` value never reaches a sink, as a value
 (``*****``) or inside any text (a field that shows it, an error that quotes it), so reports built

@@ -19,10 +19,12 @@ The schema (docs/language-service.md has it with examples)::
     allow_apps = ["com.android.chrome"]   # other apps runs may be in, as --allow-app
     foreign_app = "return"           # another app in front: "return" (BACK, relaunch) or "stop"
 
-A script's own ``# doc:`` first line wins over ``[documents]``; ``--doc`` wins over both. Other
-top-level tables are kept (``ProjectConfig.tables``) for the settings later commands read
-(``[device]``, ``[budgets]``, ``[report]``); unknown keys of the tables above, and values of the
-wrong type, are problems reported with their line.
+A script's own ``# doc:`` first line wins over ``[documents]``; ``--doc`` wins over both. The
+tables about running scripts, ``[device]``, ``[budgets]``, ``[test]`` and ``[report]``, are read
+by ``run_settings`` (``config.device``, ``config.budgets``, ``config.test``, ``config.report``);
+``[safety]`` is ``config.safety``; every other top-level table is kept as read
+(``ProjectConfig.tables``). Unknown keys of these tables, and values of the wrong type, are
+problems reported with their line, by every command and the language server alike.
 """
 
 from __future__ import annotations
@@ -35,8 +37,18 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tapir.dsl.diagnostics import Diagnostic
+from tapir.service.run_settings import (
+    BudgetSettings,
+    DeviceSettings,
+    ReportSettings,
+    TestSettings,
+    read_run_settings,
+)
 
-__all__ = ["CONFIG_NAME", "ConfigError", "DocumentRule", "ProjectConfig", "SafetyConfig", "find_config", "load_config"]
+__all__ = [
+    "CONFIG_NAME", "BudgetSettings", "ConfigError", "DeviceSettings", "DocumentRule", "ProjectConfig",
+    "ReportSettings", "SafetyConfig", "TestSettings", "find_config", "load_config",
+]
 
 CONFIG_NAME = "tapir.toml"
 _WARNINGS = ("warn", "error", "ignore")
@@ -89,6 +101,15 @@ class ProjectConfig:
     warnings: str = "warn"
     #: Every top-level table as read, for settings later commands add.
     tables: dict[str, Any] = field(default_factory=dict)
+    #: ``[device]``: the default ``--device`` and ``-j``.
+    device: DeviceSettings = field(default_factory=DeviceSettings)
+    #: ``[budgets]``: limits per script.
+    budgets: BudgetSettings = field(default_factory=BudgetSettings)
+    #: ``[test]``: what ``tapir test`` runs and how.
+    test: TestSettings = field(default_factory=TestSettings)
+    #: ``[report]``: the reports every ``tapir test`` run writes.
+    report: ReportSettings = field(default_factory=ReportSettings)
+    #: ``[safety]``: what every run may do besides what its flags allow.
     safety: SafetyConfig = field(default_factory=SafetyConfig)
 
     def document_for(self, script: Path) -> tuple[Path, DocumentRule] | None:
@@ -181,11 +202,12 @@ def load_config(path: Path, text: str | None = None) -> ProjectConfig:
             problem(f"[check] warnings must be one of {', '.join(_WARNINGS)}, not {value!r}", "warnings")
         else:
             warnings = value
+    device, budgets, test, report = read_run_settings(data, path.parent, problem)
     safety = _safety(data.get("safety", {}), problem)
     if problems:
         problems.sort(key=lambda p: p.line or 0)
         raise ConfigError(path, problems, text)
-    return ProjectConfig(path, path.parent, tuple(rules), warnings, data, safety)
+    return ProjectConfig(path, path.parent, tuple(rules), warnings, data, device, budgets, test, report, safety)
 
 
 def _safety(table: Any, problem: Any) -> SafetyConfig:

@@ -15,6 +15,10 @@ settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
+#: The checker's golden scripts have deliberate errors: never pytest items, even under
+#: `pytest tests/`, where the Tapir plugin would collect the .tap files of a path given.
+collect_ignore_glob = ["golden/*"]
+
 REPO = Path(__file__).resolve().parent.parent
 #: ``$TAPIR_UPSTREAM`` points elsewhere (e.g. from a git worktree, whose parent has no shared/).
 UPSTREAM = Path(os.environ.get("TAPIR_UPSTREAM") or REPO.parent / "shared" / "upstream")

@@ -236,12 +236,15 @@ def test_no_artifact_of_a_run_holds_the_secret(adb_port: int, tmp_path: Path, ca
                        "$account_screen__email_input.set_text(pw)\n"
                        "assert $account_screen__email_input.get_text() == 'ada', $account_screen__email_input"
                        ".get_text()\n")
-    code = main(["test", str(failing), "-v", "--junit", str(work / "junit.xml"), "--trace-dir", str(work / "traces")])
+    code = main(["test", str(failing), "-v", "--junit", str(work / "junit.xml"), "--trace-dir", str(work / "traces"),
+                 "--artifacts", str(work / "artifacts"), "--html", str(work / "report.html")])
     out, err = capsys.readouterr()
     assert code == 1 and "AssertionFailed" in out and MASK in out
     junit = (work / "junit.xml").read_text()
     assert "AssertionFailed" in junit and MASK in junit
     assert list((work / "traces").glob("*.jsonl"))
+    # the failure's artifacts (error, trace, the hierarchy dump: the field shows the secret) and the HTML report
+    assert len(list((work / "artifacts").rglob("hierarchy.xml"))) == 1 and (work / "report.html").is_file()
     assert _leaks(work, out, err) == []
 
 

@@ -193,14 +193,15 @@ def test_tapir_test_refuses_the_delete_unless_allowed(tmp_path: Path, capsys: py
     script = tmp_path / "delete_note.tap"
     script.write_text(f"# doc: {NOTES_DOC}\n{DELETE}assert len($notes_screen__note_list) >= 1\n")
     junit = tmp_path / "report.xml"
-    code = main(["test", str(script), "--junit", str(junit)])
+    artifacts = tmp_path / "artifacts"
+    code = main(["test", str(script), "--junit", str(junit), "--artifacts", str(artifacts)])
     out = capsys.readouterr().out
-    assert code == 1 and f"FAIL {script}" in out and REFUSED in out and "0 passed, 1 failed" in out
+    assert code == 1 and f"FAIL  {script}" in out and REFUSED in out and "1 failed" in out
     report = junit.read_text()
     assert 'type="SensitiveActionRefused"' in report and "--allow delete" in report
-    code = main(["test", str(script), "--allow", "delete"])
+    code = main(["test", str(script), "--allow", "delete", "--artifacts", str(artifacts)])
     out = capsys.readouterr().out
-    assert code == 0 and f"PASS {script}" in out and "1 passed, 0 failed" in out
+    assert code == 0 and f"PASS  {script}" in out and "1 passed" in out and "failed" not in out
 
 
 # -- the REPL asks ------------------------------------------------------------------------------------------

@@ -198,18 +198,19 @@ def test_tapir_test_reports_each_script_and_fails_when_one_does(tmp_path: Path, 
     (tmp_path / "bad.tap").write_text(f"# doc: {doc}\nn = len($songs_screen__song_list)\n"
                                       "assert n == 3, f'{n} songs'\n")
     junit = tmp_path / "report.xml"
-    code = main(["test", str(tmp_path), "--device", "sim:music", "--junit", str(junit)])
+    code = main(["test", str(tmp_path), "--device", "sim:music", "--junit", str(junit),
+                 "--artifacts", str(tmp_path / "artifacts")])
     out = capsys.readouterr().out
     assert code == 1
     lines = out.splitlines()
-    assert lines[0].startswith(f"FAIL {tmp_path / 'bad.tap'}")
+    assert lines[0].startswith(f"[1/2] FAIL  {tmp_path / 'bad.tap'}")
     assert f"{tmp_path / 'bad.tap'}:3:1: AssertionFailed: assertion failed: 44 songs" in out
-    assert any(line.startswith(f"PASS {tmp_path / 'good.tap'}") for line in lines)
-    assert lines[-1] == "1 passed, 1 failed"
-    suite = ElementTree.parse(junit).getroot()
-    assert (suite.get("tests"), suite.get("failures")) == ("2", "1")
-    failed = [c for c in suite.iter("testcase") if c.find("failure") is not None]
-    assert [c.get("name") for c in failed] == [str(tmp_path / "bad.tap")]
+    assert any(line.startswith(f"[2/2] PASS  {tmp_path / 'good.tap'}") for line in lines)
+    assert "1 passed, 1 failed in " in out
+    report = ElementTree.parse(junit).getroot()
+    assert (report.get("tests"), report.get("failures")) == ("2", "1")
+    failed = [c for c in report.iter("testcase") if c.find("failure") is not None]
+    assert [c.get("file") for c in failed] == [str(tmp_path / "bad.tap")]
 
 
 def test_an_unknown_simulated_app_is_a_usage_error_before_the_script_starts(

@@ -196,15 +196,16 @@ def test_warnings_are_shown_and_do_not_stop_a_run_unless_the_project_says(tmp_pa
 
 
 def test_tapir_test_fails_a_script_check_refuses_without_starting_a_device(tmp_path: Path) -> None:
-    from tapir.runtime.testrun import run_tests
+    from tapir.runner.suite import RunOptions, run_tests
 
     doc = GOLDEN / "example_app.yaml"
     bad = write(tmp_path, "bad_test.tap",
                 f"# doc: {doc}\n$songs_screen__song_list[0].tap($home_screen__songs_button)\n")
-    run = run_tests([bad], device="emulator-9999")
+    run = run_tests([bad], RunOptions(devices=("emulator-9999",)))
     [result] = run.results
-    assert not result.ok and result.category == "check" and "wrong-child" in (result.error or "")
-    assert result.seconds < 5
+    [attempt] = result.attempts
+    assert result.status == "error" and attempt.category == "check" and "wrong-child" in (result.error or "")
+    assert attempt.device is None and run.wall_s < 5
 
 
 def test_check_json_lists_every_problem_with_positions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
