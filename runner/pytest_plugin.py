@@ -71,6 +71,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="clear the app's data (pm clear) before each script and tapir_runtime")
     group.addoption("--tapir-retries", type=int, default=None, metavar="N",
                     help="run a failed script again up to N times (passing then: reported as flaky in its output)")
+    group.addoption("--tapir-allow", action="append", default=[], metavar="WHAT",
+                    help="allow scripts what the guards refuse (docs/safety.md): 'sensitive', a word such as "
+                         "'delete', an element, or 'secrets'; besides tapir.toml [safety] and `# allow:` lines")
+    group.addoption("--tapir-secrets", metavar="FILE", default=None,
+                    help="NAME=value lines scripts read with secret('NAME') (else $TAPIR_SECRET_NAME)")
     parser.addini("tapir_scripts", type="bool", default=False,
                   help="collect .tap scripts under every path searched, testpaths included")
     parser.addini("tapir_document", default="", help="the app document of tapir_document/tapir_runtime "
@@ -80,6 +85,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{_DOCUMENT_MARK}(path): the app document of the tapir_runtime fixture")
     config.addinivalue_line("markers", "tapir: a Tapir script (.tap)")
+    if config.getoption("tapir_allow", None) or config.getoption("tapir_secrets", None):
+        _session(config).safety()  # a malformed --tapir-allow or secrets file: a usage error before collection
 
 
 # ---------------------------------------------------------------------------------------------
@@ -171,6 +178,19 @@ class _Session:
         if given is not None:
             return int(given)
         return int(self.project.test.retries or 0) if self.project is not None else 0
+
+    def safety(self) -> Any:
+        """``--tapir-allow``/``--tapir-secrets`` (a malformed one: a usage error, once)."""
+        from tapir.dsl.errors import UsageError
+        from tapir.dsl.safety import SafetyOptions
+
+        options = SafetyOptions(allow=tuple(self.config.getoption("tapir_allow") or ()),
+                                secrets_file=self.config.getoption("tapir_secrets"))
+        try:
+            options.safety()
+        except UsageError as exc:
+            raise pytest.UsageError(exc.message) from None
+        return options
 
     def budgets(self) -> Any:
         from tapir.dsl.budget import Budgets
@@ -287,7 +307,7 @@ class TapirScriptItem(pytest.Item):
             raise TapirScriptFailed(prepared.error or "not run")
         slug = script_slug(name)
         options = RunOptions(budgets=session.budgets(), retries=session.retries(), reset=session.reset(),
-                             artifacts=session.artifacts())
+                             artifacts=session.artifacts(), safety=session.safety())
         result = run_prepared(prepared, session.slot(), options, session.work, slug)
         last = result.last
         if last is not None:

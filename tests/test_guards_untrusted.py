@@ -98,3 +98,63 @@ def test_eval_gives_a_generated_script_the_task_s_permission_only() -> None:
     run = run_suite(suite, source, EvalConfig())
     verdicts = {r.id: (r.verdict, r.category) for r in run.results}
     assert verdicts == {"notes/delete_note": ("pass", None), "notes/open_note": ("error", "SafetyError")}
+
+
+# -- tapir gen --run ----------------------------------------------------------------------------------------
+
+MUSIC = Path(__file__).resolve().parent.parent / "samples" / "music" / "music.yaml"
+DELETE_PLAYLIST = ('$playlists_screen__playlist_list.match("Favourites").tap()\n'
+                   "$playlist_screen__more_options_button.tap()\n"
+                   '$playlist_menu__options.match("Delete playlist").tap()\n'
+                   "$delete_playlist_dialog__delete_button.tap()\n")
+
+
+@pytest.fixture()
+def gen_asks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """``tapir gen`` with a scripted model answering DELETE_PLAYLIST, and a person at a terminal
+    who says no (the scripts asked about are recorded)."""
+    from tapir.cli import confirm
+    from tapir.codegen.backend import ScriptedBackend
+
+    answer = f"Plan: delete it\nElements: $playlists_screen__playlist_list\n```python\n{DELETE_PLAYLIST}```"
+    monkeypatch.setattr("tapir.cli.gen._backend", lambda args: ScriptedBackend([answer]))
+    monkeypatch.delenv("CI", raising=False)
+    asked: list[str] = []
+    real = confirm.confirm_run
+
+    def at_terminal(script: str, **kw: object) -> bool:
+        asked.append(script)
+        return real(script, ask=lambda q: False, interactive=True, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(confirm, "confirm_run", at_terminal)
+    return asked
+
+
+@pytest.mark.adb
+@pytest.mark.timeout(180)
+def test_gen_run_asks_first_and_a_no_runs_nothing(gen_asks: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    from tapir.cli import main
+
+    code = main(["gen", "Delete the playlist Favourites", "--doc", str(MUSIC), "--run", "--device", "sim:music"])
+    out, err = capsys.readouterr()
+    assert code == 1 and gen_asks == [DELETE_PLAYLIST]
+    assert "  4 | $delete_playlist_dialog__delete_button.tap()" in err and err.rstrip().endswith("not run")
+    assert "[script]" not in err and "round 1" not in err
+
+
+@pytest.mark.adb
+@pytest.mark.timeout(180)
+def test_gen_run_in_ci_runs_without_asking_and_the_guards_apply(gen_asks: list[str], monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from tapir.cli import main
+
+    monkeypatch.setenv("CI", "true")
+    argv = ["gen", "Delete the playlist Favourites", "--doc", str(MUSIC), "--run", "--device", "sim:music",
+            "--rounds", "1"]
+    assert main(argv) == 1  # shown, run without asking, and the delete refused
+    err = capsys.readouterr().err
+    assert "running it on sim:music without asking: CI is set" in err
+    assert "refused: its label says 'delete'; a sensitive action needs permission" in err
+    assert main([*argv, "--allow", "delete"]) == 0  # the person allows what the task says
+    err = capsys.readouterr().err
+    assert "; ok" in err and "needs permission" not in err

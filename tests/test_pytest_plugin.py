@@ -184,3 +184,21 @@ def test_a_device_given_by_serial_runs_the_scripts(adb_port: int, tmp_path: Path
         assert result.returncode == 0, result.stdout + result.stderr
         assert "1 passed" in result.stdout and "now playing: Lanterns" in result.stdout
         assert phone.device.app("org.tapir.music").state.playing  # it ran there
+
+
+@pytest.mark.adb
+def test_scripts_under_the_plugin_are_guarded(tmp_path: Path) -> None:
+    """A sensitive tap is refused unless --tapir-allow or tapir.toml [safety] allows it."""
+    notes = SAMPLES / "notes" / "notes.yaml"
+    _write(tmp_path, {"tests/delete.tap": f"# doc: {notes}\n$notes_screen__note_list.match('Car service').tap()\n"
+                                          "$note_screen__delete_button.tap()\n$delete_note_dialog__delete_button.tap()\n"})
+    refused = pytest_run("tests", "-q", "--tapir-artifacts", str(tmp_path / "a"), cwd=tmp_path)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert "SensitiveActionRefused" in refused.stdout and "--allow delete" in refused.stdout
+    allowed = pytest_run("tests", "-q", "--tapir-allow", "delete", cwd=tmp_path)
+    assert allowed.returncode == 0 and "1 passed" in allowed.stdout, allowed.stdout + allowed.stderr
+    _write(tmp_path, {"tapir.toml": '[safety]\nallow = ["delete"]\n'})
+    project = pytest_run("tests", "-q", cwd=tmp_path)
+    assert project.returncode == 0 and "1 passed" in project.stdout, project.stdout + project.stderr
+    bad = pytest_run("tests", "-q", "--tapir-allow", "??", cwd=tmp_path)
+    assert bad.returncode == 4 and "'??' is not something to allow" in bad.stderr, bad.stdout + bad.stderr
