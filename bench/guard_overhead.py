@@ -130,21 +130,27 @@ def _steps(scripts: list[Any], rounds: int, clock: Callable[[], float], adb_port
                 key = (script.name, side)
                 best[key] = min(best.get(key, float("inf")), seconds)
                 actions[script.name] = n
-    per_app: dict[str, dict[str, float]] = {}
+    sums: dict[str, dict[str, float]] = {}
     for script in scripts:
         app = Path(script.name).parent.name
-        row = per_app.setdefault(app, {"scripts": 0, "actions": 0, "guarded_s": 0.0, "floor_s": 0.0})
+        row = sums.setdefault(app, {"scripts": 0, "actions": 0, "guarded_s": 0.0, "floor_s": 0.0})
         row["scripts"] += 1
         row["actions"] += actions[script.name]
         row["guarded_s"] += best[(script.name, "guarded")]
         row["floor_s"] += best[(script.name, "floor")]
-    total = {k: sum(row[k] for row in per_app.values()) for k in ("scripts", "actions", "guarded_s", "floor_s")}
-    for row in (*per_app.values(), total):
+    sums["total"] = {k: sum(row[k] for row in sums.values()) for k in ("scripts", "actions", "guarded_s", "floor_s")}
+    shown: dict[str, dict[str, Any]] = {}
+    for app, row in sums.items():
         n = max(1, int(row["actions"]))
-        row["guarded_ms_per_action"] = round(row["guarded_s"] / n * 1e3, 3)
-        row["floor_ms_per_action"] = round(row["floor_s"] / n * 1e3, 3)
-        row["ratio"] = round(row["guarded_s"] / row["floor_s"], 3) if row["floor_s"] else None
-        row["guarded_s"], row["floor_s"] = round(row["guarded_s"], 4), round(row["floor_s"], 4)
+        shown[app] = {
+            "scripts": int(row["scripts"]), "actions": int(row["actions"]),
+            "guarded_s": round(row["guarded_s"], 4), "floor_s": round(row["floor_s"], 4),
+            "guarded_ms_per_action": round(row["guarded_s"] / n * 1e3, 3),
+            "floor_ms_per_action": round(row["floor_s"] / n * 1e3, 3),
+            "ratio": round(row["guarded_s"] / row["floor_s"], 3) if row["floor_s"] else None,
+        }
+    total = shown.pop("total")
+    per_app = shown
     return {"per_app": per_app, "total": total}, records
 
 
