@@ -58,6 +58,10 @@ class Confinement:
         self.allowed = frozenset({self.app, *document.app.allow_apps, *safety.apps})
         #: After the script stopped or cleared its app: another app in front is expected.
         self.outside_expected = False
+        #: In the run's first call, before its first dump: whatever is in front is where the run
+        #: starts (the home screen, the app in the background), and navigation launches the app
+        #: without anything being left.
+        self.starting = False
         #: What happened, in words, for the front end to show (``tapir run`` prints them).
         self.notices: list[str] = []
         self._dumpsys: tuple[int, str] | None = None
@@ -86,8 +90,9 @@ class Confinement:
         last dump, however old, and none before the first (no round trip of its own: what the
         call's own dumps show is handled when navigation meets it: ``during_navigation``)."""
         obs = self.screen.current
+        self.starting = obs is None
         if obs is None:
-            return  # the call's first dump comes next; a foreign app there is left by navigation
+            return  # the call's first dump comes next: where the run starts (see ``starting``)
         package = self.foreground(obs)
         if package == self.app:
             self.outside_expected = False
@@ -103,7 +108,8 @@ class Confinement:
         if obs is None:
             return None
         package = self.foreground(obs)
-        if package == self.app or self.allows(package) or self.outside_expected:
+        self.starting = self.starting and package != self.app
+        if package == self.app or self.allows(package) or self.outside_expected or self.starting:
             return None
         return self._left(package, obs, None, span, when="during navigation")
 
