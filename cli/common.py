@@ -6,13 +6,15 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tapir.dsl.diagnostics import Diagnostic
 from tapir.dsl.errors import UsageError
 
 if TYPE_CHECKING:
-    from tapir.service import ProjectConfig
+    from tapir.dsl.safety import Confirm, Safety
+    from tapir.service import ProjectConfig, Workspace
 
 #: The ``sub`` argument each command module's ``register`` receives.
 Subparsers = argparse._SubParsersAction  # type: ignore[type-arg]
@@ -80,6 +82,35 @@ def check_positive(**flags: float | None) -> None:
             raise UsageError(f"--{name.replace('_', '-')} must be positive")
 
 
+def add_safety_flags(p: argparse.ArgumentParser, *, foreign_app: bool = True) -> None:
+    """The guards' flags (``docs/safety.md``): ``--allow``, ``--allow-app``, ``--foreign-app``, ``--secrets``."""
+    p.add_argument("--allow", action="append", metavar="WHAT",
+                   help="allow what the guards refuse: 'sensitive' (every sensitive action), a word such as "
+                        "'delete', 'send', 'payment' or 'permission', an element ($screen__element), or 'secrets' "
+                        "(secrets in fields that are not password fields); repeatable")
+    p.add_argument("--allow-app", action="append", metavar="PACKAGE",
+                   help="another app the run may be in besides the document's (repeatable)")
+    if foreign_app:
+        p.add_argument("--foreign-app", choices=("return", "stop"),
+                       help="when another app comes to the front: return to the run's app (BACK, then relaunch; "
+                            "the default) or stop with an error")
+    p.add_argument("--secrets", metavar="FILE",
+                   help="NAME=value lines the script reads with secret('NAME') (else the environment's "
+                        "TAPIR_SECRET_NAME); values are never printed, traced or reported")
+
+
+def safety_from_args(args: argparse.Namespace, workspace: Workspace, script: str | Path | None, *,
+                     confirm: Confirm | None = None, trust_script: bool = True) -> Safety:
+    """The ``Safety`` of a run from the flags of ``add_safety_flags`` and the project's
+    ``tapir.toml`` ``[safety]`` (``UsageError`` for a malformed flag or secrets file)."""
+    from pathlib import Path
+
+    from tapir.dsl.safety import Safety
+
+    project = workspace.safety_config(script or Path.cwd() / "<script>.tap")
+    return Safety.from_options(allow=args.allow, allow_apps=args.allow_app,
+                               foreign_app=getattr(args, "foreign_app", None), secrets_file=args.secrets,
+                               confirm=confirm, trust_script=trust_script, project=project)
 def project_config(path: str | None) -> ProjectConfig | None:
     """The ``tapir.toml`` that governs ``path`` (the working folder when None), or None; a
     ``UsageError`` showing every problem with its line when the file is invalid."""

@@ -54,6 +54,9 @@ def register(sub: Subparsers) -> None:
                    help="run on a 'next version' of the sample apps: text, ids, insert, reorder or all")
     p.add_argument("--max-actions", type=int, metavar="N", help="UI action budget per script (default: 50)")
     p.add_argument("--timeout", type=float, metavar="S", help="wall-clock budget per script in seconds (default: 60)")
+    p.add_argument("--allow", action="append", default=[], metavar="WHAT",
+                   help="allow every task's script what the guards refuse (docs/safety.md): 'sensitive', a word "
+                        "such as 'delete', an element; tasks add their own `allow:`; repeatable")
     p.add_argument("--fail-under", type=float, metavar="RATE",
                    help="exit status 1 when the success rate (0 to 1) is below RATE")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the summary, not a row per task")
@@ -82,6 +85,7 @@ def _run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from tapir.dsl.budget import Budgets
+    from tapir.dsl.safety import Safety
     from tapir.eval import EvalConfig, OracleSource, load_suite, report_json, report_markdown, run_suite
     from tapir.eval.runner import check_config
     from tapir.eval.sources import ScriptSource, model_source
@@ -94,6 +98,7 @@ def _run(args: argparse.Namespace) -> int:
         devices=tuple(args.device or ["sim"]), jobs=args.jobs, seed=args.seed, repairs=args.repairs, drift=args.drift,
         budgets=Budgets().replace(max_actions=args.max_actions, timeout_s=args.timeout),
         trace_dir=Path(args.trace_dir) if args.trace_dir else None,
+        allow=tuple(Safety.from_options(allow=args.allow).allowed),  # a malformed token: a usage error now
     )
     check_config(suite, config)
     source: ScriptSource = OracleSource() if args.oracle else model_source(args.model, seed=args.seed)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from tapir.cli.common import Subparsers, check_device_flag, check_positive
+from tapir.cli.common import Subparsers, add_safety_flags, check_device_flag, check_positive
 
 
 def register(sub: Subparsers) -> None:
@@ -18,6 +18,9 @@ def register(sub: Subparsers) -> None:
             "to scripts that parse and name only the document's elements. The script is checked, and with\n"
             "--run executed on --device; errors go back to the model (--rounds, --token-budget).\n"
             "Only the script goes to stdout; the plan, each round and the token accounting go to stderr.\n\n"
+            "Model output is untrusted code (docs/safety.md): before each run the script is shown and,\n"
+            "outside CI and with a terminal, you are asked (--yes: do not ask). It may do nothing sensitive\n"
+            "(delete, send, pay...) unless --allow says so, and cannot give itself permissions.\n\n"
             "examples:\n"
             "  tapir gen \"Play the song Lanterns\" --doc samples/music/music.yaml\n"
             "  tapir gen \"Turn off vibration\" --doc samples/clock/clock.yaml --run --device sim:clock\n"
@@ -44,6 +47,9 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--in-process", action="store_true",
                    help="with --run, run each attempt in this process rather than in a child process under OS "
                         "limits (for debugging)")
+    p.add_argument("-y", "--yes", action="store_true",
+                   help="with --run: run each script without asking (it is still shown; CI never asks)")
+    add_safety_flags(p)
     p.add_argument("--rounds", type=int, default=3, metavar="N", help="model calls at most, repairs included (3)")
     p.add_argument("--token-budget", type=int, default=20_000, metavar="N",
                    help="prompt tokens computed plus tokens generated, over all rounds (20,000)")
@@ -104,10 +110,13 @@ def _cmd_gen(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
+    from tapir.cli.confirm import confirm_run
     from tapir.codegen import language as L
     from tapir.codegen.examples import ExampleStore
     from tapir.codegen.generate import Budget, GenConfig, Generator, Round
     from tapir.dsl.errors import UsageError
+    from tapir.dsl.safety import Safety
+    from tapir.service import Workspace
 
     check_positive(rounds=args.rounds, token_budget=args.token_budget, max_tokens=args.max_tokens,
                    threads=args.threads, ctx=args.ctx)
@@ -122,6 +131,10 @@ def _cmd_gen(args: argparse.Namespace) -> int:
     if not doc_path.is_file():
         raise UsageError(f"--doc: no such file: {args.doc}")
     doc = L.load_document(doc_path)
+    # a generated script may do only what the person allows: flags and tapir.toml [safety], not its own allow()
+    safety = Safety.from_options(allow=args.allow, allow_apps=args.allow_app, foreign_app=args.foreign_app,
+                                 secrets_file=args.secrets, trust_script=False,
+                                 project=Workspace().safety_config(doc_path))
     backend = _backend(args)
     config = GenConfig(max_tokens=args.max_tokens, examples=args.examples, prefix_examples=args.prefix_examples,
                        temperature=args.temperature,
@@ -131,8 +144,12 @@ def _cmd_gen(args: argparse.Namespace) -> int:
     if args.device:
         from tapir.codegen.device import DeviceSession
 
-        # generated code is untrusted: with --run each attempt runs in a child process under OS limits
-        device = DeviceSession(doc_path, args.device, isolated=not args.in_process)
+        # generated code is untrusted: with --run each attempt runs in a child process under OS
+        # limits, after confirm_run showed it (and, outside CI, asked)
+        device = DeviceSession(
+            doc_path, args.device, isolated=not args.in_process, safety=safety,
+            confirm=(lambda script: confirm_run(script, task=args.task, device=args.device, yes=args.yes))
+            if args.run else None)
 
     if backend.name.startswith("llama.cpp:"):
         # Minutes of silence read as a hang: say what is going on before the model's first token.
@@ -150,8 +167,13 @@ def _cmd_gen(args: argparse.Namespace) -> int:
 
     try:
         if args.run:
-            result = gen.solve(args.task, device=device, budget=Budget(args.rounds, args.token_budget), on_round=show,
-                               output=lambda line: print(f"[script] {line}", file=sys.stderr))
+            from tapir.codegen.device import RunDeclined
+
+            try:
+                result = gen.solve(args.task, device=device, budget=Budget(args.rounds, args.token_budget),
+                                   on_round=show, output=lambda line: print(f"[script] {line}", file=sys.stderr))
+            except RunDeclined:
+                return 1  # confirm_run said "not run"; the script was shown
         else:
             screen = device.screen() if device is not None else None
             result = gen.solve(args.task, screen=screen, budget=Budget(args.rounds, args.token_budget), on_round=show)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from tapir.cli.common import Subparsers, check_device_flag, check_positive
+from tapir.cli.common import Subparsers, add_safety_flags, check_device_flag, check_positive, safety_from_args
 from tapir.dsl.errors import UsageError
 
 
@@ -21,6 +21,8 @@ def register(sub: Subparsers) -> None:
                     ":save :load :document :vars :help.\n\n"
                     "Without a terminal (piped input) lines are read and run as they come, results to stdout,\n"
                     "errors to stderr; the exit status is 1 when an input failed.\n\n"
+                    "A sensitive tap (delete, send, pay; a payment, permission or warning dialog) is asked\n"
+                    "about first (y/n), unless --allow or allow() covers it; piped input refuses it instead.\n\n"
                     "examples:\n"
                     "  tapir repl --device sim:music          # the simulator, with the music sample document\n"
                     "  tapir repl --device SERIAL --doc app.yaml\n"
@@ -47,6 +49,7 @@ def register(sub: Subparsers) -> None:
                    help="the history file (default: $TAPIR_HISTORY, else $XDG_STATE_HOME/tapir/history, "
                         "else ~/.local/state/tapir/history)")
     p.add_argument("--no-history", action="store_true", help="keep no history on disk")
+    add_safety_flags(p)
     p.set_defaults(handler=_cmd_repl)
 
 
@@ -90,8 +93,9 @@ def _cmd_repl(args: argparse.Namespace) -> int:
         from tapir.runtime.adb_transport import server_address
 
         server_address(args.adb_port)  # a port adb refuses is a usage error now
+    safety = safety_from_args(args, ws, cwd / "<repl>.tap")
     session = ReplSession(device=args.device, document=document, budgets=budgets, workspace=ws, trace=args.trace,
-                          confirm=confirm, cwd=cwd, debug=args.debug, adb_port=args.adb_port)
+                          confirm=confirm, cwd=cwd, debug=args.debug, adb_port=args.adb_port, safety=safety)
     try:
         if args.device and session.document_path is not None:
             session.link.runtime()  # connect now: a device that cannot be reached is said at once

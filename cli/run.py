@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from tapir.cli.common import Subparsers, check_device_flag, check_positive
+from tapir.cli.common import Subparsers, add_safety_flags, check_device_flag, check_positive, safety_from_args
 from tapir.dsl.errors import UsageError
 
 if TYPE_CHECKING:
@@ -22,7 +22,11 @@ def register(sub: Subparsers) -> None:
                     "print() output goes to stdout; an error is shown as file:line:col with the line and a caret.\n"
                     "The script runs in a child process with OS limits on memory and CPU time (see\n"
                     "docs/interpreter.md); --in-process runs it here instead, for debugging.\n"
-                    "Exit status 0 when the script finished, 1 when it was refused or failed.",
+                    "Exit status 0 when the script finished, 1 when it was refused or failed.\n\n"
+                    "Guards (docs/safety.md): the run stays in the document's app (--allow-app, --foreign-app);\n"
+                    "sensitive taps (delete, send, pay; payment, permission and warning dialogs) are refused\n"
+                    "unless allowed (--allow, a `# allow: WORD` first line, allow('WORD')); secret('NAME')\n"
+                    "reads --secrets FILE or $TAPIR_SECRET_NAME, types only into password fields, prints *****.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("script", metavar="FILE.tap", help="the script to run")
@@ -51,6 +55,7 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--in-process", action="store_true",
                    help="run the script in this process, without the child process and its OS limits "
                         "(for debugging; the interpreter's budgets still apply)")
+    add_safety_flags(p)
     p.set_defaults(handler=_cmd_run)
 
 
@@ -87,6 +92,16 @@ def _document_missing(serial: str) -> RuntimeFactory:
     return fail
 
 
+def _keeping(factory: RuntimeFactory, made: list[Any]) -> RuntimeFactory:
+    """``factory``, keeping the runtime it makes (its guards' notices are printed at the end)."""
+    def make() -> Any:
+        runtime = factory()
+        made.append(runtime)
+        return runtime
+
+    return make
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from dataclasses import replace
     from pathlib import Path
@@ -108,7 +123,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     budgets = budgets.replace(max_actions=args.max_actions, max_steps=args.max_steps, timeout_s=args.timeout)
     check_source_size(source, budgets, args.script)  # before the check reads it
     check_device_flag(args.device)
-    inputs = ScriptInputs.from_options(args.param)
+    safety = safety_from_args(args, ws, args.script)
+    inputs = ScriptInputs.from_options(args.param, safety=safety)
     if args.artifacts and Path(args.artifacts).exists() and not Path(args.artifacts).is_dir():
         raise UsageError(f"--artifacts: {args.artifacts} is a file, not a folder")
     if args.doc and not Path(args.doc).is_file():
@@ -154,19 +170,37 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if loaded.document is None:
             raise UsageError(f"{checked.document.path} is a compiled symbol table: a device run needs the app "
                              "document itself (its identifiers and paths)")
+        from tapir.runtime.guards import check_tokens
+
+        check_tokens(safety, loaded.document)  # an --allow naming no element: a usage error before anything runs
         # ($ANDROID_SERIAL is left for resolve_serial to read, so that its messages name it)
         connection = connection_for(path, source, device=args.device, doc=str(checked.document.path),
                                     trace=args.trace, document=loaded.document, adb_port=args.adb_port,
-                                    artifacts=args.artifacts)
+                                    artifacts=args.artifacts, safety=safety)
         if args.screenshots:
             connection = replace(connection, screenshots=args.screenshots)
         factory = _run_runtime_factory(args, connection)
-    # by default in a child process under OS limits (tapir.dsl.isolation): a script that gets
-    # past the interpreter's checks costs an error, not this process
-    run = run_script if args.in_process else run_script_isolated
-    result = run(source, factory, budgets,
-                 output=lambda line: print_line(line, flush=True),
-                 symbols=checked.symbols, filename=args.script, debug=args.debug, inputs=inputs)
+    made: list[Any] = []
+    if factory is not None:
+        factory = _keeping(factory, made)
+
+    def notices(_: Any = None) -> list[str]:
+        """The guards' notices (navigated back into the app, ...), read where the runtime lived."""
+        return [str(notice) for runtime in made for notice in getattr(runtime, "notices", ())]
+
+    output = lambda line: print_line(line, flush=True)  # noqa: E731
+    if args.in_process:
+        result = run_script(source, factory, budgets, output=output, symbols=checked.symbols,
+                            filename=args.script, debug=args.debug, inputs=inputs)
+        shown = notices()
+    else:
+        # by default in a child process under OS limits (tapir.dsl.isolation): a script that gets
+        # past the interpreter's checks costs an error, not this process
+        result = run_script_isolated(source, factory, budgets, output=output, symbols=checked.symbols,
+                                     filename=args.script, debug=args.debug, inputs=inputs, collect=notices)
+        shown = [n for n in result.collected if isinstance(n, str)] if isinstance(result.collected, list) else []
+    for notice in shown:
+        print(f"tapir: {notice}", file=sys.stderr)
     if args.stats:
         actions = f"{result.actions} UI action{'' if result.actions == 1 else 's'}"
         print(f"{args.script}: {'ok' if result.ok else 'failed'}: {result.steps:,} steps, {actions},"

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tapir.cli.common import Subparsers, check_device_flag, check_positive, project_devices
+from tapir.cli.common import Subparsers, add_safety_flags, check_device_flag, check_positive, project_devices
 from tapir.dsl.errors import UsageError
 
 if TYPE_CHECKING:
@@ -33,6 +33,9 @@ patterns. --shard-index/--shard-total split the selected scripts between CI mach
 --param NAME=VALUE is what param('NAME') reads in every script, as with `tapir run`.
 Defaults come from the project's tapir.toml ([device], [budgets], [test], [test.params], [report];
 docs/testing.md).
+
+The guards apply as in `tapir run` (docs/safety.md): a sensitive tap needs --allow, tapir.toml
+[safety] or the script's `# allow:` line; secrets come from --secrets or $TAPIR_SECRET_NAME.
 
 Exit status: 0 every script passed (flaky ones included), 1 a script failed or could not run,
 2 a usage or configuration error, 130 interrupted (the reports hold what ran).
@@ -87,6 +90,7 @@ def register(sub: Subparsers) -> None:
     out.add_argument("--trace-dir", metavar="DIR", help="keep every script's trace as DIR/<script>.jsonl")
     out.add_argument("-v", "--verbose", action="store_true",
                      help="a line per step as it runs, what each script printed, and every script in the summary")
+    add_safety_flags(p.add_argument_group("safety (docs/safety.md)"))  # type: ignore[arg-type]
     p.set_defaults(handler=_cmd_test)
 
 
@@ -123,6 +127,7 @@ def _settings(args: argparse.Namespace, config: ProjectConfig | None) -> tuple[l
 
     from tapir.dsl.budget import Budgets
     from tapir.dsl.inputs import ScriptInputs
+    from tapir.dsl.safety import SafetyOptions
     from tapir.runner.suite import RunOptions
 
     params = ScriptInputs.from_options(args.param).params
@@ -155,6 +160,8 @@ def _settings(args: argparse.Namespace, config: ProjectConfig | None) -> tuple[l
         trace_dir=Path(args.trace_dir) if args.trace_dir else None,
         params=dict(params), project_params=config.test.params if config else None,
         in_process=args.in_process,
+        safety=SafetyOptions(allow=tuple(args.allow or ()), allow_apps=tuple(args.allow_app or ()),
+                             foreign_app=args.foreign_app, secrets_file=args.secrets),
     )
     paths = args.paths or [str(p) for p in (config.test.paths if config else ())] or ["."]
     return paths, options, reports

@@ -31,6 +31,9 @@ class SampleTask:
     task: str
     check: Callable[[Any], bool]
     reference: str
+    #: What the person asking for the task allows (``docs/safety.md``): "Delete the note X" allows
+    #: ``delete``; the generated script cannot allow itself anything.
+    allow: tuple[str, ...] = ()
 
 
 def document_path(app: str) -> Path:
@@ -92,7 +95,8 @@ SAMPLE_TASKS: tuple[SampleTask, ...] = (
                lambda a: _playlist(a.state, "Favourites") is None,
                '$playlists_screen__playlist_list.match("Favourites").tap()\n$playlist_screen__more_options_button.tap()\n'
                '$playlist_menu__options.match("Delete playlist").tap()\n'
-               "$delete_playlist_dialog__delete_button.tap()\n"),
+               "$delete_playlist_dialog__delete_button.tap()\n",
+               allow=("delete",)),
     SampleTask("music-play-playlist", "music", "Play all songs of the Favourites playlist",
                lambda a: a.state.playing and a.state.now_playing in _playlist(a.state, "Favourites").songs,
                '$playlists_screen__playlist_list.match("Favourites").tap()\n$playlist_screen__play_all_button.tap()\n'),
@@ -122,7 +126,8 @@ SAMPLE_TASKS: tuple[SampleTask, ...] = (
                lambda a: _alarm(a.state, "Gym") is None,
                '$clock_screen__alarm_tab.tap()\n'
                '$alarm_screen__alarm_list.match("Gym").tap($alarm_screen__alarm_more_button)\n'
-               '$alarm_options_menu__options.match("Delete").tap()\n'),
+               '$alarm_options_menu__options.match("Delete").tap()\n',
+               allow=("delete",)),
     SampleTask("clock-stopwatch", "clock", "Start the stopwatch",
                lambda a: a.state.stopwatch_running is True,
                "$clock_screen__stopwatch_tab.tap()\n$stopwatch_screen__start_button.tap()\n"),
@@ -134,7 +139,8 @@ SAMPLE_TASKS: tuple[SampleTask, ...] = (
     SampleTask("contacts-unfavourite", "contacts", "Remove Anna Schmidt from the favourites",
                lambda a: _contact(a.state, "Anna", "Schmidt").favourite is False,
                '$contacts_screen__contact_list.match("Anna Schmidt").tap()\n'
-               "$contact_details_screen__favourite_button.tap()\n"),
+               "$contact_details_screen__favourite_button.tap()\n",
+               allow=("remove",)),
     SampleTask("contacts-add", "contacts", "Add a contact Ada Lovelace with the phone number +44 20 5550 1815",
                lambda a: (c := _contact(a.state, "Ada", "Lovelace")) is not None and c.phone == "+44 20 5550 1815",
                '$contacts_screen__add_contact_button.tap()\n$edit_contact_screen__first_name_input.set_text("Ada")\n'
@@ -148,12 +154,14 @@ SAMPLE_TASKS: tuple[SampleTask, ...] = (
     SampleTask("contacts-call", "contacts", "Call Carlos Mendoza",
                lambda a: _contact(a.state, "Carlos", "Mendoza").phone in a.state.calls,
                '$contacts_screen__contact_list.match("Carlos Mendoza").tap()\n'
-               "$contact_details_screen__call_button.tap()\n"),
+               "$contact_details_screen__call_button.tap()\n",
+               allow=("call",)),
     SampleTask("contacts-delete", "contacts", "Delete the contact Felix Braun",
                lambda a: _contact(a.state, "Felix", "Braun") is None,
                '$contacts_screen__contact_list.match("Felix Braun").tap()\n'
                '$contact_details_screen__more_options_button.tap()\n$contact_menu__options.match("Delete").tap()\n'
-               "$delete_contact_dialog__delete_button.tap()\n"),
+               "$delete_contact_dialog__delete_button.tap()\n",
+               allow=("delete",)),
     SampleTask("contacts-edit-phone", "contacts", "Change the phone number of Grace Kim to +1 555 0177",
                lambda a: _contact(a.state, "Grace", "Kim").phone == "+1 555 0177",
                '$contacts_screen__contact_list.match("Grace Kim").tap()\n$contact_details_screen__edit_button.tap()\n'
@@ -178,7 +186,8 @@ SAMPLE_TASKS: tuple[SampleTask, ...] = (
     SampleTask("notes-delete", "notes", "Delete the note Car service",
                lambda a: _note(a.state, "Car service") is None,
                '$notes_screen__note_list.match("Car service").tap()\n$note_screen__delete_button.tap()\n'
-               "$delete_note_dialog__delete_button.tap()\n"),
+               "$delete_note_dialog__delete_button.tap()\n",
+               allow=("delete",)),
     SampleTask("notes-sort", "notes", "Sort the notes by title",
                lambda a: a.state.sort == "Title",
                '$notes_screen__more_options_button.tap()\n$main_menu__options.match("Sort by").tap()\n'
@@ -205,8 +214,10 @@ def check_app(task: SampleTask, app: Any) -> bool:
 def run_on_sim(task: SampleTask, script: str, *, adb_port: int | None = None) -> tuple[bool, str]:
     """Run ``script`` on a fresh simulator of the task's app; (check held, the error text if any)."""
     from tapir.codegen.device import DeviceSession
+    from tapir.dsl.safety import Safety
 
-    session = DeviceSession(document_path(task.app), f"sim:{task.app}", adb_port=adb_port)
+    session = DeviceSession(document_path(task.app), f"sim:{task.app}", adb_port=adb_port,
+                            safety=Safety.from_options(allow=task.allow, trust_script=False))
     outcome = session.run(script)
     app = session.last_app()
     if app is None:

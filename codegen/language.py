@@ -147,20 +147,23 @@ class RunOutcome:
 def run(source: str, runtime_factory: Callable[[], Any] | None, table: SymbolTable | None, *,
         filename: str = "<generated>", max_actions: int | None = None, timeout_s: float | None = None,
         output: Callable[[str], None] | None = None, isolated: bool = False,
-        collect: Callable[[Any], Any] | None = None) -> RunOutcome:
+        collect: Callable[[Any], Any] | None = None, safety: Any = None) -> RunOutcome:
     """Run ``source`` in the sandboxed interpreter; the runtime is made on the first UI call.
     ``isolated``: in a child process under OS limits (``tapir.dsl.isolation``), the runtime
-    made there; ``collect(result)`` runs there after the script and returns a JSON value."""
+    made there; ``collect(result)`` runs there after the script and returns a JSON value.
+    ``safety`` (a ``tapir.dsl.safety.Safety``) is what the script may do (``allow()``, ``secret()``)."""
     from tapir.dsl.budget import Budgets
+    from tapir.dsl.inputs import ScriptInputs
     from tapir.dsl.interpreter import run_script
     from tapir.dsl.isolation import run_script_isolated
 
     budgets = Budgets().replace(max_actions=max_actions, timeout_s=timeout_s)
+    inputs = ScriptInputs(safety=safety) if safety is not None else None
     if isolated:
         r = run_script_isolated(source, runtime_factory, budgets, output=output, symbols=table, filename=filename,
-                                collect=collect)
+                                collect=collect, inputs=inputs)
         return RunOutcome(r.ok, r.printed, r.actions, r.duration_s, r.error, r.collected)
-    r = run_script(source, runtime_factory, budgets, output=output, symbols=table, filename=filename)
+    r = run_script(source, runtime_factory, budgets, output=output, symbols=table, filename=filename, inputs=inputs)
     return RunOutcome(r.ok, r.printed, r.actions, r.duration_s, r.error,
                       collect(r) if collect is not None else None)
 

@@ -354,7 +354,7 @@ class _Builder:
         return tuple(out)
 
     def app_info(self, node: yaml.Node) -> AppInfo | None:
-        f = self.fields(node, "app", ("package", "name", "start_screen"), ("version", "dialect"))
+        f = self.fields(node, "app", ("package", "name", "start_screen"), ("version", "dialect", "allow_apps"))
         package = self.text(f.get("package"), "app.package")
         name = self.text(f.get("name"), "app.name")
         start = self.text(f.get("start_screen"), "app.start_screen")
@@ -364,9 +364,11 @@ class _Builder:
             d = self.dialect_of(f["dialect"], value) if value else None
             if d is not None:
                 self.dialect = d
+        allow_apps = tuple(a for a in (self.text(n, "app.allow_apps: package")
+                                       for n in self.sequence(f.get("allow_apps"), "app.allow_apps")) if a)
         if package is None or name is None or start is None:
             return None
-        return AppInfo(package, name, start, version, self.dialect, _line(f["start_screen"]))
+        return AppInfo(package, name, start, version, self.dialect, _line(f["start_screen"]), allow_apps)
 
     def screen(self, name: str, key: yaml.Node, node: yaml.Node) -> Screen | None:
         what = f"screen {name!r}"

@@ -131,6 +131,9 @@ class AppInfo:
     #: The dialect of identifiers written as plain strings.
     dialect: Dialect = Dialect.UIAUTOMATOR
     line: int | None = field(default=None, compare=False)
+    #: Other apps a run of this app may be in (a sign-in provider, the permission prompt);
+    #: any other app in front is left (``docs/safety.md``, app confinement).
+    allow_apps: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,8 @@ def _api_lines(terse: bool) -> list[str]:
         sig = entry.signature(receiver)
         lines.append(f"- {sig}{kinds}" if terse else f"- {sig}{kinds}: {entry.doc}")
     for entry in GLOBALS.values():
+        if not entry.in_prompts:
+            continue
         sig = entry.signature(None)
         lines.append(f"- {sig}" if terse else f"- {sig}: {entry.doc}")
     lines.append("- $list[index] -> element, len($list) -> int, for item in $list: ..." if terse else

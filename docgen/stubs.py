@@ -167,6 +167,8 @@ class _Generator:
         self.names = _Names(doc)
         self.used: set[str] = {"App", "PageRuntime", "Screen"}
         self.typing: set[str] = set()
+        #: A parameter takes a ``secret()`` (``set_text``): the module imports ``Secret``.
+        self.secrets = False
         #: The element kinds the module needs a class for.
         self.kinds: set[Kind] = set()
         #: Type aliases for closed sets of values (``ScrollDirection = Literal[...]``), by name.
@@ -221,6 +223,8 @@ class _Generator:
                 self.typing.add("Mapping")
             if "Any" in annotation(p.type):
                 self.typing.add("Any")
+            if "Secret" in annotation(p.type):
+                self.secrets = True
         if "Any" in annotation(entry.returns, result=True):
             self.typing.add("Any")
 
@@ -325,6 +329,8 @@ class _Generator:
             header.append("")
         header.append("from tapir.docgen import pages")
         header.append("from tapir.docgen.pages import " + ", ".join(sorted(self.used)))
+        if self.secrets:
+            header.append("from tapir.dsl.secrets import Secret")
         header.append("from tapir.dsl.types import Kind")
         if any(True for _ in doc.elements):
             header.append("from tapir.dsl.values import ElementHandle")

@@ -102,6 +102,8 @@ def document_to_dict(doc: AppDocument) -> dict[str, Any]:
         app["version"] = doc.app.version
     app["start_screen"] = doc.app.start_screen
     app["dialect"] = doc.app.dialect.value
+    if doc.app.allow_apps:
+        app["allow_apps"] = list(doc.app.allow_apps)
     out: dict[str, Any] = {"format": 1, "app": app}
     if doc.notes:
         out["notes"] = doc.notes

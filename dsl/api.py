@@ -26,6 +26,7 @@ from tapir.dsl.budget import budget_exceeded
 from tapir.dsl.errors import ScriptError, Span, WaitTimeout
 from tapir.dsl.inputs import ScriptInputs
 from tapir.dsl.registry import REGISTRY, ApiCall, Entry, Namespace
+from tapir.dsl.safety import allow_impl, secret_impl
 from tapir.dsl.types import ALL_KINDS, LIST_KINDS, SCROLL_KINDS, TEXT_KINDS, Kind
 from tapir.dsl.values import QUERY_SCALARS, ElementHandle
 from tapir.dsl.watchers import DEFAULT_LIMIT, Watcher
@@ -250,8 +251,9 @@ for _entry in (
     Entry.define("long_tap(child: element = None) -> None", Namespace.ELEMENT,
                  "Long-press the element (or its child element).", _long_tap, params=_CHILD, legacy_global=True,
                  needs_device=True, acts_on_device=True),
-    Entry.define("set_text(text: str) -> None", Namespace.ELEMENT, "Replace the text of an editable field.",
-                 _set_text, params={"text": "the text to enter, replacing what is there"}, kinds=TEXT_KINDS,
+    Entry.define("set_text(text: str | secret) -> None", Namespace.ELEMENT, "Replace the text of an editable field.",
+                 _set_text, params={"text": "the text to enter, replacing what is there (a secret() only into a "
+                                            "password field)"}, kinds=TEXT_KINDS,
                  legacy_global=True, needs_device=True, acts_on_device=True),
     Entry.define("scroll(direction: str = 'down') -> bool", Namespace.ELEMENT,
                  "Scroll the element (default down). Returns True when nothing moved, i.e. the end was reached.",
@@ -316,6 +318,18 @@ for _entry in (
                  "was not given.", _param,
                  params={"name": "the parameter's name", "default": "the value when it is not given"},
                  navigates=False, page_object=False),
+    Entry.define("secret(name: str) -> secret", Namespace.GLOBAL,
+                 "A secret of the run (a password, a token): from the file of `--secrets FILE`, else the "
+                 "environment variable TAPIR_SECRET_<name>. It prints as *****; it can only be typed, with "
+                 "set_text() into a password field.", secret_impl,
+                 params={"name": "the secret's name, e.g. 'PASSWORD' (TAPIR_SECRET_PASSWORD)"},
+                 navigates=False, page_object=False),
+    Entry.define("allow(what: str | element) -> None", Namespace.GLOBAL,
+                 "Allow what the guards refuse, for the rest of the run: 'sensitive' (every sensitive action), a "
+                 "word such as 'delete' or 'payment', an element ($screen__element), or 'secrets' (secrets in "
+                 "fields that are not password fields).", allow_impl,
+                 params={"what": "'sensitive', a word such as 'delete', an element, or 'secrets'"},
+                 navigates=False, page_object=False, in_prompts=False),
 ):
     REGISTRY.add(_entry)
 

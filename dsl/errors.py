@@ -16,6 +16,10 @@ a caret.
     │   ├── ScriptError           the script's own logic: name, type and value errors
     │   ├── SandboxViolation      the script tried to leave the sandbox
     │   ├── BudgetExceeded        steps, UI actions, time, depth or size ran out
+    │   ├── SafetyError           a guard stopped the run (docs/safety.md)
+    │   │   ├── SensitiveActionRefused  a sensitive action without permission
+    │   │   ├── OutsideApp              the device left the run's app and did not come back
+    │   │   └── SecretRefused           a secret for a field that is not a password field
     │   └── Interrupted           stopped from outside (Ctrl-C in the REPL), between two device commands
     ├── DocumentError             an app document is invalid (carries every problem)
     ├── DeviceError               a device failed persistently
@@ -30,8 +34,9 @@ from tapir.dsl.positions import Span
 
 __all__ = [
     "ActionError", "AssertionFailed", "BudgetExceeded", "DeviceError", "DocumentError", "ElementNotFound",
-    "HierarchyError", "Interrupted", "SandboxViolation", "ScreenNotReached", "ScriptError", "ScriptRuntimeError",
-    "Span", "TapirError", "TapirSyntaxError", "UnknownElement", "UnsupportedConstruct", "UsageError", "WaitTimeout",
+    "HierarchyError", "Interrupted", "OutsideApp", "SafetyError", "SandboxViolation", "ScreenNotReached", "ScriptError",
+    "ScriptRuntimeError", "SecretRefused", "SensitiveActionRefused", "Span", "TapirError", "TapirSyntaxError",
+    "UnknownElement", "UnsupportedConstruct", "UsageError", "WaitTimeout",
 ]
 
 
@@ -134,6 +139,34 @@ class SandboxViolation(ScriptRuntimeError):
 
 class BudgetExceeded(ScriptRuntimeError):
     code = "budget"
+
+
+class SafetyError(ScriptRuntimeError):
+    """A guard of the run stopped it (``docs/safety.md``); the message names what was refused and
+    the hint how to allow it. Nothing of the refused action reached the device."""
+
+    code = "safety"
+
+
+class SensitiveActionRefused(SafetyError):
+    """A tap the document marks sensitive, whose label says delete/send/pay..., or that confirms a
+    payment, permission or warning dialog, without permission (``--allow``, ``allow()``) or a
+    yes in the REPL."""
+
+    code = "sensitive"
+
+
+class OutsideApp(SafetyError):
+    """Another app came to the front (not the run's app nor one it allows) and the run stops
+    (``--foreign-app stop``) or could not return to its app."""
+
+    code = "outside-app"
+
+
+class SecretRefused(SafetyError):
+    """A ``secret()`` value for a field that is not a password field, without ``--allow secrets``."""
+
+    code = "secret"
 
 
 class Interrupted(ScriptRuntimeError):

@@ -5,8 +5,9 @@ read by the script with ``param("user")``.
     Interpreter(factory, inputs=inputs)                          # or run_script(..., inputs=inputs)
 
 Parameters are text, as a command line gives them (``int(param("n"))`` for a number). Values a
-run must not print or trace (passwords, tokens) are a separate kind of input, read from the
-environment, and will live beside ``params`` here.
+run must not print or trace (passwords, tokens) are a separate kind of input: ``secret("NAME")``
+reads them from ``safety.secrets`` (``tapir.dsl.secrets``), and ``safety`` is also what the run is
+allowed to do (``tapir.dsl.safety``; the device runtime's guards read the same object).
 """
 
 from __future__ import annotations
@@ -15,8 +16,12 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from tapir.dsl.errors import ScriptError, Span, UsageError
+
+if TYPE_CHECKING:
+    from tapir.dsl.safety import Safety
 
 __all__ = ["PARAM_NAME", "ScriptInputs"]
 
@@ -24,14 +29,22 @@ __all__ = ["PARAM_NAME", "ScriptInputs"]
 PARAM_NAME = re.compile(r"[A-Za-z_][\w.-]*")
 
 
+def _default_safety() -> Safety:
+    # imported when first needed: tapir.dsl.safety registers API functions, after the API's own
+    from tapir.dsl.safety import Safety
+
+    return Safety()
+
+
 @dataclass(frozen=True)
 class ScriptInputs:
-    """The parameters of one run, by name."""
+    """The parameters of one run, by name, and its safety settings (secrets included)."""
 
     params: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    safety: Safety = field(default_factory=_default_safety)
 
     @classmethod
-    def from_options(cls, items: Iterable[str] | None) -> ScriptInputs:
+    def from_options(cls, items: Iterable[str] | None, *, safety: Safety | None = None) -> ScriptInputs:
         """Parse ``NAME=VALUE`` items as ``--param`` gives them; a malformed item or a name given
         twice is a ``UsageError`` (a silently ignored duplicate hides a typo in a CI file)."""
         params: dict[str, str] = {}
@@ -46,7 +59,7 @@ class ScriptInputs:
             if name in params:
                 raise UsageError(f"--param {name} is given twice ({params[name]!r} and {value!r})")
             params[name] = value
-        return cls(MappingProxyType(params))
+        return cls(MappingProxyType(params), safety if safety is not None else _default_safety())
 
     def param(self, name: str, default: str | None, span: Span | None) -> str:
         """The value of parameter ``name``; ``default`` when it was not given; else an error that

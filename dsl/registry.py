@@ -34,7 +34,8 @@ Implementations by namespace:
 
 Flags say what a call does, for budgets, the checker and the tools: ``acts_on_device`` (counts
 against the UI-action budget: taps, text, BACK), ``needs_device`` (reads the device too),
-``navigates`` (False: never navigates to the element's screen, as a presence check must not).
+``navigates`` (False: never navigates to the element's screen, as a presence check must not),
+``in_prompts`` (False: left out of the prompt text models write scripts from).
 """
 
 from __future__ import annotations
@@ -135,6 +136,9 @@ class Entry:
     legacy_global: bool = False
     #: Shown as a method of generated page objects (element methods) or of the app (globals).
     page_object: bool = True
+    #: Listed in the prompt text of script-writing models (``allow()`` is not: a model does not
+    #: grant its own scripts permissions, ``docs/safety.md``).
+    in_prompts: bool = True
 
     def __post_init__(self) -> None:
         parse_type(self.returns)

@@ -17,6 +17,7 @@ hovers all use these names:
     element       an element of the app document ($x)         Element
     item          an item of the list it was taken from       ItemT (the list's item class)
     function      something callable                          Callable[..., Any]
+    secret        a secret: prints as *****, only typed           Secret
     any           anything                                    Any
     ============  ==========================================  =============================
 
@@ -36,8 +37,8 @@ from typing import Any
 
 __all__ = [
     "ALL_KINDS", "ANY", "BOOL", "DICT", "ELEMENT", "FLOAT", "FUNCTION", "INT", "ITEM", "LIST", "LIST_KINDS", "NONE",
-    "RANGE", "SCROLL_KINDS", "STR", "TEXT_KINDS", "TUPLE", "TYPES", "Kind", "ScriptType", "accepts", "annotation",
-    "describe", "parse_type", "runtime_types", "type_of_constant",
+    "RANGE", "SCROLL_KINDS", "SECRET", "STR", "TEXT_KINDS", "TUPLE", "TYPES", "Kind", "ScriptType", "accepts",
+    "annotation", "describe", "parse_type", "runtime_types", "type_of_constant",
 ]
 
 
@@ -76,6 +77,7 @@ RANGE = "range"
 ELEMENT = "element"
 ITEM = "item"
 FUNCTION = "function"
+SECRET = "secret"
 ANY = "any"
 
 
@@ -92,12 +94,13 @@ class ScriptType:
 
 def _python_types() -> dict[str, tuple[type, ...]]:
     """The Python types of script values of each type (empty: anything)."""
+    from tapir.dsl.secrets import Secret
     from tapir.dsl.values import ElementHandle
 
     return {
         STR: (str,), INT: (int, bool), FLOAT: (float, int, bool), BOOL: (bool,), NONE: (type(None),),
         LIST: (list,), TUPLE: (tuple,), DICT: (dict,), RANGE: (range,), ELEMENT: (ElementHandle,),
-        ITEM: (ElementHandle,), FUNCTION: (), ANY: (),
+        ITEM: (ElementHandle,), FUNCTION: (), SECRET: (Secret,), ANY: (),
     }
 
 
@@ -117,6 +120,7 @@ TYPES: dict[str, ScriptType] = {
         ScriptType(ELEMENT, "Element", (ITEM,)),
         ScriptType(ITEM, "ItemT", (ELEMENT,)),
         ScriptType(FUNCTION, "Callable[..., Any]"),
+        ScriptType(SECRET, "Secret"),
         ScriptType(ANY, "Any"),
     )
 }

@@ -1,8 +1,9 @@
 """What a script can hold.
 
 A script value is one of: ``str``, ``int``, ``float``, ``bool``, ``None``, ``list``, ``dict``,
-``tuple``, ``range``, an ``ElementHandle``, a ``ScriptFunction`` (a ``def`` of the script) or a
-``Builtin`` / ``ApiFunction`` (the language's own callables). Nothing else ever reaches a script:
+``tuple``, ``range``, an ``ElementHandle``, a ``ScriptFunction`` (a ``def`` of the script), a
+``Builtin`` / ``ApiFunction`` (the language's own callables) or a ``Secret`` (``secret()``, which
+no operation but typing can use: ``tapir.dsl.secrets``). Nothing else ever reaches a script:
 the interpreter checks what the device runtime returns and refuses host objects in hand-built
 ASTs. Attributes of these objects are unreachable from scripts (attribute access is only a method
 call through a per-type allow-list), so their Python internals are not part of the sandbox surface.
@@ -14,6 +15,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from tapir.dsl.secrets import Secret
 
 if TYPE_CHECKING:
     from tapir.dsl.errors import Span
@@ -177,7 +180,7 @@ class ApiFunction:
 _TYPE_NAMES: dict[type, str] = {
     str: "str", int: "int", float: "float", bool: "bool", type(None): "NoneType", list: "list",
     dict: "dict", tuple: "tuple", range: "range", ElementHandle: "element", ScriptFunction: "function",
-    Builtin: "builtin_function_or_method", ApiFunction: "builtin_function_or_method",
+    Builtin: "builtin_function_or_method", ApiFunction: "builtin_function_or_method", Secret: "secret",
 }
 
 SCRIPT_TYPES = frozenset(_TYPE_NAMES)

@@ -71,6 +71,8 @@ class EvalConfig:
     trace_dir: Path | None = None
     #: The adb server the simulators attach to; None: a private one, started for the run.
     adb_port: int | None = None
+    #: Permissions every task's script has (``--allow``), besides the task's own ``allow:``.
+    allow: tuple[str, ...] = ()
 
     def slots(self) -> list[str]:
         return [name for name, _ in plan_slots(self.devices, self.jobs)]
@@ -78,7 +80,7 @@ class EvalConfig:
     def as_dict(self) -> dict[str, Any]:
         return {
             "devices": list(self.devices), "jobs": self.jobs, "seed": self.seed, "repairs": self.repairs,
-            "drift": self.drift, "budgets": dataclasses.asdict(self.budgets),
+            "drift": self.drift, "budgets": dataclasses.asdict(self.budgets), "allow": list(self.allow),
         }
 
 
@@ -184,19 +186,29 @@ def _is_sim(slot: str) -> bool:
 
 
 def _execute(task: Task, app: AppSpec, script: str, slot: str, config: EvalConfig, adb_port: int | None,
-             trace: Path) -> _Execution:
-    """Setup, then the script, in one session on a fresh device; the app's final state kept."""
+             trace: Path, *, trusted: bool = False) -> _Execution:
+    """Setup, then the script, in one session on a fresh device; the app's final state kept.
+
+    The guards apply (``docs/safety.md``): the script may do what the task and ``--allow`` allow;
+    a ``trusted`` script (a reference script) may also allow itself things (``# allow:``,
+    ``allow()``), a generated one may not."""
     from tapir.docgen.symbols import build_symbols
+    from tapir.dsl.inputs import ScriptInputs
     from tapir.dsl.interpreter import run_script
+    from tapir.dsl.safety import Safety
     from tapir.runtime.connect import Connection, connect
     from tapir.runtime.trace import read_trace
 
     out = _Execution()
+    safety = Safety.from_options(allow=config.allow, trust_script=trusted)
+    for token in task.allow:
+        safety.grant(token, f"the task's allow: {token}")
+    safety.apply_header(script)  # (the connection is given no source when a setup runs first)
     # The trace quotes each action's line of ``source``; with setup statements in the same session
     # that quote would be wrong for theirs, so the trace then gives line numbers only.
     conn = Connection(device=app.device if _is_sim(slot) else slot, document=app.document, trace_path=str(trace),
                       source=None if task.setup else script, script=task.reference_file or task.id,
-                      adb_port=adb_port if _is_sim(slot) else None)
+                      adb_port=adb_port if _is_sim(slot) else None, safety=safety)
     runtime = connect(conn)
     try:
         package = app.document.app.package
@@ -210,7 +222,7 @@ def _execute(task: Task, app: AppSpec, script: str, slot: str, config: EvalConfi
         before = dataclasses.replace(runtime.stats)
         if task.setup:
             done = run_script(task.setup, lambda: borrowed, config.budgets, output=None, symbols=symbols,
-                              filename=f"{task.id} (setup)")
+                              filename=f"{task.id} (setup)", inputs=ScriptInputs(safety=safety))
             if done.error is not None:
                 out.setup_error = done.error
                 return out
@@ -222,7 +234,7 @@ def _execute(task: Task, app: AppSpec, script: str, slot: str, config: EvalConfi
                 out.touches = sim_app.audit = []  # the script's touches only, not the setup's
         started = time.monotonic()
         result = run_script(script, lambda: borrowed, config.budgets, output=None, symbols=symbols,
-                            filename=task.reference_file or task.id)
+                            filename=task.reference_file or task.id, inputs=ScriptInputs(safety=safety))
         out.run_s = time.monotonic() - started
         out.finished, out.error, out.printed = result.ok, result.error, result.printed
         out.dumps = runtime.stats.dumps - before.dumps
@@ -303,7 +315,8 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
             suffix = f".{attempts}" if attempts > 1 else ""
             trace = folder / f"{task.id.replace('/', '__')}{suffix}.jsonl"
             try:
-                ex = _execute(task, app, gen.script, slot, config, adb_port, trace)
+                ex = _execute(task, app, gen.script, slot, config, adb_port, trace,
+                              trusted=source.name == "oracle")
             except TapirError as exc:  # the device could not be started or reached
                 ex = _Execution(error=exc)
             if ex.setup_error is not None:

@@ -30,6 +30,7 @@ import yaml
 from tapir.docgen.model import AppDocument
 from tapir.dsl.diagnostics import Diagnostic, render_diagnostics
 from tapir.dsl.errors import DocumentError, UsageError
+from tapir.dsl.safety import normalize_token
 from tapir.eval.checks import CheckExpression, CheckSyntaxError, compile_check
 
 #: Difficulty levels, easiest first (see docs/eval.md for what each one means).
@@ -95,6 +96,9 @@ class Task:
     where: Location
     #: Remarks from loading (e.g. ground-truth steps a replay reference could not express).
     notes: tuple[str, ...] = ()
+    #: What the person who asks for the task allows its script to do (``docs/safety.md``): the
+    #: task "Delete the note X" allows ``delete``; a generated script cannot allow itself anything.
+    allow: tuple[str, ...] = ()
 
     @property
     def needs_state(self) -> bool:
@@ -440,7 +444,7 @@ class _SuiteReader:
 
     def task(self, node: yaml.Node, base: Path, apps: dict[str, AppSpec], default_app: str | None) -> Task | None:
         f = self.fields(node, "a task", ("id", "task", "difficulty"),
-                        ("app", "steps", "reference", "setup", "check", "actions", "notes"))
+                        ("app", "steps", "reference", "setup", "check", "actions", "notes", "allow"))
         if not f:
             return None
         ident = self.text(f.get("id"), "id")
@@ -468,10 +472,16 @@ class _SuiteReader:
         if any(c is None for c in checks):
             return None
         notes = tuple(v for v, _ in self.texts(f.get("notes"), "a note"))
+        allow: list[str] = []
+        for value, item in self.texts(f.get("allow"), "a permission"):
+            try:
+                allow.append(normalize_token(value))
+            except ValueError as exc:
+                self.problem(item, f"allow: {exc}", "bad-allow")
         return Task(id=f"{app}/{ident}", app=app, text=" ".join(text.split()), difficulty=level or "", steps=steps,
                     reference=reference, reference_file=reference_file, setup=setup,
                     checks=tuple(c for c in checks if c is not None), actions=actions, where=self.where(node),
-                    notes=notes)
+                    notes=notes, allow=tuple(allow))
 
     def reference(self, f: dict[str, yaml.Node], base: Path, ident: str | None) -> tuple[str | None, str | None]:
         """The reference script: the file named by ``reference:``, else ``<id>.tap`` beside the task

@@ -23,6 +23,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from tapir.dsl.secrets import Secret
 from tapir.dsl.values import Child, ElementHandle, Index, Match, ScriptFunction
 
 __all__ = ["DEF_NAME", "handle_source", "preamble"]
@@ -98,6 +99,8 @@ def _literal(value: Any, depth: int) -> str:
         return handle_source(value)
     if t is range:
         return "range(0)"
+    if t is Secret:
+        return f"secret({value.name!r})"  # typed as a secret; its value never enters the text
     deeper = depth < _DEPTH
     if t is list:
         return f"[{_literal(value[0], depth + 1)}]" if value and deeper else "[]"

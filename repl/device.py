@@ -12,9 +12,10 @@ rebinds the device without the interpreter noticing. Every device command passes
 ``GuardedDevice`` (Ctrl-C stops a statement between two commands), and every trace record goes
 to ``RecentCalls`` (the last calls, for ``:trace``; a ``--trace`` file too when one was asked for).
 
-The confirmation hook: ``DeviceLink.ask`` (backed by ``confirm``) is how the runtime may ask the
-person at the keyboard a yes/no question (the safety policy for sensitive actions, issue 14, plugs in where
-``_connect`` builds the runtime; see docs/repl.md).
+The confirmation hook: ``DeviceLink.ask`` (backed by ``confirm``) is how the runtime asks the
+person at the keyboard a yes/no question: the guards (``docs/safety.md``) ask it before a
+sensitive tap the session's permissions do not cover. Piped input has nobody to ask, and such a
+tap is refused as in ``tapir run``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any
 from tapir.docgen.model import AppDocument
 from tapir.dsl.errors import DeviceError, UsageError
 from tapir.dsl.runtime_api import RuntimeFactory, UIRuntime
+from tapir.dsl.safety import Safety
 from tapir.repl.interrupts import GuardedDevice, Interrupts
 from tapir.runtime.connect import Connection, connect, make_grounder
 from tapir.runtime.session import DeviceRuntime
@@ -84,7 +86,8 @@ class DeviceLink:
     """The session's device runtime, made once (see the module docstring)."""
 
     def __init__(self, device: str | None, document: AppDocument | None, interrupts: Interrupts,
-                 calls: RecentCalls, *, confirm: Confirm | None = None, adb_port: int | None = None) -> None:
+                 calls: RecentCalls, *, confirm: Confirm | None = None, adb_port: int | None = None,
+                 safety: Safety | None = None) -> None:
         self.device = device
         #: For ``sim`` devices: the adb server to attach to (None: a private one).
         self.adb_port = adb_port
@@ -93,6 +96,11 @@ class DeviceLink:
         self.calls = calls
         #: Asks the person a yes/no question (the REPL's prompt; None: nobody to ask, answer no).
         self.confirm = confirm
+        #: The session's permissions (shared with the interpreter: ``allow()`` typed in the session
+        #: reaches the guards); the guards ask through ``ask`` when there is someone to ask.
+        self.safety = safety if safety is not None else Safety()
+        if confirm is not None and self.safety.confirm is None:
+            self.safety.confirm = self.ask
         self._runtime: DeviceRuntime | None = None
 
     def ask(self, question: str) -> bool:
@@ -129,10 +137,10 @@ class DeviceLink:
         if self.document is None:
             raise UsageError("no app document: start the REPL with --doc APP.yaml, or load one with "
                              ":document APP.yaml")
-        # THE CONFIRMATION HOOK: a runtime that must ask before a sensitive action (issue 14)
-        # is given ``self.ask`` here; it returns the person's yes/no (no when nobody can answer).
+        # THE CONFIRMATION HOOK: the guards ask before a sensitive action through ``self.safety.confirm``,
+        # which is ``self.ask`` when the session has someone to ask (docs/safety.md)
         runtime = connect(Connection(device=self.device, document=self.document, trace_sink=self.calls,
-                                     adb_port=self.adb_port))
+                                     adb_port=self.adb_port, safety=self.safety))
         runtime.device = GuardedDevice(runtime.device, self.interrupts.check)
         return runtime
 

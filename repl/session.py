@@ -39,11 +39,13 @@ from tapir.dsl import ast as A
 from tapir.dsl.budget import Budgets
 from tapir.dsl.diagnostics import ERROR, Diagnostic
 from tapir.dsl.errors import DocumentError, Interrupted, TapirError, UsageError
+from tapir.dsl.inputs import ScriptInputs
 from tapir.dsl.interpreter import Interpreter
 from tapir.dsl.parser import parse
 from tapir.dsl.positions import Span, normalize_newlines
 from tapir.dsl.runtime_api import RuntimeFactory
 from tapir.dsl.safeops import to_repr
+from tapir.dsl.safety import Safety
 from tapir.dsl.symbols import SymbolTable
 from tapir.dsl.values import ElementHandle, ScriptFunction, type_name
 from tapir.repl.context import handle_source, preamble
@@ -116,6 +118,7 @@ class ReplSession:
         runtime_factory: RuntimeFactory | None = None,
         adb_port: int | None = None,
         debug: bool = False,
+        safety: Safety | None = None,
     ) -> None:
         self.out = out if out is not None else sys.stdout
         self.err = err if err is not None else sys.stderr
@@ -130,9 +133,12 @@ class ReplSession:
         self.transcript = Transcript()
         self.interrupts = Interrupts(self._interrupt)
         self.calls = RecentCalls(file=open_trace_file(trace))
-        self.link = DeviceLink(device, None, self.interrupts, self.calls, confirm=confirm, adb_port=adb_port)
+        self.link = DeviceLink(device, None, self.interrupts, self.calls, confirm=confirm, adb_port=adb_port,
+                               safety=safety)
+        #: What the session may do (``--allow``, ``allow()``; sensitive taps are asked, docs/safety.md).
+        self.safety = self.link.safety
         self.interp = Interpreter(runtime_factory or self.link.factory(), self.budgets, self._print_line,
-                                  filename=REPL_FILENAME, debug=debug)
+                                  filename=REPL_FILENAME, debug=debug, inputs=ScriptInputs(safety=self.safety))
         #: Inputs run so far (the trace stamps each call with its input's number).
         self.inputs = 0
         #: Inputs that ended in an error (the line-by-line loop's exit status).
@@ -345,12 +351,13 @@ class ReplSession:
     # -- output and the end ----------------------------------------------------------------------------
 
     def write(self, text: str) -> None:
-        """A result line (script output, values, meta command output): to ``out``."""
-        print(text, file=self.out, flush=True)
+        """A result line (script output, values, meta command output): to ``out``; a secret the
+        session read is masked (a field showing it in ``:tree``, docs/safety.md)."""
+        print(self.safety.secrets.redactor.mask(text), file=self.out, flush=True)
 
     def error(self, text: str) -> None:
-        """An error or warning: to ``err``."""
-        print(text, file=self.err, flush=True)
+        """An error or warning: to ``err`` (masked as ``write``)."""
+        print(self.safety.secrets.redactor.mask(text), file=self.err, flush=True)
 
     def _print_line(self, line: str) -> None:
         self.write(line)

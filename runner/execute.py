@@ -39,6 +39,7 @@ from tapir.dsl.budget import Budgets
 from tapir.dsl.errors import ScriptRuntimeError, TapirError
 from tapir.dsl.inputs import ScriptInputs
 from tapir.dsl.interpreter import RunResult
+from tapir.dsl.safety import SafetyOptions
 from tapir.dsl.symbols import SymbolTable
 from tapir.runner.collect import Header
 from tapir.runner.images import thumbnail
@@ -71,6 +72,8 @@ class PreparedScript:
     symbols: SymbolTable | None
     header: Header = field(default_factory=Header)
     warnings: str | None = None
+    #: The project's ``tapir.toml`` ``[safety]`` for this script (a ``SafetyConfig``), None without one.
+    project_safety: Any = None
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,8 @@ class AttemptOptions:
     inputs: ScriptInputs = field(default_factory=ScriptInputs)
     #: Run the script in this process, not in a child process under OS limits (for debugging).
     in_process: bool = False
+    #: ``--allow``, ``--allow-app``, ``--foreign-app``, ``--secrets`` (``docs/safety.md``).
+    safety: SafetyOptions = field(default_factory=SafetyOptions)
 
 
 class _Tee:
@@ -119,10 +124,14 @@ def run_attempt(script: PreparedScript, slot: Slot, number: int, options: Attemp
     # the trace is written where the script runs; its steps reach on_step here, in the worker
     relay = Relay(lambda record: on_step(script.name, record)) if on_step is not None else None
     sink = _Tee(trace_path, relay.send if relay is not None else None)
+    # a fresh Safety per attempt: a retried script starts with only what it was given
+    safety = options.safety.safety(script.project_safety)
+    inputs = ScriptInputs(options.inputs.params, safety)
     conn = Connection(
         device=slot.device, document=script.document, trace_sink=sink, source=script.source, script=script.name,
         adb_port=slot.adb_port, screenshots=str(folder / "shots") if options.screenshots else None,
         prepare="reset" if options.reset else (None if slot.is_sim else "stop"), artifacts=str(folder),
+        safety=safety,
     )
     made: list[Any] = []
 
@@ -158,7 +167,7 @@ def run_attempt(script: PreparedScript, slot: Slot, number: int, options: Attemp
     if options.in_process:
         try:
             result = run_script(script.source, factory, options.budgets, output=None, symbols=script.symbols,
-                                filename=script.name, inputs=options.inputs)
+                                filename=script.name, inputs=inputs)
             done = finish(result)
         finally:
             if made:
@@ -167,7 +176,7 @@ def run_attempt(script: PreparedScript, slot: Slot, number: int, options: Attemp
     else:
         result = run_script_isolated(script.source, factory, options.budgets, output=None, symbols=script.symbols,
                                      filename=script.name, collect=finish, relay=relay,
-                                     inputs=options.inputs)
+                                     inputs=inputs)
         sink.close()  # this process's copy of the file: the child wrote and closed its own
         done = _checked_files(result.collected)
     error = result.error
@@ -227,7 +236,9 @@ def _save_failure(runtime: Any, folder: Path) -> tuple[str | None, str | None]:
     except (TapirError, OSError):
         pass  # the device is gone: the error says so; the trace and dump are still saved
     try:
-        xml = runtime.screen.last_xml or runtime.device.dump_hierarchy()
+        xml = runtime.failure_dump()  # secrets masked
+        if xml is None:
+            return screenshot, None
         (folder / "hierarchy.xml").write_text(xml, encoding="utf-8")
         hierarchy = "hierarchy.xml"
     except (TapirError, OSError):

@@ -75,6 +75,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "wins over tapir.toml [test.params])")
     group.addoption("--tapir-retries", type=int, default=None, metavar="N",
                     help="run a failed script again up to N times (passing then: reported as flaky in its output)")
+    group.addoption("--tapir-allow", action="append", default=[], metavar="WHAT",
+                    help="allow scripts what the guards refuse (docs/safety.md): 'sensitive', a word such as "
+                         "'delete', an element, or 'secrets'; besides tapir.toml [safety] and `# allow:` lines")
+    group.addoption("--tapir-secrets", metavar="FILE", default=None,
+                    help="NAME=value lines scripts read with secret('NAME') (else $TAPIR_SECRET_NAME)")
     parser.addini("tapir_scripts", type="bool", default=False,
                   help="collect .tap scripts under every path searched, testpaths included")
     parser.addini("tapir_document", default="", help="the app document of tapir_document/tapir_runtime "
@@ -85,6 +90,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{_DOCUMENT_MARK}(path): the app document of the tapir_runtime fixture")
     config.addinivalue_line("markers", "tapir: a Tapir script (.tap)")
     _params(config)  # a malformed --tapir-param stops the run before anything is collected
+    if config.getoption("tapir_allow", None) or config.getoption("tapir_secrets", None):
+        _session(config).safety()  # a malformed --tapir-allow or secrets file: a usage error before collection
 
 
 def _params(config: pytest.Config) -> dict[str, str]:
@@ -190,6 +197,19 @@ class _Session:
 
     def params(self) -> dict[str, str]:
         return _params(self.config)
+
+    def safety(self) -> Any:
+        """``--tapir-allow``/``--tapir-secrets`` (a malformed one: a usage error, once)."""
+        from tapir.dsl.errors import UsageError
+        from tapir.dsl.safety import SafetyOptions
+
+        options = SafetyOptions(allow=tuple(self.config.getoption("tapir_allow") or ()),
+                                secrets_file=self.config.getoption("tapir_secrets"))
+        try:
+            options.safety()
+        except UsageError as exc:
+            raise pytest.UsageError(exc.message) from None
+        return options
 
     def budgets(self) -> Any:
         from tapir.dsl.budget import Budgets
@@ -307,7 +327,8 @@ class TapirScriptItem(pytest.Item):
         slug = script_slug(name)
         options = RunOptions(budgets=session.budgets(), retries=session.retries(), reset=session.reset(),
                              artifacts=session.artifacts(), params=session.params(),
-                             project_params=session.project.test.params if session.project is not None else None)
+                             project_params=session.project.test.params if session.project is not None else None,
+                             safety=session.safety())
         result = run_prepared(prepared, session.slot(), options, session.work, slug)
         last = result.last
         if last is not None:
@@ -394,7 +415,7 @@ def _keep_failure(runtime: Any, trace: Any, artifacts: Path, node: pytest.Item) 
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "trace.jsonl").write_text("".join(json.dumps(r) + "\n" for r in trace.records), encoding="utf-8")
         if runtime.screen.last_xml:
-            (folder / "hierarchy.xml").write_text(runtime.screen.last_xml, encoding="utf-8")
+            (folder / "hierarchy.xml").write_text(runtime.failure_dump() or "", encoding="utf-8")  # secrets masked
         (folder / "screenshot.png").write_bytes(runtime.device.screenshot_png())
     except (TapirError, OSError):
         pass

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from tapir.dsl.budget import Budgets
 from tapir.dsl.errors import TapirError, UsageError
 from tapir.dsl.inputs import ScriptInputs
+from tapir.dsl.safety import SafetyOptions
 from tapir.runner.collect import Header, read_header
 from tapir.runner.execute import AttemptOptions, PreparedScript, StepListener, run_attempt
 from tapir.runner.pool import DevicePool, Slot
@@ -78,13 +79,15 @@ class RunOptions:
     params: Mapping[str, str] = field(default_factory=dict)
     #: ``tapir.toml``'s ``[test.params]``: parameters for every script and per script glob.
     project_params: ScriptParams | None = None
+    #: Run each script in this process, not in a child process under OS limits (for debugging).
+    in_process: bool = False
+    #: What every script may do besides its project's ``[safety]`` and its ``# allow:`` lines.
+    safety: SafetyOptions = field(default_factory=SafetyOptions)
 
     def inputs_for(self, script: Path) -> ScriptInputs:
         """What ``param()`` reads in ``script``: the project's parameters, the command line's over them."""
         found = self.project_params.for_script(script) if self.project_params is not None else {}
         return ScriptInputs(MappingProxyType({**found, **self.params}))
-    #: Run each script in this process, not in a child process under OS limits (for debugging).
-    in_process: bool = False
 
 
 class Listener:
@@ -163,7 +166,8 @@ def prepare_script(ws: Workspace, path: Path, header: Header | None = None, doc:
     if loaded.document is None:
         return _refused(name, header, f"{checked.document.path} is a compiled symbol table: a device run needs "
                         "the app document itself (its identifiers and paths)", "UsageError", warnings, source)
-    return PreparedScript(path, name, source, loaded.document, checked.symbols, header, warnings)
+    return PreparedScript(path, name, source, loaded.document, checked.symbols, header, warnings,
+                          ws.safety_config(path))
 
 
 def _keep(attempt: Attempt, folder: Path, source: str) -> Attempt:
@@ -198,7 +202,8 @@ def run_prepared(script: PreparedScript, slot: Slot, options: RunOptions, work: 
     under ``work/<slug>/`` and, for failed attempts, ``options.artifacts/<slug>/``."""
     attempts: list[Attempt] = []
     settings = AttemptOptions(options.budgets, options.reset, options.screenshots, options.thumbnails,
-                              options.inputs_for(script.path), options.in_process)
+                              inputs=options.inputs_for(script.path), in_process=options.in_process,
+                              safety=options.safety)
     for number in range(1, options.retries + 2):
         attempt = run_attempt(script, slot, number, settings, work / slug / f"attempt-{number}", on_step)
         attempts.append(attempt)
@@ -245,6 +250,7 @@ def run_tests(
         from tapir.runtime.sim.launch import check_sim_spec
 
         check_sim_spec(device)
+    options.safety.safety()  # a malformed --allow or secrets file: a usage error before anything runs
     started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     started = time.monotonic()
     if options.trace_dir is not None:

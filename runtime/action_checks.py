@@ -5,6 +5,7 @@ next dump that the text landed, typing once more if not."""
 from __future__ import annotations
 
 from tapir.dsl.errors import ActionError, Span
+from tapir.dsl.secrets import MASK, Secret
 from tapir.dsl.values import ElementHandle
 from tapir.runtime.hierarchy.model import Bounds, UINode, UITree
 from tapir.runtime.reaching import Reacher
@@ -66,10 +67,13 @@ class ActionChecks:
                 return d
         return None
 
-    def type_into(self, t: Target, text: str, span: Span | None, c: Call | None, *,
+    def type_into(self, t: Target, text: str | Secret, span: Span | None, c: Call | None, *,
                   handle: ElementHandle | None = None) -> None:
-        """Focus, clear, type; then check on the next dump that the field shows ``text``; once more if not."""
+        """Focus, clear, type; then check on the next dump that the field shows ``text``; once more
+        if not. A ``Secret`` is typed as its value and named ``*****`` in errors."""
         shown = handle or ElementHandle(t.element.name)
+        said = MASK if isinstance(text, Secret) else repr(text)
+        text = text.reveal() if isinstance(text, Secret) else text
         field_node = editable_node(t.obs.tree, t.node)
         if field_node is None:
             raise ActionError(f"{shown} is not an editable field ({t.node.short_class or 'a view'}): "
@@ -99,7 +103,7 @@ class ActionChecks:
             obs = after
         raise ActionError(
             f"the text did not land in {shown}: it shows {(now.text if now is not None else '(field gone)')!r} "
-            f"instead of {text!r}", span,
+            f"instead of {said}", span,
             hint="the field may reformat or limit its input, or another view took the keyboard focus",
         )
 

@@ -12,7 +12,7 @@ answers the same commands. Each is one device input, after which the screen sett
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tapir.docgen.model import AppDocument
 from tapir.dsl.errors import ActionError, ScriptError, Span
@@ -22,16 +22,22 @@ from tapir.runtime.screen_cache import ScreenCache
 from tapir.runtime.session_model import Call
 from tapir.runtime.settle import Expectation
 
+if TYPE_CHECKING:
+    from tapir.runtime.guards import Confinement
+
 __all__ = ["AppControl"]
 
 
 class AppControl:
     """``DeviceRuntime.app`` and ``DeviceRuntime.screenshot``."""
 
-    def __init__(self, document: AppDocument, screen: ScreenCache, artifacts: Artifacts) -> None:
+    def __init__(self, document: AppDocument, screen: ScreenCache, artifacts: Artifacts, *,
+                 confinement: Confinement | None = None) -> None:
         self.document = document
         self.screen = screen
         self.artifacts = artifacts
+        #: Told when the script itself sends the app away (the home screen is expected then).
+        self.confinement = confinement
 
     def run(self, action: str, extras: dict[str, Any] | None, c: Call, span: Span) -> None:
         if action not in APP_ACTIONS:
@@ -51,6 +57,8 @@ class AppControl:
             screen.input(lambda: device.app_clear(package), c)
             expect = Expectation(change=True)
         after = screen.settle(expect, c).observation
+        if self.confinement is not None:
+            self.confinement.outside_expected = action != "launch"
         c.extra["package"] = package
         c.extra["foreground"] = after.package or None
 

@@ -32,10 +32,13 @@ class CallTrace:
     """Runs one script call and writes its JSON trace line (see the module docstring)."""
 
     def __init__(self, screen: ScreenCache, trace: TraceSink, source: str | None,
-                 screenshots: StepScreenshots | None = None) -> None:
+                 screenshots: StepScreenshots | None = None, *,
+                 mask_error: Callable[[TapirError], None] | None = None) -> None:
         self.screen = screen
         self.trace = trace
         self.screenshots = screenshots
+        #: Masks secret values in a call's error before it is written or raised (the guards').
+        self.mask_error = mask_error
         # the dump digest at the last screenshot, and its file (an unchanged screen reuses it)
         self._shot_digest: str | None = None
         self._shot_name: str | None = None
@@ -62,6 +65,8 @@ class CallTrace:
         except TapirError as exc:
             if exc.span is None:
                 exc.span = span
+            if self.mask_error is not None:
+                self.mask_error(exc)
             error = exc
             raise
         finally:

@@ -32,6 +32,7 @@ from tapir.docgen.model import AppDocument
 from tapir.dsl.checker import doc_comment
 from tapir.dsl.errors import UsageError
 from tapir.dsl.runtime_api import RuntimeFactory
+from tapir.dsl.safety import Safety
 from tapir.runtime.clock import DeviceShellClock, SimulatedClock, WaitClock
 from tapir.runtime.heap import settle
 from tapir.runtime.screenshots import StepScreenshots
@@ -86,6 +87,9 @@ class Connection:
     artifacts: str | None = None
     #: Where trace records go instead of a ``trace_path`` file (the REPL keeps the last calls).
     trace_sink: TraceSink | None = None
+    #: What the run may do (``tapir.dsl.safety``; the interpreter's ``ScriptInputs.safety`` is the
+    #: same object, so the script's ``allow()`` reaches the guards). None: nothing sensitive.
+    safety: Safety | None = None
     #: A folder for a screenshot at the start and after each call that sent input or failed.
     screenshots: str | None = None
     #: Before the session starts: ``stop`` the document's app (a phone then starts from its launch
@@ -160,7 +164,8 @@ def connect(conn: Connection) -> DeviceRuntime:
         shots = StepScreenshots(conn.screenshots) if conn.screenshots else None
         runtime = DeviceRuntime(device, doc, grounder, config=config, trace=trace, source=conn.source,
                                 script=conn.script, on_close=on_close, wait_clock=wait_clock,
-                                artifacts=Path(conn.artifacts) if conn.artifacts else None, screenshots=shots)
+                                artifacts=Path(conn.artifacts) if conn.artifacts else None, screenshots=shots,
+                                safety=conn.safety)
         if on_close is not None:
             runtime.simulator = sim
         settle()
@@ -229,6 +234,7 @@ def connection_for(
     document: AppDocument | None = None,
     adb_port: int | None = None,
     artifacts: str | None = None,
+    safety: Safety | None = None,
 ) -> Connection:
     """A ``Connection`` from ``tapir run``'s arguments (the document is loaded here, unless the
     caller loaded it already: ``document``)."""
@@ -247,4 +253,4 @@ def connection_for(
         document = load_run_document(find_document(script_path, source, doc))
     return Connection(device=device, document=document, trace_path=trace, source=source,
                       script=str(script_path) if script_path else None, adb_port=adb_port,
-                      artifacts=artifacts)
+                      artifacts=artifacts, safety=safety)

@@ -27,13 +27,16 @@ screens, or choose something the script did not:
   inside an item such as ``$songs__song_more_button.tap()``): which song's menu opens is the
   script's choice, not the navigator's;
 * a *destructive* step (its element's name, label or matched item says delete, remove, clear,
-  reset, discard, sign out...) or a *sensitive* one (send, pay, buy, call, share, install...);
+  reset, discard, sign out...) or a *sensitive* one (send, pay, buy, call, share, install...),
+  or a step on an element the document marks ``sensitive: true``;
 * typing text (it changes what a form holds).
 
 For a script's **action** (tap, set_text...) such a step is taken only along a path the document
 gives for the target element itself (or for its list, for an element inside an item): the
-document's author named it for exactly this. Paths borrowed from the other elements of the
-screen, ``leads_to`` routes and chained paths of other elements never take one. For a script's
+document's author named it for exactly this. Even then a sensitive tap needs the run's
+permission (``tapir.runtime.guards``: ``--allow``, or a yes in the REPL), as the script's own
+would. Paths borrowed from the other elements of the screen, ``leads_to`` routes and chained
+paths of other elements never take one. For a script's
 **read** (``get_text``, ``get_attributes``, ``len``, indexing, ``match``, iteration) none is ever
 taken, and a read never opens a dialog or menu (``transient_screen``): a dialog that is not open
 has nothing to read, and opening it would invent the very state the script reads. Such a read
@@ -184,6 +187,8 @@ def step_risk(document: AppDocument, step: Step) -> str | None:
     said: list[str] = [*_words(el.local_name), *(w for label in labels(el.identifiers).words for w in _words(label))]
     if step.match is not None:
         said.extend(_words(step.match))
+    if el.sensitive or (el.item_of and (parent := document.element(el.item_of)) is not None and parent.sensitive):
+        return f"{step} is marked sensitive in the app document"
     if el.item_of is not None and step.action in ("tap", "long_tap"):
         return f"{step} acts on an item of ${el.item_of} without saying which"
     if el.is_list and step.match is None and step.action in ("tap", "long_tap"):

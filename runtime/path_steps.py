@@ -5,12 +5,15 @@ A step names an element and an action (``songs_screen__more_options_button.tap()
 an item (``main_menu__options.match('Settings').tap()``). A step on a list or on an element
 inside its items that names no item acts on the first item in view: the navigation policy lets
 that happen only along the target element's own path, where the document's author chose it.
-Each step taken is one ``navigation`` line in the trace.
+Each step taken is one ``navigation`` line in the trace. A tap passes the sensitive-action guard
+first (``tapir.runtime.guards``: navigation never taps something sensitive on its own, and along
+the target's own path only with the run's permission), and relaunching the app because another
+one is in front passes app confinement.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tapir.docgen.model import AppDocument, Element, Step
 from tapir.dsl.errors import ActionError, ElementNotFound, Span, TapirError
@@ -24,18 +27,24 @@ from tapir.runtime.screen_cache import ScreenCache
 from tapir.runtime.session_model import Call, Target, action_label, bounds_tuple, grounding_fields
 from tapir.runtime.settle import Expectation, Observation
 
+if TYPE_CHECKING:
+    from tapir.runtime.guards import Guards
+
 
 class PathSteps:
     """Implements ``NavigationHost`` for ``DeviceRuntime`` (see the module docstring)."""
 
     def __init__(self, document: AppDocument, screen: ScreenCache, reacher: Reacher, lists: ListAccess,
-                 checks: ActionChecks, trace: CallTrace) -> None:
+                 checks: ActionChecks, trace: CallTrace, *, guards: Guards | None = None) -> None:
         self.document = document
         self.screen = screen
         self.reacher = reacher
         self.lists = lists
         self.checks = checks
         self.trace = trace
+        self.guards = guards
+        #: The element the current navigation reaches (named when a step is refused).
+        self.reaching: str | None = None
 
     def observe(self) -> Observation:
         return self.screen.observe(fresh=False)
@@ -114,7 +123,9 @@ class PathSteps:
             record["label"] = action_label(obs.tree, node)
             if step.action == "set_text":
                 record["text_typed"] = step.args[0] if step.args else ""
-            after = self._act(step, el, node, obs, span)
+            # a row of a list (matched, or the first in view), not a control inside one
+            item = el.is_list and step.action in ("tap", "long_tap")
+            after = self._act(step, el, node, obs, span, item=item)
         screen.stats.navigation_steps += 1
         record.update({
             "screen_after": after.screen, "dumps": screen.stats.dumps - dumps0, "t": screen.elapsed(),
@@ -123,10 +134,17 @@ class PathSteps:
         self.trace.write(record)
         return after
 
-    def _act(self, step: Step, el: Element, node: UINode, obs: Observation, span: Span | None) -> Observation:
+    def _act(self, step: Step, el: Element, node: UINode, obs: Observation, span: Span | None, *,
+             item: bool = False) -> Observation:
         screen = self.screen
         device = screen.device
         if step.action in ("tap", "long_tap"):
+            if self.guards is not None:
+                to = f", to reach ${self.reaching}" if self.reaching else ""
+                shown = f"${el.name}" + (f".match({step.match!r})" if step.match is not None else "")
+                self.guards.sensitive.check("tap" if step.action == "tap" else "long tap", node, obs, element=el,
+                                            shown=shown, item=item, span=span,
+                                            by=f"navigation (the step {step}{to})")
             x, y = self.checks.tap_point(node, obs)
             if step.action == "tap":
                 screen.input(lambda: device.tap(x, y), None)
@@ -144,6 +162,10 @@ class PathSteps:
     def launch_app(self, span: Span | None) -> Observation:
         package = self.document.app.package
         before = self.screen.current.screen if self.screen.current else None
+        if self.guards is not None:  # another app in front that the run may not be in: the guard leaves it
+            back = self.guards.confinement.during_navigation(self.screen.current, span)
+            if back is not None:
+                return back
         self.screen.input(lambda: self.screen.device.app_start(package), None)
         after = self.screen.settle(Expectation(change=True, screen=self.document.app.start_screen), None).observation
         self.trace.write({"event": "navigation", "step": f"launch {package}", "screen_before": before,

@@ -148,6 +148,8 @@ class Reacher:
         def arrived(o: Observation) -> bool:
             return o.screen == el.screen or self.present(el, o) is not None
 
+        if hasattr(self.navigator.host, "reaching"):  # PathSteps names the target when a step is refused
+            self.navigator.host.reaching = el.name
         try:
             reached, nav = self.navigator.reach(el, arrived, span, read=read)
         except TapirError as exc:

@@ -24,6 +24,11 @@ Each call goes observe -> reach -> act -> settle:
 * **Trace.** Every call is one JSON line (``call_trace``, ``trace``): the script line, the
   element, how it was grounded, bounds, screens before and after, dumps and timings; a run of
   identical reads is one line and a count.
+* **Guards** (``guards``, ``docs/safety.md``): before each call the run is checked to be in its
+  app (another app in front is left, or stops the run); a sensitive tap (document-marked, a
+  label that says delete/send/pay, an answer to a payment, permission or warning dialog) needs
+  permission or a yes in the REPL, whoever taps (the script, navigation, a watcher); a
+  ``secret()`` is typed only into password fields and masked in the trace, errors and reads.
 * **Interruptions, waits, the app.** Watchers (the document's ``watchers:`` and the script's
   ``watch()``) dismiss an interruption when an element cannot be found (``watching``);
   presence checks and waits look at the screen without navigating, on the runtime's clock
@@ -33,8 +38,8 @@ Each call goes observe -> reach -> act -> settle:
 ``DeviceRuntime`` is composed of those parts, each with the parts it needs handed to it:
 ``ScreenCache`` (dumps, inputs, groundings per dump), ``Reacher`` (element first, navigation),
 ``Navigator`` + ``PathSteps`` (dependency paths), ``ListAccess`` (items), ``Resolver`` (handles to
-nodes), ``ActionChecks``, ``Watching``, ``Waiter``, ``AppControl`` and ``CallTrace``. Its
-``UIRuntime`` methods are thin entry points.
+nodes), ``ActionChecks``, ``Guards``, ``Watching``, ``Waiter``, ``AppControl`` and ``CallTrace``.
+Its ``UIRuntime`` methods are thin entry points.
 """
 
 from __future__ import annotations
@@ -45,7 +50,9 @@ from pathlib import Path
 from typing import Any
 
 from tapir.docgen.model import AppDocument
-from tapir.dsl.errors import ActionError, ScreenNotReached, Span
+from tapir.dsl.errors import ActionError, ScreenNotReached, Span, TapirError
+from tapir.dsl.safety import Safety
+from tapir.dsl.secrets import Secret
 from tapir.dsl.values import ElementHandle
 from tapir.dsl.watchers import Watcher
 from tapir.runtime.action_checks import ActionChecks
@@ -55,6 +62,7 @@ from tapir.runtime.call_trace import CallTrace
 from tapir.runtime.clock import HostClock, WaitClock
 from tapir.runtime.device import Device
 from tapir.runtime.grounding.items import node_attributes, node_text
+from tapir.runtime.guards import Guards
 from tapir.runtime.list_access import ListAccess
 from tapir.runtime.navigation import Navigator
 from tapir.runtime.path_steps import PathSteps
@@ -71,7 +79,7 @@ from tapir.runtime.session_model import (
     action_label,
 )
 from tapir.runtime.settle import Expectation, region_digest
-from tapir.runtime.trace import NullTrace, TraceSink
+from tapir.runtime.trace import MaskedTrace, NullTrace, TraceSink
 from tapir.runtime.waiting import Waiter
 from tapir.runtime.watching import Watching
 
@@ -84,9 +92,11 @@ class DeviceRuntime:
     ``on_close`` runs when the interpreter releases the runtime (a simulator is stopped there).
     The trace sink belongs to the runtime from then on and is closed with it. ``wait_clock`` is
     what waits and ``sleep()`` pass (default: the host's; a simulator's moves its own time);
-    ``artifacts`` the folder screenshots go to (default ``tapir-artifacts/<script>/``). ``screenshots``
-    captures the screen at the start and after each call that sent input or failed (off when
-    None). A runtime is also a context manager that closes it.
+    ``artifacts`` the folder screenshots go to (default ``tapir-artifacts/<script>/``); ``safety``
+    what the run is allowed to do (default: nothing sensitive, no other app; the script's
+    ``# allow:`` lines in ``source`` are read here). ``screenshots`` captures the screen at the
+    start and after each call that sent input or failed (off when None). A runtime is also a
+    context manager that closes it.
     """
 
     def __init__(
@@ -105,28 +115,37 @@ class DeviceRuntime:
         sleep: Callable[[float], None] = time.sleep,
         wait_clock: WaitClock | None = None,
         artifacts: Path | None = None,
+        safety: Safety | None = None,
     ) -> None:
         self.document = document
         self.grounder = grounder
         self.config = config or SessionConfig()
         self.stats = SessionStats()
-        self._sink: TraceSink = trace or NullTrace()
+        self.safety = safety if safety is not None else Safety()
+        self.safety.apply_header(source)
+        #: The sink as given (``rebind`` hands it on); everything is written masked, through ``_sink``.
+        self._given_sink: TraceSink = trace or NullTrace()
+        self._sink: TraceSink = MaskedTrace(self._given_sink, self.safety.secrets.redactor)
         self.screen = ScreenCache(device, grounder, self.config, self.stats, clock=clock, sleep=sleep)
         self.calls = CallTrace(self.screen, self._sink, source, screenshots)
+        self.guards = Guards(document, self.screen, self.safety, self.calls.write)
+        self.guards.check_tokens()
+        self.calls.mask_error = self.guards.mask_error
         self.reacher = Reacher(document, self.screen, self.config)
         self.lists = ListAccess(self.screen, self.reacher, grounder, self.config, self.calls)
         self.checks = ActionChecks(self.screen, self.reacher)
-        self.steps = PathSteps(document, self.screen, self.reacher, self.lists, self.checks, self.calls)
+        self.steps = PathSteps(document, self.screen, self.reacher, self.lists, self.checks, self.calls,
+                               guards=self.guards)
         self.navigator = Navigator(self.steps, self.config.navigation)
         # the one late link: reaching navigates, and navigation steps use list access
         self.reacher.navigator = self.navigator
         self.resolver = Resolver(self.screen, self.reacher, self.lists)
-        self.watching = Watching(document, self.screen, self.reacher, self.checks, self.calls)
+        self.watching = Watching(document, self.screen, self.reacher, self.checks, self.calls, guards=self.guards)
         self.reacher.watching = self.watching
         self.wait_clock: WaitClock = wait_clock or HostClock(clock, sleep)
         self.waiter = Waiter(self.screen, self.reacher, grounder, self.watching, self.wait_clock, self.config)
         self.artifacts = Artifacts(artifacts if artifacts is not None else default_folder(script))
-        self.app_control = AppControl(document, self.screen, self.artifacts)
+        self.app_control = AppControl(document, self.screen, self.artifacts, confinement=self.guards.confinement)
         self._on_close = on_close
         self._closed = False
         #: The simulator this runtime started, if any (``connect`` sets it; tests inspect app state).
@@ -153,39 +172,59 @@ class DeviceRuntime:
     def device(self, device: Device) -> None:
         self.screen.device = device
 
+    @property
+    def notices(self) -> list[str]:
+        """What the guards did that the person should hear of (another app left), in words."""
+        return self.guards.notices
+
     # =========================================================================================
     # UIRuntime
 
+    def _confined(self, span: Span, fn: Callable[[Call], Any]) -> Callable[[Call], Any]:
+        """``fn`` after the confinement check (another app in front is left, or stops the run)."""
+        def run(c: Call) -> Any:
+            self.guards.confinement.ensure(c, span)
+            return fn(c)
+
+        return run
+
     def tap(self, handle: ElementHandle, child: ElementHandle | None, span: Span) -> None:
-        self.calls.run("tap", handle, child, span, lambda c: self._tap(handle, child, span, c, long=False))
+        self.calls.run("tap", handle, child, span,
+                       self._confined(span, lambda c: self._tap(handle, child, span, c, long=False)))
 
     def long_tap(self, handle: ElementHandle, child: ElementHandle | None, span: Span) -> None:
-        self.calls.run("long_tap", handle, child, span, lambda c: self._tap(handle, child, span, c, long=True))
+        self.calls.run("long_tap", handle, child, span,
+                       self._confined(span, lambda c: self._tap(handle, child, span, c, long=True)))
 
-    def set_text(self, handle: ElementHandle, text: str, span: Span) -> None:
-        self.calls.run("set_text", handle, None, span, lambda c: self._set_text(handle, text, span, c),
-                       args={"text": text})
+    def set_text(self, handle: ElementHandle, text: str | Secret, span: Span) -> None:
+        # the trace's args hold the Secret itself: MaskedTrace writes it as *****
+        self.calls.run("set_text", handle, None, span,
+                       self._confined(span, lambda c: self._set_text(handle, text, span, c)), args={"text": text})
 
     def scroll(self, handle: ElementHandle, direction: str, span: Span) -> bool:
         result: bool = self.calls.run("scroll", handle, None, span,
-                                      lambda c: self._scroll(handle, direction, span, c), args={"direction": direction})
+                                      self._confined(span, lambda c: self._scroll(handle, direction, span, c)),
+                                      args={"direction": direction})
         return result
 
     def get_text(self, handle: ElementHandle, child: ElementHandle | None, span: Span) -> str:
         def read(c: Call) -> str:
             t = self.resolver.resolve(handle, child, span, c, act=False)
-            return node_text(t.obs.tree, t.node)
+            # a secret typed into a field that shows it comes back masked: the script never holds it
+            return self.guards.mask(node_text(t.obs.tree, t.node))
 
-        result: str = self.calls.run("get_text", handle, child, span, read, action=False)
+        result: str = self.calls.run("get_text", handle, child, span, self._confined(span, read), action=False)
         return result
 
     def get_attributes(self, handle: ElementHandle, child: ElementHandle | None, span: Span) -> dict[str, Any]:
         def read(c: Call) -> dict[str, Any]:
             t = self.resolver.resolve(handle, child, span, c, act=False)
             # an item's state includes the views inside it (a radio row is checked when its radio is)
-            return node_attributes(t.obs.tree, t.node, item=t.is_item)
+            attributes: dict[str, Any] = self.guards.mask_value(node_attributes(t.obs.tree, t.node, item=t.is_item))
+            return attributes
 
-        result: dict[str, Any] = self.calls.run("get_attributes", handle, child, span, read, action=False)
+        result: dict[str, Any] = self.calls.run("get_attributes", handle, child, span, self._confined(span, read),
+                                                action=False)
         return result
 
     def item_count(self, handle: ElementHandle, span: Span) -> int:
@@ -193,7 +232,7 @@ class DeviceRuntime:
             el = self.lists.list_element(handle, span, "len()")
             return len(self.lists.scan(el, span, c, until=lambda st: False).sigs)
 
-        result: int = self.calls.run("len", handle, None, span, count, action=False)
+        result: int = self.calls.run("len", handle, None, span, self._confined(span, count), action=False)
         return result
 
     def item(self, handle: ElementHandle, index: int, span: Span) -> ElementHandle:
@@ -206,7 +245,8 @@ class DeviceRuntime:
                 raise ActionError(f"index {index} is out of range: {handle} has {len(state.sigs)} items", span)
             return handle.at(index)
 
-        result: ElementHandle = self.calls.run("item", handle, None, span, get, action=False, args={"index": index})
+        result: ElementHandle = self.calls.run("item", handle, None, span, self._confined(span, get), action=False,
+                                               args={"index": index})
         return result
 
     def iter_items(self, handle: ElementHandle, span: Span) -> Iterator[ElementHandle]:
@@ -219,8 +259,8 @@ class DeviceRuntime:
                 state = self.lists.scan(el, span, c, until=lambda st: len(st.sigs) > i)
                 return handle.at(i) if i < len(state.sigs) else None
 
-            found: ElementHandle | None = self.calls.run("item", handle, None, span, get, action=False,
-                                                         args={"index": index})
+            found: ElementHandle | None = self.calls.run("item", handle, None, span, self._confined(span, get),
+                                                         action=False, args={"index": index})
             if found is None:
                 return
             yield found
@@ -240,14 +280,16 @@ class DeviceRuntime:
                 c.extra["deferred"] = exc.message
             return handle.matching(query)
 
-        result: ElementHandle = self.calls.run("match", handle, None, span, find, action=False, args={"query": query})
+        result: ElementHandle = self.calls.run("match", handle, None, span, self._confined(span, find), action=False,
+                                               args={"query": query})
         return result
 
     def back(self, span: Span) -> None:
         self.calls.run("back", None, None, span, lambda c: self._key("back", c, Expectation(change=True)))
 
     def enter(self, span: Span) -> None:
-        self.calls.run("enter", None, None, span, lambda c: self._key("enter", c, Expectation(change=False)))
+        self.calls.run("enter", None, None, span,
+                       self._confined(span, lambda c: self._key("enter", c, Expectation(change=False))))
 
     def wait_for(self, target: ElementHandle | str, gone: bool, timeout: float, span: Span, *,
                  watchers: bool = True, must: bool = False) -> bool:
@@ -256,10 +298,12 @@ class DeviceRuntime:
         else:
             name = "wait_gone" if gone else ("wait" if watchers else "exists")
             handle, args = target, {"timeout": timeout}
-        result: bool = self.calls.run(
-            name, handle, None, span, lambda c: self.waiter.wait(target, gone=gone, timeout=timeout, span=span, c=c,
-                                                                watchers=watchers, must=must),
-            action=False, args=args)
+        def wait(c: Call) -> bool:
+            if watchers:  # exists() sends nothing to the device, not even to leave another app
+                self.guards.confinement.ensure(c, span)
+            return self.waiter.wait(target, gone=gone, timeout=timeout, span=span, c=c, watchers=watchers, must=must)
+
+        result: bool = self.calls.run(name, handle, None, span, wait, action=False, args=args)
         return result
 
     def sleep(self, seconds: float, span: Span) -> None:
@@ -291,14 +335,23 @@ class DeviceRuntime:
         self.calls.run("watch", None, None, span, lambda c: self.watching.add(watcher, span), action=False,
                        args={"watcher": watcher.name, "rule": watcher.describe(), "limit": watcher.limit})
 
+    def failure_dump(self) -> str | None:
+        """The last hierarchy dump read (else a fresh one), for a failure's artifacts, with the
+        run's secret values masked (a field may show one). None when the device is gone."""
+        try:
+            xml = self.screen.last_xml or self.device.dump_hierarchy()
+        except TapirError:
+            return None
+        return self.guards.mask(xml)
+
     def rebind(self, document: AppDocument, grounder: GrounderLike) -> DeviceRuntime:
         """A runtime for another document on the same device (a REPL that switches documents).
 
         The new runtime takes over the device, configuration, trace sink, simulator and close
         action; this one is closed without them (the device stays up)."""
-        new = DeviceRuntime(self.device, document, grounder, config=self.config, trace=self._sink,
+        new = DeviceRuntime(self.device, document, grounder, config=self.config, trace=self._given_sink,
                             on_close=self._on_close, clock=self.screen.clock, sleep=self.screen.sleep,
-                            wait_clock=self.wait_clock, artifacts=self.artifacts.folder)
+                            wait_clock=self.wait_clock, artifacts=self.artifacts.folder, safety=self.safety)
         new.simulator = self.simulator
         self.calls.close()
         self._on_close = None
@@ -325,6 +378,9 @@ class DeviceRuntime:
     def _tap(self, handle: ElementHandle, child: ElementHandle | None, span: Span, c: Call, *, long: bool) -> None:
         t = self.resolver.resolve(handle, child, span, c, act=True)
         self.checks.check_tappable(t, handle, span)
+        shown = f"{handle}" + (f" / {child}" if child is not None else "")
+        self.guards.sensitive.check("long tap" if long else "tap", t.node, t.obs, element=t.element, shown=shown,
+                                    item=t.is_item, span=span)
         x, y = self.checks.tap_point(t.node, t.obs)
         c.point = (x, y)
         device, screen = self.screen.device, self.screen
@@ -356,8 +412,9 @@ class DeviceRuntime:
         c.extra["moved"] = moved
         return not moved
 
-    def _set_text(self, handle: ElementHandle, text: str, span: Span, c: Call) -> None:
+    def _set_text(self, handle: ElementHandle, text: str | Secret, span: Span, c: Call) -> None:
         t = self.resolver.resolve(handle, None, span, c, act=True)
+        self.guards.check_secret(text, t, str(handle), span)
         self.checks.type_into(t, text, span, c, handle=handle)
 
     def _key(self, key: str, c: Call, expect: Expectation) -> None:

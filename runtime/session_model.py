@@ -78,6 +78,8 @@ class SessionStats:
     wait_dumps: int = 0
     #: Firings of each watcher (``tapir.runtime.watching``), by name.
     watchers: dict[str, int] = field(default_factory=dict)
+    #: Times another app was found in front and left (``tapir.runtime.guards.confinement``).
+    left_app: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -18,12 +18,17 @@ Lines carry an ``event`` field:
 * ``scroll``: a swipe the runtime made to bring list items into view;
 * ``repeat``: how many more times the read on the line before was made with the same result (a
   polling loop), written when the run of reads ends and each time the count doubles;
+* ``guard``: a guard decided (``tapir.runtime.guards``): a sensitive tap allowed, confirmed or
+  refused; another app in front left or stopping the run; a secret refused for a plain field;
 * ``end``: the last line, with the session's totals (dumps, device actions).
 
 With screenshots on (``StepScreenshots``), the ``session`` line and every ``action`` line of a call
 that sent input or failed carry ``screenshot``: a PNG file name in the screenshots folder.
 
-``read_trace`` reads a trace back (tolerating a torn last line from a crash).
+``read_trace`` reads a trace back (tolerating a torn last line from a crash). ``MaskedTrace`` is
+the layer every runtime writes through: a ``secret()`` value never reaches a sink, as a value
+(``*****``) or inside any text (a field that shows it, an error that quotes it), so reports built
+from traces inherit the masking.
 """
 
 from __future__ import annotations
@@ -70,6 +75,26 @@ class MemoryTrace:
 
     def events(self, kind: str) -> list[dict[str, Any]]:
         return [r for r in self.records if r.get("event") == kind]
+
+
+class Masker(Protocol):
+    """What masks secrets (``tapir.dsl.secrets.Redactor``)."""
+
+    def mask_value(self, value: Any) -> Any: ...
+
+
+class MaskedTrace:
+    """Masks secrets in every record before ``inner`` sees it (see the module docstring)."""
+
+    def __init__(self, inner: TraceSink, masker: Masker) -> None:
+        self.inner = inner
+        self.masker = masker
+
+    def write(self, record: dict[str, Any]) -> None:
+        self.inner.write(self.masker.mask_value(record))
+
+    def close(self) -> None:
+        self.inner.close()
 
 
 class JsonLinesTrace:

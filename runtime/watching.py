@@ -6,7 +6,9 @@ navigates to an absent element, when navigation or the element's own screen fail
 between the looks of a wait (``docs/runtime.md``, "Watchers"). A check looks at the current
 dump: the first watcher whose trigger shows there (and whose target is there to tap) fires, the
 screen settles, and the caller tries again. Every firing is counted (``SessionStats.watchers``)
-and is one ``watcher`` line in the trace. Two caps keep an interruption that keeps coming back
+and is one ``watcher`` line in the trace. A watcher's tap passes the sensitive-action guard
+(``tapir.runtime.guards``): a watcher may decline a permission prompt, not accept one, unless the
+run allows it. Two caps keep an interruption that keeps coming back
 from looping: each watcher fires at most its ``limit`` times in a run, and one script call lets
 watchers fire at most ``MAX_PER_CALL`` times.
 
@@ -29,6 +31,7 @@ from tapir.runtime.settle import Expectation, Observation
 if TYPE_CHECKING:
     from tapir.runtime.action_checks import ActionChecks
     from tapir.runtime.call_trace import CallTrace
+    from tapir.runtime.guards import Guards
     from tapir.runtime.reaching import Reacher
 
 __all__ = ["MAX_PER_CALL", "Watching", "text_node"]
@@ -51,7 +54,8 @@ class Watching:
     """The run's watchers, the document's and the script's (see the module docstring)."""
 
     def __init__(self, document: AppDocument, screen: ScreenCache, reacher: Reacher, checks: ActionChecks,
-                 trace: CallTrace) -> None:
+                 trace: CallTrace, *, guards: Guards | None = None) -> None:
+        self.guards = guards
         self.screen = screen
         self.reacher = reacher
         self.checks = checks
@@ -118,6 +122,11 @@ class Watching:
     def _fire(self, w: Watcher, node: UINode, obs: Observation, c: Call | None) -> Observation:
         screen = self.screen
         started = screen.clock()
+        if self.guards is not None:
+            el = self.reacher.element(w.tap, None) if w.tap is not None else None
+            shown = f"${w.tap}" if w.tap is not None else f"the view showing {w.tap_text!r}"
+            self.guards.sensitive.check("tap", node, obs, element=el, shown=shown, item=False, span=None,
+                                        by=f"the watcher {w.name}")
         x, y = self.checks.tap_point(node, obs)
         device = screen.device
         screen.input(lambda: device.tap(x, y), c)

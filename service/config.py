@@ -14,12 +14,17 @@ The schema (docs/language-service.md has it with examples)::
     warnings = "warn"                # what tapir run/test do with warnings: "warn" (show them,
                                      # go on), "error" (refuse, like errors) or "ignore"
 
+    [safety]                         # what runs may do (docs/safety.md); flags add to it
+    allow = ["delete"]               # permission tokens, as --allow takes them
+    allow_apps = ["com.android.chrome"]   # other apps runs may be in, as --allow-app
+    foreign_app = "return"           # another app in front: "return" (BACK, relaunch) or "stop"
+
 A script's own ``# doc:`` first line wins over ``[documents]``; ``--doc`` wins over both. The
 tables about running scripts, ``[device]``, ``[budgets]``, ``[test]`` and ``[report]``, are read
 by ``run_settings`` (``config.device``, ``config.budgets``, ``config.test``, ``config.report``);
-every other top-level table is kept as read (``ProjectConfig.tables``). Unknown keys of these
-tables, and values of the wrong type, are problems reported with their line, by every command
-and the language server alike.
+``[safety]`` is ``config.safety``; every other top-level table is kept as read
+(``ProjectConfig.tables``). Unknown keys of these tables, and values of the wrong type, are
+problems reported with their line, by every command and the language server alike.
 """
 
 from __future__ import annotations
@@ -42,14 +47,16 @@ from tapir.service.run_settings import (
 
 __all__ = [
     "CONFIG_NAME", "BudgetSettings", "ConfigError", "DeviceSettings", "DocumentRule", "ProjectConfig",
-    "ReportSettings", "TestSettings", "find_config", "load_config",
+    "ReportSettings", "SafetyConfig", "TestSettings", "find_config", "load_config",
 ]
 
 CONFIG_NAME = "tapir.toml"
 _WARNINGS = ("warn", "error", "ignore")
 #: Tables this version reads; their keys are checked.
-_KNOWN = {"documents", "check"}
+_KNOWN = {"documents", "check", "safety"}
 _CHECK_KEYS = {"warnings"}
+_SAFETY_KEYS = {"allow", "allow_apps", "foreign_app"}
+_FOREIGN_APP = ("return", "stop")
 
 
 class ConfigError(Exception):
@@ -75,6 +82,15 @@ class DocumentRule:
 
 
 @dataclass(frozen=True)
+class SafetyConfig:
+    """``[safety]``: what every run of the project may do (``tapir.dsl.safety.Safety.from_options``)."""
+
+    allow: tuple[str, ...] = ()
+    allow_apps: tuple[str, ...] = ()
+    foreign_app: str = "return"
+
+
+@dataclass(frozen=True)
 class ProjectConfig:
     """What ``tapir.toml`` says; paths in it are relative to ``root`` (its folder)."""
 
@@ -93,6 +109,8 @@ class ProjectConfig:
     test: TestSettings = field(default_factory=TestSettings)
     #: ``[report]``: the reports every ``tapir test`` run writes.
     report: ReportSettings = field(default_factory=ReportSettings)
+    #: ``[safety]``: what every run may do besides what its flags allow.
+    safety: SafetyConfig = field(default_factory=SafetyConfig)
 
     def document_for(self, script: Path) -> tuple[Path, DocumentRule] | None:
         """The document ``[documents]`` assigns to ``script`` (the first matching glob)."""
@@ -185,10 +203,32 @@ def load_config(path: Path, text: str | None = None) -> ProjectConfig:
         else:
             warnings = value
     device, budgets, test, report = read_run_settings(data, path.parent, problem)
+    safety = _safety(data.get("safety", {}), problem)
     if problems:
         problems.sort(key=lambda p: p.line or 0)
         raise ConfigError(path, problems, text)
-    return ProjectConfig(path, path.parent, tuple(rules), warnings, data, device, budgets, test, report)
+    return ProjectConfig(path, path.parent, tuple(rules), warnings, data, device, budgets, test, report, safety)
+
+
+def _safety(table: Any, problem: Any) -> SafetyConfig:
+    if not isinstance(table, dict):
+        problem("[safety] must be a table", "safety")
+        return SafetyConfig()
+    for key in table:
+        if key not in _SAFETY_KEYS:
+            problem(f"[safety] has no setting {key!r} (known: {', '.join(sorted(_SAFETY_KEYS))})", key)
+    lists: dict[str, tuple[str, ...]] = {}
+    for key in ("allow", "allow_apps"):
+        value = table.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+            problem(f"[safety] {key} must be a list of strings", key)
+            value = []
+        lists[key] = tuple(v.strip() for v in value)
+    foreign = table.get("foreign_app", "return")
+    if foreign not in _FOREIGN_APP:
+        problem(f"[safety] foreign_app must be one of {', '.join(_FOREIGN_APP)}, not {foreign!r}", "foreign_app")
+        foreign = "return"
+    return SafetyConfig(lists["allow"], lists["allow_apps"], foreign)
 
 
 def find_config(start: Path) -> Path | None:

@@ -27,7 +27,7 @@ from tapir.dsl.errors import UsageError
 from tapir.dsl.positions import Position, Span, normalize_newlines
 from tapir.service.actions import CodeAction, code_actions
 from tapir.service.completion import CompletionItem, complete
-from tapir.service.config import CONFIG_NAME, ConfigError, ProjectConfig, find_config, load_config
+from tapir.service.config import CONFIG_NAME, ConfigError, ProjectConfig, SafetyConfig, find_config, load_config
 from tapir.service.documents import DocumentRef, DocumentStore, LoadedDocument, find_document
 from tapir.service.formatting import FormatResult, format_source
 from tapir.service.hover import Hover, hover
@@ -210,6 +210,11 @@ class Workspace:
         (``tapir.toml`` [check] warnings)."""
         found = self._config(Path(path))
         return found.warnings if isinstance(found, ProjectConfig) else "warn"
+
+    def safety_config(self, path: str | Path) -> SafetyConfig | None:
+        """The project's ``[safety]`` settings for a script (``tapir.toml``), None without any."""
+        found = self._config(Path(path))
+        return found.safety if isinstance(found, ProjectConfig) else None
 
     # -- positions ------------------------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from lxml import etree
 from tapir.docgen.model import AppDocument, Dialect
+from tapir.dsl.safety import Safety
 from tapir.runtime.clock import SimulatedClock
 from tapir.runtime.device import AdbDevice
 from tapir.runtime.grounding.items import node_text
@@ -138,12 +139,13 @@ def sim_device(app: Any, *, foreground: bool = True) -> tuple[SimDevice, AdbDevi
 
 
 def make_runtime(app: Any, document: AppDocument, *, foreground: bool = True, grounder: Any = None,
-                 source: str | None = None, config: SessionConfig | None = None
+                 source: str | None = None, config: SessionConfig | None = None, safety: Safety | None = None
                  ) -> tuple[DeviceRuntime, SimDevice, MemoryTrace]:
+    """``safety``: the run's permissions (default: none, as ``tapir run`` without ``--allow``)."""
     sim, device, _ = sim_device(app, foreground=foreground)
     trace = MemoryTrace()
     rt = DeviceRuntime(device, document, grounder or XPathGrounder(document),
                        config=config or SessionConfig(settle=SettleConfig.for_simulator()),
                        trace=trace, source=source, sleep=lambda s: None,
-                       wait_clock=SimulatedClock(sim.advance_time))
+                       wait_clock=SimulatedClock(sim.advance_time), safety=safety)
     return rt, sim, trace

@@ -91,7 +91,9 @@ def test_prompt_api_text_comes_from_the_registry() -> None:
     for entry in ELEMENT_METHODS.values():
         assert entry.doc in full
     for entry in GLOBALS.values():
-        assert entry.signature(None) in full
+        # allow() is the run's permission, never a model's to write (docs/safety.md)
+        assert (entry.signature(None) in full) == entry.in_prompts
+    assert "allow(" not in full and "secret(name: str) -> secret" in full
 
 
 def test_token_estimate_is_in_a_sane_range() -> None:

@@ -101,6 +101,8 @@ NOTES_SCREENS: dict[str, tuple[Callable[[Any], None], set[str]]] = {
     "edit_note_screen": (lambda a: a.open("edit_note"), set()),
     "discard_changes_dialog": (lambda a: a.open("discard_changes"), set()),
     "rate_dialog": (lambda a: a.open("rate_app"), set()),
+    # signed out: the error and Sign out are absent
+    "account_screen": (lambda a: a.open("account"), {"error_text", "sign_out_button"}),
 }
 
 CONTACTS_SCREENS: dict[str, tuple[Callable[[Any], None], set[str]]] = {

@@ -485,7 +485,7 @@ def test_action_errors(src: str, line: int, needle: str) -> None:
     ("$home__more.click()", (1, 1), "element has no method 'click'"),
     ("$home__more.tap(1, 2)", (1, 1), "tap() takes at most 1 argument (2 given)"),
     ("$home__songs.scroll('sideways')", (1, 1), "must be one of 'up', 'down'"),
-    ("$home__search_box.set_text(5)", (1, 1), "set_text() argument 'text' must be str, not int"),
+    ("$home__search_box.set_text(5)", (1, 1), "set_text() argument 'text' must be str | secret, not int"),
     ("tap('x')", (1, 1), "tap() needs an element as its first argument, got str"),
     ("x = {[1]: 2}", (1, 5), "unhashable type: 'list'"),
 ])

@@ -200,3 +200,21 @@ def test_tapir_param_and_the_projects_params_reach_the_scripts(tmp_path: Path) -
     bad = pytest_run("flows", "--tapir-param", "lang", cwd=tmp_path, timeout=300)
     assert bad.returncode == 4  # pytest's usage error, before anything runs
     assert "--tapir-param 'lang': expected NAME=VALUE" in bad.stderr
+
+
+@pytest.mark.adb
+def test_scripts_under_the_plugin_are_guarded(tmp_path: Path) -> None:
+    """A sensitive tap is refused unless --tapir-allow or tapir.toml [safety] allows it."""
+    notes = SAMPLES / "notes" / "notes.yaml"
+    _write(tmp_path, {"tests/delete.tap": f"# doc: {notes}\n$notes_screen__note_list.match('Car service').tap()\n"
+                                          "$note_screen__delete_button.tap()\n$delete_note_dialog__delete_button.tap()\n"})
+    refused = pytest_run("tests", "-q", "--tapir-artifacts", str(tmp_path / "a"), cwd=tmp_path)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert "SensitiveActionRefused" in refused.stdout and "--allow delete" in refused.stdout
+    allowed = pytest_run("tests", "-q", "--tapir-allow", "delete", cwd=tmp_path)
+    assert allowed.returncode == 0 and "1 passed" in allowed.stdout, allowed.stdout + allowed.stderr
+    _write(tmp_path, {"tapir.toml": '[safety]\nallow = ["delete"]\n'})
+    project = pytest_run("tests", "-q", cwd=tmp_path)
+    assert project.returncode == 0 and "1 passed" in project.stdout, project.stdout + project.stderr
+    bad = pytest_run("tests", "-q", "--tapir-allow", "??", cwd=tmp_path)
+    assert bad.returncode == 4 and "'??' is not something to allow" in bad.stderr, bad.stdout + bad.stderr

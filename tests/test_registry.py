@@ -113,23 +113,27 @@ def test_registry_flags_can_express_what_later_features_need() -> None:
     exists = Entry.define("exists() -> bool", Namespace.ELEMENT, "Whether the element is on the screen now.",
                           lambda call: True, needs_device=True, navigates=False)
     sleep = Entry.define("sleep(seconds: float) -> None", Namespace.GLOBAL, "Wait.", lambda call: None)
-    secret = Entry.define("secret(name: str) -> str", Namespace.GLOBAL, "A secret of the run.",
-                          lambda call: call.host is not None and "s3cret", page_object=False)
+    token = Entry.define("token(name: str) -> str", Namespace.GLOBAL, "A token of the run.",
+                         lambda call: call.host is not None and "s3cret", page_object=False)
     assert not exists.navigates and exists.needs_device and not exists.acts_on_device
     assert not sleep.needs_device and sleep.signature() == "sleep(seconds: float) -> None"
-    with REGISTRY.extended(exists, sleep, secret):
-        r = run_script("print(secret('pin'))\nsleep(0.0)\nprint($a__b.exists())", _fake().factory(), output=None)
+    with REGISTRY.extended(exists, sleep, token):
+        r = run_script("print(token('pin'))\nsleep(0.0)\nprint($a__b.exists())", _fake().factory(), output=None)
         assert r.ok and r.printed == ("s3cret", "True")
         # a replaced entry keeps its place, a new one comes last
         names = [e.name for e in REGISTRY.entries(Namespace.GLOBAL)]
-        assert names[-1] == "secret" and REGISTRY.get(Namespace.GLOBAL, "sleep") is sleep
+        assert names[-1] == "token" and REGISTRY.get(Namespace.GLOBAL, "sleep") is sleep
     # the language's own entries carry the same flags
     real = {name: REGISTRY.element_method(name) or REGISTRY.get(Namespace.GLOBAL, name)
-            for name in ("exists", "wait", "wait_gone", "wait_text", "sleep", "launch_app", "screenshot", "param")}
+            for name in ("exists", "wait", "wait_gone", "wait_text", "sleep", "launch_app", "screenshot", "param",
+                         "secret", "allow")}
     assert all(e is not None and not e.navigates for e in real.values())
     assert not real["exists"].acts_on_device and real["exists"].needs_device  # type: ignore[union-attr]
     assert not real["sleep"].needs_device and real["launch_app"].acts_on_device  # type: ignore[union-attr]
     assert not real["param"].page_object  # type: ignore[union-attr]
+    # secret() and allow() are the run's, not a page object's; allow() is left out of models' prompts
+    assert not real["secret"].page_object and real["secret"].in_prompts  # type: ignore[union-attr]
+    assert not real["allow"].page_object and not real["allow"].in_prompts  # type: ignore[union-attr]
 
 
 def test_signatures_are_checked_when_entries_are_made() -> None:

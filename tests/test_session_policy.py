@@ -24,6 +24,7 @@ from tapir.docgen.loader import load_document
 from tapir.docgen.model import AppDocument
 from tapir.dsl.errors import ElementNotFound, ScreenNotReached, Span
 from tapir.dsl.interpreter import RunResult, run_script
+from tapir.dsl.safety import Safety
 from tapir.dsl.values import ElementHandle
 from tapir.runtime.grounding import Grounder, GroundingConfig
 from tapir.runtime.session import DeviceRuntime, SessionConfig
@@ -131,7 +132,8 @@ def test_a_borrowed_path_through_an_unnamed_item_is_not_taken(music_doc: AppDocu
 
 def test_a_destructive_step_only_along_the_targets_own_path(weather_doc: AppDocument) -> None:
     app: Any = get_app("weather")
-    rt, sim, _ = real(app, weather_doc)
+    # the run allows clearing (the script's tap answers a warning dialog: tests/test_guards_sensitive.py)
+    rt, sim, _ = real(app, weather_doc, safety=Safety.from_options(allow=["clear"]))
     # Cancel borrows the Clear button's path, whose step "Clear search history" is destructive
     result = run(rt, "$clear_history_dialog__cancel_button.tap()")
     assert isinstance(result.error, ScreenNotReached) and "is destructive ('clear')" in result.error.message

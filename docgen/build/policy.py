@@ -17,12 +17,25 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-#: The default dangerous words and phrases.
+#: The default dangerous words and phrases: English, then the verbs of French, German, Spanish,
+#: Italian and Portuguese apps (the runtime's guards read the same list, ``tapir.runtime.guards``).
 DANGEROUS = (
-    "delete", "remove", "erase", "clear all", "clear data", "wipe", "reset", "factory", "format",
+    # "format" alone is a date or number format ("Use 24-hour format"): only formatting storage counts
+    "delete", "remove", "erase", "clear all", "clear data", "wipe", "reset", "factory", "format storage",
+    "format card", "format sd card",
     "uninstall", "send", "pay", "buy", "purchase", "checkout", "order now", "subscribe", "donate",
     "transfer", "sign out", "log out", "logout", "signout", "deactivate", "close account", "call",
     "dial", "discard", "block", "report",
+    # fr
+    "supprimer", "effacer", "envoyer", "payer", "acheter", "appeler", "se déconnecter", "réinitialiser",
+    # de
+    "löschen", "entfernen", "senden", "bezahlen", "kaufen", "anrufen", "abmelden", "zurücksetzen",
+    # es
+    "eliminar", "borrar", "enviar", "pagar", "comprar", "llamar", "cerrar sesión", "restablecer",
+    # it
+    "elimina", "rimuovi", "invia", "paga", "acquista", "chiama", "ripristina",
+    # pt
+    "excluir", "apagar", "remover", "redefinir",
 )
 
 

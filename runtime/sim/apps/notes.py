@@ -6,6 +6,11 @@ An interruption for watchers to dismiss, off unless asked for: started with the 
 saved notes until it is rated, in a dialog BACK does not close. ``pm clear`` forgets the switch,
 like any app setting.
 
+The Account screen (overflow menu, Account) signs in to a pretend sync service: an email field,
+a password field (``password="true"`` in the dump, shown as dots, as Android reports it) and Sign
+in; signed in, it shows the account and Sign out. ``state.password`` keeps what was typed, so
+tests can tell that a secret reached the app while every trace and report shows ``*****``.
+
 The element ids are the contract with ``samples/notes/ELEMENTS.md``: keep them stable.
 """
 
@@ -73,6 +78,10 @@ class NotesState:
     rate_prompt_after: int | None = None
     saves: int = 0
     rated: bool = False
+    #: The signed-in account (None: signed out) and the password it signed in with.
+    account: str | None = None
+    password: str | None = None
+    account_error: str = ""
 
     def note(self, note_id: int) -> Note:
         return next(n for n in self.notes if n.id == note_id)
@@ -208,6 +217,20 @@ class NotesApp(ToolkitApp):
         self.state.sort = sort
         self.close()
 
+    def sign_in(self) -> None:
+        email, password = self.field("email").strip(), self.field("password")
+        if not email or not password:
+            self.state.account_error = "Enter your email and password"
+            return
+        self.state.account, self.state.password, self.state.account_error = email, password, ""
+        self.toast("Signed in")
+
+    def sign_out(self) -> None:
+        self.state.account = self.state.password = None
+        self.set_field("email", "")
+        self.set_field("password", "")
+        self.toast("Signed out")
+
     # ------------------------------------------------------------------------------------ screens
 
     @screen(".activities.MainActivity")
@@ -217,7 +240,8 @@ class NotesApp(ToolkitApp):
                 title="Notes",
                 actions=[ImageButton(id="new_checklist", desc="New checklist", kind="action",
                                      on_tap=partial(self.open, "edit_note", checklist=True))],
-                menu=[MenuItem("Sort by", on_tap=partial(self.open, "sort_notes"))],
+                menu=[MenuItem("Sort by", on_tap=partial(self.open, "sort_notes")),
+                      MenuItem("Account", on_tap=partial(self.open, "account"))],
             ),
             body=[ListView(
                 id="notes_list",
@@ -305,6 +329,22 @@ class NotesApp(ToolkitApp):
                 else None,
             ])],
             on_back=partial(self.leave_editor, note),
+        )
+
+    @screen(".activities.AccountActivity")
+    def account(self) -> Screen:
+        signed_in = self.state.account
+        return Screen(
+            toolbar=Toolbar(title="Account", nav=self.back),
+            body=[Column(pad_x=42, pad_y=21, children=[
+                Text(f"Signed in as {signed_in}" if signed_in else "Sign in to sync your notes", id="account_status"),
+                None if signed_in else Input(name="email", id="email_input", hint="Email"),
+                None if signed_in else Input(name="password", id="password_input", hint="Password", password=True),
+                Text(self.state.account_error, id="account_error", style="caption")
+                if self.state.account_error and not signed_in else None,
+                Button("Sign out", id="sign_out_button", on_tap=self.sign_out) if signed_in else
+                Button("Sign in", id="sign_in_button", on_tap=self.sign_in),
+            ])],
         )
 
     # ------------------------------------------------------------------------------------ menus and dialogs

@@ -12,6 +12,7 @@ from typing import Any, Literal, TypeVar
 
 from tapir.docgen import pages
 from tapir.docgen.pages import App, PageRuntime, Screen
+from tapir.dsl.secrets import Secret
 from tapir.dsl.types import Kind
 from tapir.dsl.values import ElementHandle
 
@@ -96,10 +97,10 @@ class Input(Element):
 
     kind = Kind.INPUT
 
-    def set_text(self, text: str) -> None:
+    def set_text(self, text: str | Secret) -> None:
         """Replace the text of an editable field.
 
-        text: the text to enter, replacing what is there
+        text: the text to enter, replacing what is there (a secret() only into a password field)
         """
         self._call('set_text', text=text)
 

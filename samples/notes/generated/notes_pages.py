@@ -12,6 +12,7 @@ from typing import Any, Literal, TypeVar
 
 from tapir.docgen import pages
 from tapir.docgen.pages import App, PageRuntime, Screen
+from tapir.dsl.secrets import Secret
 from tapir.dsl.types import Kind
 from tapir.dsl.values import ElementHandle
 
@@ -96,10 +97,10 @@ class Input(Element):
 
     kind = Kind.INPUT
 
-    def set_text(self, text: str) -> None:
+    def set_text(self, text: str | Secret) -> None:
         """Replace the text of an editable field.
 
-        text: the text to enter, replacing what is there
+        text: the text to enter, replacing what is there (a secret() only into a password field)
         """
         self._call('set_text', text=text)
 
@@ -182,7 +183,7 @@ class NotesScreenPage(Screen):
 
     @property
     def more_options_button(self) -> Button:
-        """The overflow menu (Sort by).
+        """The overflow menu (Sort by, Account).
 
         Kind: button. Script name: $notes_screen__more_options_button. Leads to: main_menu.
         """
@@ -227,7 +228,7 @@ class MainMenuPage(Screen):
     def options(self) -> ElementList[MainMenuOptionsItem]:
         """The menu items; match one by its text.
 
-        Kind: list. Script name: $main_menu__options. Options: 'Sort by'.
+        Kind: list. Script name: $main_menu__options. Options: 'Sort by', 'Account'.
         """
         return ElementList(self._runtime, ElementHandle('main_menu__options'), MainMenuOptionsItem)
 
@@ -481,12 +482,73 @@ class RateDialogPage(Screen):
         return Button(self._runtime, ElementHandle('rate_dialog__not_now_button'))
 
 
+class AccountScreenPage(Screen):
+    """Sign in to sync the notes (email and password), or see the account and sign out."""
+
+    @property
+    def status_text(self) -> Text:
+        """"Sign in to sync your notes", or "Signed in as <email>".
+
+        Kind: text. Script name: $account_screen__status_text.
+        """
+        return Text(self._runtime, ElementHandle('account_screen__status_text'))
+
+    @property
+    def email_input(self) -> Input:
+        """The account's email (signed out only).
+
+        Kind: input. Script name: $account_screen__email_input.
+        """
+        return Input(self._runtime, ElementHandle('account_screen__email_input'))
+
+    @property
+    def password_input(self) -> Input:
+        """The password, a password field (shown as dots); type it with secret("NAME").
+
+        Kind: input. Script name: $account_screen__password_input.
+        """
+        return Input(self._runtime, ElementHandle('account_screen__password_input'))
+
+    @property
+    def error_text(self) -> Text:
+        """Shown when Sign in is tapped with a field empty.
+
+        Kind: text. Script name: $account_screen__error_text.
+        """
+        return Text(self._runtime, ElementHandle('account_screen__error_text'))
+
+    @property
+    def sign_in_button(self) -> Button:
+        """Signs in with the email and password typed.
+
+        Kind: button. Script name: $account_screen__sign_in_button.
+        """
+        return Button(self._runtime, ElementHandle('account_screen__sign_in_button'))
+
+    @property
+    def sign_out_button(self) -> Button:
+        """Signs out (signed in only).
+
+        Kind: button. Script name: $account_screen__sign_out_button.
+        """
+        return Button(self._runtime, ElementHandle('account_screen__sign_out_button'))
+
+    @property
+    def navigate_up_button(self) -> Button:
+        """Goes back to the notes.
+
+        Kind: button. Script name: $account_screen__navigate_up_button. Leads to: notes_screen.
+        """
+        return Button(self._runtime, ElementHandle('account_screen__navigate_up_button'))
+
+
 class NotesApp(App):
     """Notes (org.tapir.notes); the app starts on notes_screen.
 
     Notes are text notes or checklists, listed newest first. Open a note to read it (and, for a
     checklist, to tick, add or delete items); edit it to change its title or text, then save.
-    Leaving the editor with unsaved changes asks whether to discard them.
+    Leaving the editor with unsaved changes asks whether to discard them. The Account screen
+    (overflow menu) signs in to sync with an email and a password.
     """
 
     package = 'org.tapir.notes'
@@ -600,6 +662,11 @@ class NotesApp(App):
         """
         return RateDialogPage(self._runtime)
 
+    @property
+    def account_screen(self) -> AccountScreenPage:
+        """Sign in to sync the notes (email and password), or see the account and sign out."""
+        return AccountScreenPage(self._runtime)
+
 
 def connect(runtime: PageRuntime) -> NotesApp:
     """The app's page objects on ``runtime``."""
@@ -618,6 +685,7 @@ __all__ = [
     'EditNoteScreenPage',
     'DiscardChangesDialogPage',
     'RateDialogPage',
+    'AccountScreenPage',
     'NotesScreenNoteListItem',
     'MainMenuOptionsItem',
     'NoteOptionsMenuOptionsItem',
