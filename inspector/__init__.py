@@ -1,0 +1,1 @@
+"""The inspector and the recorder (``tapir inspect``, ``tapir record``)."""
