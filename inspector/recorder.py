@@ -238,7 +238,7 @@ class ScriptRecorder:
         order = [s for s in doc.screens if s.name == screen] + [s for s in doc.screens if s.name != screen]
         grounder = self.runtime.grounder
         for scr in order:
-            children = {}
+            children: dict[str, list[Element]] = {}
             for el in scr.elements:
                 if el.item_of:
                     children.setdefault(el.item_of, []).append(el)

@@ -63,7 +63,7 @@ class ScreenState:
         absent = []
         for f in self.found:
             el = f.element
-            info = {"name": el.name, "kind": el.kind.value, "description": el.description,
+            info: dict[str, Any] = {"name": el.name, "kind": el.kind.value, "description": el.description,
                     "sensitive": el.sensitive, "item_of": el.item_of}
             if f.node is None:
                 absent.append(info)

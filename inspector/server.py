@@ -196,8 +196,11 @@ def create_app(live: LiveSession, hub: Hub, policy: AccessPolicy) -> AccessMiddl
         action = data.get("action")
         if action == "start":
             output = data.get("output")
-            return await run(lambda: (live.start_recording(Path(output) if output else live.default_output),
-                                      live.record_json())[1])
+            def start() -> dict[str, Any]:
+                live.start_recording(Path(output) if output else live.default_output)
+                return live.record_json()
+
+            return await run(start)
         if action == "stop":
             return await run(lambda: {"script": live.stop_recording()})
         return _error(f"unknown record action {action!r}: start or stop")
@@ -257,7 +260,7 @@ class InspectorServer:
         self.port = self.sock.getsockname()[1]
         self.policy = AccessPolicy(policy.host, self.port, policy.token)
         app = create_app(live, self.hub, self.policy)
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", ws="websockets",
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", ws="websockets-sansio",
                                 ws_per_message_deflate=True, timeout_graceful_shutdown=2)
         self.server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None

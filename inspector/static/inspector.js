@@ -7,7 +7,7 @@
   var $ = function (id) { return document.getElementById(id); };
   var page = {
     state: null, nodes: {}, selected: null, hovered: null, details: null, mode: "select",
-    doc: null, record: { on: false }, socket: null, shotSeq: null, lastDump: 0
+    doc: null, record: { on: false }, socket: null, shotSeq: null, lastDump: 0, formFor: null
   };
 
   // ---------------------------------------------------------------------------------------------
@@ -330,7 +330,11 @@
     }).map(function (k) {
       return el("tr", {}, [el("td", { text: k }), el("td", { text: String(d.attributes[k]) })]);
     }));
-    fillElementForm(d);
+    // a new dump of the same view (the screen changed around it, the document was edited) keeps
+    // what the person typed into the form and the last edit's result
+    var key = d.label + " " + d.attributes.bounds;
+    if (page.formFor === key) { fillElementFormKeep(); } else { fillElementForm(d); }
+    page.formFor = key;
   }
 
   function fillElementForm(d) {
@@ -413,10 +417,13 @@
     if (page.details) { page.details.suggestion.item_of = $("el-item-of").value || null; fillElementFormKeep(); }
   });
   function fillElementFormKeep() {
-    var keep = { name: $("el-name").value, kind: $("el-kind").value, description: $("el-description").value, screen: $("el-screen").value };
+    var result = $("el-result");
+    var keep = { name: $("el-name").value, kind: $("el-kind").value, description: $("el-description").value,
+      screen: $("el-screen").value, result: result.textContent, resultClass: result.className };
     fillElementForm(page.details);
     $("el-name").value = keep.name; $("el-kind").value = keep.kind; $("el-description").value = keep.description;
-    $("el-screen").value = keep.screen;
+    $("el-screen").value = keep.screen; $("el-prefix").textContent = keep.screen + "__";
+    result.textContent = keep.result; result.className = keep.resultClass;
   }
 
   document.querySelectorAll("[data-view-act]").forEach(function (b) {
