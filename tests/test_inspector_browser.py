@@ -151,13 +151,13 @@ def test_acting_from_the_page_drives_the_device_and_the_page_follows(
     session, _ = inspector
     drv = browser
     drv.get(session.url)  # type: ignore[attr-defined]
-    _wait(drv, "the hierarchy", lambda d: _row(d, "tab_playlists") is not None)
-    _row(drv, "tab_playlists").click()  # type: ignore[attr-defined]
+    _wait(drv, "the hierarchy", lambda d: _row(d, "#search") is not None or _row(d, " search ") is not None)
+    (_row(drv, " search ") or _row(drv, "#search")).click()  # type: ignore[attr-defined]
     _wait(drv, "the view", lambda d: d.find_element(By.ID, "view").is_displayed())
     drv.find_element(By.CSS_SELECTOR, "[data-view-act='tap']").click()  # type: ignore[attr-defined]
-    _wait(drv, "the playlists screen", lambda d: d.find_element(By.ID, "screen-name").text == "playlists_screen")
+    _wait(drv, "the search screen", lambda d: d.find_element(By.ID, "screen-name").text == "search_screen")
     drv.save_screenshot(str(shots / "4-after-tap.png"))  # type: ignore[attr-defined]
     assert session.live is not None and session.live.state is not None
-    assert session.live.state.match.name == "playlists_screen"
+    assert session.live.state.match.name == "search_screen"
     drv.find_element(By.CSS_SELECTOR, "[data-act='back']").click()  # type: ignore[attr-defined]
     _wait(drv, "back on songs", lambda d: d.find_element(By.ID, "screen-name").text == "songs_screen")
