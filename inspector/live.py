@@ -136,6 +136,12 @@ class LiveSession:
             return False
         return True
 
+    def dumps_started(self, since: float, upto_seq: int) -> int:
+        """How many of the recent dumps started at or after ``since`` (host monotonic seconds), up
+        to dump ``upto_seq``: 1 when the first dump after a change showed it
+        (``bench/inspector_latency.py``)."""
+        return sum(1 for d in list(self._dumps) if d.started >= since and d.obs.seq <= upto_seq)
+
     def _loop(self) -> None:
         while not self._stopping.is_set():
             last = self._dumps[-1].started if self._dumps else 0.0

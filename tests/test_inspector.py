@@ -149,7 +149,8 @@ def test_getevent_lines_become_taps_swipes_and_keys_in_screen_pixels() -> None:
                  f"[{t0:.6f}] {dev}: EV_KEY BTN_TOUCH DOWN", f"[{t0:.6f}] {dev}: EV_SYN SYN_REPORT 00000000"]
         for x, y in ax[1:]:
             lines += [f"[{t1:.6f}] {dev}: EV_ABS ABS_MT_POSITION_X {x:08x}",
-                      f"[{t1:.6f}] {dev}: EV_ABS ABS_MT_POSITION_Y {y:08x}", f"[{t1:.6f}] {dev}: EV_SYN SYN_REPORT 00000000"]
+                      f"[{t1:.6f}] {dev}: EV_ABS ABS_MT_POSITION_Y {y:08x}",
+                      f"[{t1:.6f}] {dev}: EV_SYN SYN_REPORT 00000000"]
         lines += [f"[{t1:.6f}] {dev}: EV_ABS ABS_MT_TRACKING_ID ffffffff", f"[{t1:.6f}] {dev}: EV_KEY BTN_TOUCH UP",
                   f"[{t1:.6f}] {dev}: EV_SYN SYN_REPORT 00000000"]
         return lines
@@ -163,7 +164,8 @@ def test_getevent_lines_become_taps_swipes_and_keys_in_screen_pixels() -> None:
     assert long.kind == "long_tap"
     (swipe,) = feed(touch(12.0, 12.3, [(540, 1800), (540, 1200), (540, 600)]))
     assert swipe.kind == "swipe" and swipe.y2 < swipe.y
-    keys = feed(["[13.000000] /dev/input/event1: EV_KEY KEY_BACK DOWN", "[13.050000] /dev/input/event1: EV_KEY KEY_BACK UP"])
+    keys = feed(["[13.000000] /dev/input/event1: EV_KEY KEY_BACK DOWN",
+                 "[13.050000] /dev/input/event1: EV_KEY KEY_BACK UP"])
     assert [(g.kind, g.key) for g in keys] == [("key", "back")]
 
 
@@ -211,7 +213,8 @@ def test_the_api_shows_the_screen_a_view_and_refuses_what_it_must(served: tuple[
     status, err = _call(url + f"api/view/{state['seq']}/99999")
     assert status == 400 and "no view 99999" in err["error"]
     # a change without the page's header is refused; a foreign Host too
-    req = urllib.request.Request(url + "api/act", data=b'{"action": "back"}', headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(url + "api/act", data=b'{"action": "back"}',
+                                 headers={"Content-Type": "application/json"})
     with pytest.raises(urllib.error.HTTPError) as caught:
         urllib.request.urlopen(req, timeout=10)
     assert caught.value.code == 403

@@ -140,7 +140,8 @@ def test_pick_a_view_read_its_identifiers_and_add_it_to_the_document(
     assert all(any(line == other for other in kept) for line in before.splitlines())
     # the page reloaded the document: the new element is grounded and listed on the screen
     _wait(drv, "the new element outlined", lambda d: any(
-        t.text.startswith("$songs_tab · identifier 0") for t in d.find_elements(By.CSS_SELECTOR, "#boxes .box.el .tag")))
+        t.text.startswith("$songs_tab · identifier 0")
+        for t in d.find_elements(By.CSS_SELECTOR, "#boxes .box.el .tag")))
     assert session.live is not None
     assert "songs_screen__songs_tab" in [e.name for s in session.live.runtime.document.screens for e in s.elements]
     drv.save_screenshot(str(shots / "3-element-added.png"))  # type: ignore[attr-defined]

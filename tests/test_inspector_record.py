@@ -63,7 +63,8 @@ def test_a_person_s_taps_on_the_phone_are_recorded_and_replay_green(tmp_path: Pa
         bar = live.call(lambda: _node(live, rid="now_playing_bar"))
         hands.tap(*bar.bounds.center)
         _until("the bar's tap", lambda: len(recorder.steps) >= 2)
-        _until("the now playing screen", lambda: live.state is not None and live.state.match.name == "now_playing_screen")
+        _until("the now playing screen",
+               lambda: live.state is not None and live.state.match.name == "now_playing_screen")
         hands.key("BACK")
         _until("BACK", lambda: len(recorder.steps) >= 3)
     script = out.read_text(encoding="utf-8")
