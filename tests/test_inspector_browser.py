@@ -102,8 +102,15 @@ def test_pick_a_view_read_its_identifiers_and_add_it_to_the_document(
         "var i = document.getElementById('shot'); return i.complete && i.naturalWidth > 0;"))
     _wait(drv, "the hierarchy", lambda d: _row(d, "tab_songs") is not None)
     # grounded elements are outlined on the screenshot, with how they grounded
-    tags = [t.text for t in drv.find_elements(By.CSS_SELECTOR, "#boxes .box.el .tag")]  # type: ignore[attr-defined]
+    # (each label shows while its element is hovered: read the text either way)
+    tags = [t.get_attribute("textContent") for t in drv.find_elements(By.CSS_SELECTOR, "#boxes .box.el .tag")]  # type: ignore[attr-defined]
     assert any(t.startswith("$search_button · identifier 0") for t in tags), tags
+    # the whole screen shows, in its proportions, under the boxes (which are placed in percent of it)
+    phone, img = drv.execute_script(  # type: ignore[attr-defined]
+        "var p = document.getElementById('phone').getBoundingClientRect(),"
+        " i = document.getElementById('shot').getBoundingClientRect();"
+        "return [[p.width, p.height], [i.width, i.height]];")
+    assert abs(phone[1] / phone[0] - 2400 / 1080) < 0.03 and abs(img[1] - phone[1]) <= 3, (phone, img)
     drv.save_screenshot(str(shots / "1-songs-screen.png"))  # type: ignore[attr-defined]
 
     # hovering a row of the hierarchy outlines the view on the screenshot
@@ -140,7 +147,7 @@ def test_pick_a_view_read_its_identifiers_and_add_it_to_the_document(
     assert all(any(line == other for other in kept) for line in before.splitlines())
     # the page reloaded the document: the new element is grounded and listed on the screen
     _wait(drv, "the new element outlined", lambda d: any(
-        t.text.startswith("$songs_tab · identifier 0")
+        (t.get_attribute("textContent") or "").startswith("$songs_tab · identifier 0")
         for t in d.find_elements(By.CSS_SELECTOR, "#boxes .box.el .tag")))
     assert session.live is not None
     assert "songs_screen__songs_tab" in [e.name for s in session.live.runtime.document.screens for e in s.elements]

@@ -7,7 +7,7 @@
   var $ = function (id) { return document.getElementById(id); };
   var page = {
     state: null, nodes: {}, selected: null, hovered: null, details: null, mode: "select",
-    doc: null, record: { on: false }, socket: null, shotSeq: null, lastDump: 0, formFor: null
+    doc: null, record: { on: false }, socket: null, shotSeq: null, lastDump: 0, formFor: null, hoveredElement: null
   };
 
   // ---------------------------------------------------------------------------------------------
@@ -77,7 +77,9 @@
         var n = page.nodes[id];
         if (!n) { return; }
         var m = e.method === "fuzzy" ? "fuzzy" : e.method === "embedding" ? "embedding" : "identifier";
-        var b = boxFor(n, "el " + m + (n.bounds[1] < 40 ? " low" : ""));
+        // an element's label shows while it is hovered or selected: all at once they cover the screen
+        var tagged = id === page.hovered || id === page.selected || e.name === page.hoveredElement;
+        var b = boxFor(n, "el " + m + (n.bounds[1] < 40 ? " low" : "") + (tagged ? " tagged" : ""));
         b.dataset.element = e.name;
         if (i === 0) {
           var score = typeof e.score === "number" ? " " + e.score.toFixed(2) : "";
@@ -196,8 +198,8 @@
         el("span", { cls: "badge " + m, text: e.how + score })
       ]);
       if (e.sensitive) { li.firstChild.appendChild(el("span", { cls: "badge sensitive", text: "sensitive" })); }
-      li.addEventListener("mouseenter", function () { setHover(e.node); });
-      li.addEventListener("mouseleave", function () { setHover(null); });
+      li.addEventListener("mouseenter", function () { page.hoveredElement = e.name; setHover(e.node); });
+      li.addEventListener("mouseleave", function () { page.hoveredElement = null; setHover(null); });
       li.addEventListener("click", function () { select(e.node); });
       return li;
     }));
@@ -230,10 +232,29 @@
     page.selected = keep;
     $("phone").classList.add("stale");
     drawScreen();
+    fitPhone();
     drawTree();
     drawBoxes();
     if (keep !== null) { loadView(keep); } else { showView(null); }
   }
+
+  // The phone keeps the screen's proportions and fits the pane's height, so that the boxes (in
+  // percent of the screen) lie on the screenshot and the whole screen shows without scrolling.
+  function fitPhone() {
+    var s = page.state ? page.state.size : null, phone = $("phone");
+    if (!s || !s[0] || !s[1]) { return; }
+    var pane = phone.parentElement, style = getComputedStyle(pane), used = 0, count = 0;
+    Array.prototype.forEach.call(pane.children, function (c) {
+      if (c !== phone && c.offsetParent !== null) { used += c.offsetHeight; count += 1; }
+    });
+    var gap = parseFloat(style.rowGap) || 0;
+    var room = pane.clientHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom) - used - gap * count - 2;
+    var width = Math.min(pane.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 2,
+      Math.max(200, room) * s[0] / s[1]);
+    phone.style.width = Math.floor(width) + "px";
+    phone.style.height = Math.floor(width * s[1] / s[0]) + "px";
+  }
+  window.addEventListener("resize", fitPhone);
 
   function onShot(message) {
     if (!page.state || message.seq !== page.state.seq) { return; }
