@@ -106,3 +106,25 @@ def test_actions_from_the_page_are_recorded_and_replay_green(tmp_path: Path) -> 
     assert out.read_text(encoding="utf-8") == text
     run = _replay(out, "sim:notes")
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_an_action_no_element_claims_is_written_as_comments_with_identifiers(tmp_path: Path) -> None:
+    out = tmp_path / "unclaimed.tap"
+    options = InspectorOptions(device="sim:music", document=ROOT / "samples/music/music.yaml", port=0,
+                               screenshots=False, device_input=False, record=out, page=False)
+    with InspectorSession(options) as session:
+        live = session.live
+        assert live is not None
+
+        def tap_title() -> None:
+            assert live.state is not None
+            live.act("tap", live.state.seq, _node(live, text="Music").id)
+
+        live.call(tap_title)
+    script = out.read_text(encoding="utf-8")
+    body = [line for line in script.splitlines()[2:] if line.strip()]
+    assert body and all(line.startswith("#") for line in body), script
+    assert any("//node[@text='Music']" in line for line in body), script
+    from tapir.service import Workspace
+
+    assert not Workspace().check(str(out)).errors
