@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
 import sys
@@ -54,7 +55,8 @@ from tapir.runtime.grounding.baseline import first_hit, upstream_identifiers, up
 from tapir.runtime.grounding.screen_view import ScreenView
 from tapir.runtime.hierarchy import UINode, UITree, load_tree, parse_view_list, render_html
 
-UPSTREAM = Path(__file__).resolve().parent.parent.parent / "shared" / "upstream"
+UPSTREAM = Path(os.environ.get("TAPIR_UPSTREAM")
+                or Path(__file__).resolve().parent.parent.parent / "shared" / "upstream")
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 KINDS = ("none", "changed_text", "removed_id", "inserted_sibling", "reordered_list",

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import os
 import statistics
 import sys
 import time
@@ -39,7 +40,7 @@ from tapir.runtime.grounding import Grounder, GroundingConfig
 from tapir.runtime.hierarchy import parse_uiautomator
 
 REPO = Path(__file__).resolve().parent.parent
-DUMPS = REPO.parent / "shared" / "upstream" / "uiautomator"
+DUMPS = Path(os.environ.get("TAPIR_UPSTREAM") or REPO.parent / "shared" / "upstream") / "uiautomator"
 
 
 def chrome_setup() -> tuple[bytes, AppDocument, str, str, str] | None:

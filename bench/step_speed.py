@@ -54,7 +54,9 @@ from tapir.runtime.grounding import Grounder, GroundingConfig
 from tapir.runtime.heap import settle
 from tapir.runtime.hierarchy import UITree, html_view, parse_uiautomator
 
-DUMPS = Path(__file__).resolve().parent.parent.parent / "shared" / "upstream" / "uiautomator"
+UPSTREAM = Path(os.environ.get("TAPIR_UPSTREAM")
+                or Path(__file__).resolve().parent.parent.parent / "shared" / "upstream")
+DUMPS = UPSTREAM / "uiautomator"
 TARGET = "Search by voice"
 
 
@@ -266,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     global clock
     clock = CLOCKS[args.clock]
     if not args.file.is_file():
-        print(json.dumps({"error": f"{args.file} not found (needs ../shared/upstream)"}))
+        print(json.dumps({"error": f"{args.file} not found (needs ../shared/upstream or $TAPIR_UPSTREAM)"}))
         return 1
     data = args.file.read_bytes()
     settle()

@@ -99,7 +99,7 @@ def _run(args: argparse.Namespace) -> int:
     source: ScriptSource = OracleSource() if args.oracle else model_source(args.model, seed=args.seed)
     err = _console(sys.stderr)
     for note in suite.notes:
-        err.print(f"note: {note}", highlight=False)
+        err.print(f"note: {note}", highlight=False, markup=False)
     with _Progress(err, len(suite.tasks)) as progress:
         run = run_suite(suite, source, config, on_result=progress.done)
     data = report_json(run)
@@ -163,10 +163,12 @@ class _Progress:
         return self
 
     def done(self, r: TaskResult) -> None:
+        from rich.markup import escape
         from tapir.eval.report import failure_reason
 
         self.count += 1
-        why = failure_reason(r.as_dict())
+        # (an error quotes paths like "[back()]", which rich would take for markup and drop)
+        why = escape(failure_reason(r.as_dict()))
         line = f"[{_STYLE.get(r.verdict, '')}]{r.verdict.upper():<5}[/] {r.id} ({r.wall_s:.2f} s)"
         if self._bar is not None:
             self._bar.update(self._id, advance=1, last=r.id)
@@ -181,30 +183,47 @@ class _Progress:
 
 
 def _print_report(data: dict[str, Any], *, quiet: bool) -> None:
+    from rich.markup import escape
     from rich.table import Table
-    from tapir.eval.report import failure_reason, percent, ratio, run_line, seconds, summary_rows, tokens_text
+    from tapir.eval.report import (
+        failure_reason,
+        percent,
+        ratio,
+        run_line,
+        seconds,
+        summary_rows,
+        tokens_text,
+        wrong_text,
+    )
 
     out = _console(sys.stdout)
     if not quiet:
         table = Table(title=None, box=None, pad_edge=False, header_style="bold")
         for name, justify in (("task", "left"), ("level", "left"), ("verdict", "left"), ("RRR", "right"),
-                              ("actions", "right"), ("tokens c/c/g", "right"), ("latency", "right"),
-                              ("wall", "right"), ("why", "left")):
+                              ("actions", "right"), ("wrong", "right"), ("tokens c/c/g", "right"),
+                              ("latency", "right"), ("wall", "right"), ("why", "left")):
             table.add_column(name, justify=justify, no_wrap=name != "why")  # type: ignore[arg-type]
         for t in data["tasks"]:
             table.add_row(t["id"], t["difficulty"], f"[{_STYLE.get(t['verdict'], '')}]{t['verdict']}[/]",
-                          ratio(t.get("rrr")), str(t["actions"]), tokens_text(t.get("tokens")),
-                          seconds(t.get("model_latency_s")), f"{t['wall_s']:.2f} s", failure_reason(t))
+                          ratio(t.get("rrr")), str(t["actions"]), wrong_text(t), tokens_text(t.get("tokens")),
+                          seconds(t.get("model_latency_s")), f"{t['wall_s']:.2f} s", escape(failure_reason(t)))
         out.print(table)
         out.print()
     groups = Table(box=None, pad_edge=False, header_style="bold")
-    for name in ("group", "tasks", "passed", "success", "RRR", "tokens c/c/g", "latency", "task time"):
+    for name in ("group", "tasks", "passed", "success", "RRR", "wrong taps", "tokens c/c/g", "latency", "task time"):
         groups.add_column(name, justify="left" if name == "group" else "right", no_wrap=True)
     for name, s in summary_rows(data):
         groups.add_row(name, str(s["total"]), str(s["passed"]), percent(s["success_rate"]), ratio(s["rrr"]),
-                       tokens_text(s["tokens"]), seconds(s["model_latency_s"]), f"{s['wall_s']:.1f} s")
+                       wrong_text(s), tokens_text(s["tokens"]), seconds(s["model_latency_s"]), f"{s['wall_s']:.1f} s")
     out.print(groups)
     out.print()
     out.print(run_line(data), markup=False)
     out.print(f"success rate {percent(data['success_rate'])} ({data['passed']}/{data['total']})"
               f" · RRR {ratio(data['rrr'])} · wall time {data['wall_s']:.1f} s", markup=False)
+    if data.get("audited_taps"):
+        out.print(f"wrong taps {data['wrong_taps']} of {data['audited_taps']} audited, "
+                  f"{data['destructive_taps']} destructive", markup=False)
+        for t in data["tasks"]:
+            for w in t.get("wrong_taps", ()):
+                out.print(f"  wrong tap in {t['id']}: {w['action']}: touched {w['touched']} ({w['why']})"
+                          + (" [destructive]" if w.get("destructive") else ""), markup=False)

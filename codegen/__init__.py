@@ -1,1 +1,50 @@
-"""Natural language to script with a local model."""
+"""From a task in words to a running script, with a small local model (``tapir gen``).
+
+    from tapir.codegen import Generator, ExampleStore, LlamaCppBackend, DeviceSession, find_model
+    from tapir.codegen import language as L
+
+    doc = L.load_document("samples/music/music.yaml")
+    gen = Generator(doc, LlamaCppBackend(find_model("qwen2.5-coder-1.5b")),
+                    examples=ExampleStore.for_document("samples/music/music.yaml", L.symbols(doc)))
+    result = gen.solve("Play the song Lanterns", device=DeviceSession("samples/music/music.yaml", "sim:music"))
+    print(result.ok, result.script)
+
+Modules: ``language`` (the one adapter to the registry, checker and documents), ``gbnf`` and
+``script_grammar`` (the constrained answer grammar), ``prompt`` and ``examples`` (the prompt and
+its in-context examples), ``backend``, ``llama_backend``, ``http_backend`` (models behind one
+interface), ``prefix_cache`` (the prompt prefix's KV state on disk), ``generate`` (generation and
+the repair loop), ``device`` (running on a device), ``models`` (installing models), ``tokens``
+(token counts with the model's tokenizer), ``eval_tasks`` (sample-app tasks with state checks).
+``llama_backend`` and ``http_backend`` are imported lazily (llama-cpp-python is optional).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tapir.codegen.backend import Backend, Completion, Request, ScriptedBackend, Usage
+from tapir.codegen.device import DeviceSession
+from tapir.codegen.examples import Example, ExampleStore
+from tapir.codegen.generate import Budget, Failure, GenConfig, Generation, Generator, Round, SolveResult
+from tapir.codegen.models import MODELS, find_model, install, resolve_model
+from tapir.codegen.prompt import PROMPT_VERSION, Prompt, ScreenInfo, build_prompt
+from tapir.codegen.script_grammar import answer_grammar, split_answer
+
+__all__ = [
+    "MODELS", "PROMPT_VERSION", "Backend", "Budget", "Completion", "DeviceSession", "Example", "ExampleStore",
+    "Failure", "GenConfig", "Generation", "Generator", "HttpBackend", "LlamaCppBackend", "Prompt", "Request",
+    "Round", "ScreenInfo", "ScriptedBackend", "SolveResult", "Usage", "answer_grammar", "build_prompt",
+    "find_model", "install", "resolve_model", "split_answer",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "LlamaCppBackend":
+        from tapir.codegen.llama_backend import LlamaCppBackend
+
+        return LlamaCppBackend
+    if name == "HttpBackend":
+        from tapir.codegen.http_backend import HttpBackend
+
+        return HttpBackend
+    raise AttributeError(f"module 'tapir.codegen' has no attribute {name!r}")

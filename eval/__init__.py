@@ -10,10 +10,12 @@
 Modules: ``suite`` (the format and its loader), ``checks`` (success expressions on the app's
 state), ``droidtask`` (a DroidTask folder as a replay suite; the upstream metric), ``sources``
 (where scripts come from: the oracle, or a model behind ``ScriptSource``), ``runner`` (devices,
-sessions, verdicts), ``report`` (JSON and Markdown) and ``compare`` (two reports side by side).
+sessions, verdicts), ``audit`` (did each tap reach the view meant: wrong and destructive taps on
+simulated apps), ``report`` (JSON and Markdown) and ``compare`` (two reports side by side).
 The format is described in ``docs/eval.md``; ``tapir eval`` is the command.
 """
 
+from tapir.eval.audit import Audit, Verdict, audit_touches
 from tapir.eval.compare import Comparison, compare_reports, load_report
 from tapir.eval.report import REPORT_FORMAT, report_json, report_markdown, summarize
 from tapir.eval.runner import EvalConfig, EvalRun, TaskResult, run_suite, run_task
@@ -24,6 +26,7 @@ __all__ = [
     "LEVELS",
     "REPORT_FORMAT",
     "AppSpec",
+    "Audit",
     "CallableSource",
     "Comparison",
     "EvalConfig",
@@ -37,6 +40,8 @@ __all__ = [
     "Task",
     "TaskResult",
     "Tokens",
+    "Verdict",
+    "audit_touches",
     "compare_reports",
     "load_report",
     "load_suite",

@@ -12,8 +12,10 @@ overall figures, the same per difficulty level (``by_difficulty``) and per app (
 Figures of a group of tasks: ``success_rate`` (passed / tasks, 0 to 1), ``rrr`` (mean reversed
 redundancy ratio over the passed tasks that have ground-truth steps), ``tokens`` (totals; null
 when the source reports none, as the oracle), ``model_latency_s`` (mean per task; null likewise)
-and ``wall_s`` (sum of the tasks' wall times; tasks overlap when several devices run at once,
-so the run's own ``wall_s`` is given at the top level).
+``wall_s`` (sum of the tasks' wall times; tasks overlap when several devices run at once,
+so the run's own ``wall_s`` is given at the top level), and the wrong-target audit's
+``audited_taps``, ``wrong_taps`` and ``destructive_taps`` (``tapir.eval.audit``: taps that
+reached another view than the one meant, on simulated apps).
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ def summarize(tasks: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "verdicts": {v: n for v in VERDICTS if (n := sum(1 for t in items if t["verdict"] == v))},
         "rrr": round(sum(rrrs) / len(rrrs), 4) if rrrs else None,
         "actions": sum(int(t["actions"]) for t in items),
+        "audited_taps": sum(int(t.get("audited_taps", 0)) for t in items),
+        "wrong_taps": sum(len(t.get("wrong_taps", ())) for t in items),
+        "destructive_taps": sum(1 for t in items for w in t.get("wrong_taps", ()) if w.get("destructive")),
         "tokens": tokens,
         "tokens_per_task": {k: round(v / len(with_tokens), 1) for k, v in tokens.items()} if tokens else None,
         "model_latency_s": round(sum(latencies) / len(latencies), 4) if latencies else None,
@@ -114,6 +119,18 @@ def failure_reason(task: Mapping[str, Any]) -> str:
     return error[0] if error else task["verdict"]
 
 
+def wrong_text(figures: Mapping[str, Any]) -> str:
+    """Wrong taps of a task or group: ``2 (1 destructive)``; ``–`` when nothing was audited."""
+    wrong = figures.get("wrong_taps", ())
+    n = wrong if isinstance(wrong, int) else len(wrong)
+    destructive = figures.get("destructive_taps")
+    if destructive is None and not isinstance(wrong, int):
+        destructive = sum(1 for w in wrong if w.get("destructive"))
+    if not n and not figures.get("audited_taps"):
+        return "–"
+    return f"{n} ({destructive} destructive)" if destructive else str(n)
+
+
 def run_line(data: Mapping[str, Any]) -> str:
     """Who ran what, how: one line for the heads of the console output and the Markdown."""
     settings = data.get("settings", {})
@@ -145,21 +162,30 @@ def report_markdown(data: Mapping[str, Any]) -> str:
         lines.append(f"> {note}")
     if data["suite"].get("notes"):
         lines.append("")
-    lines += ["| group | tasks | passed | success | RRR | tokens cached/computed/generated | latency | task time |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines += ["| group | tasks | passed | success | RRR | wrong taps | tokens cached/computed/generated | latency "
+              "| task time |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, s in summary_rows(data):
         lines.append(f"| {name} | {s['total']} | {s['passed']} | {percent(s['success_rate'])} | {ratio(s['rrr'])} "
-                     f"| {tokens_text(s['tokens'])} | {seconds(s['model_latency_s'])} | {s['wall_s']:.1f} s |")
+                     f"| {wrong_text(s)} | {tokens_text(s['tokens'])} | {seconds(s['model_latency_s'])} "
+                     f"| {s['wall_s']:.1f} s |")
     lines += ["", "## Tasks", "",
-              "| task | level | verdict | RRR | actions | tokens | latency | wall | why |",
-              "|---|---|---|---:|---:|---:|---:|---:|---|"]
+              "| task | level | verdict | RRR | actions | wrong taps | tokens | latency | wall | why |",
+              "|---|---|---|---:|---:|---:|---:|---:|---:|---|"]
     for t in data["tasks"]:
         why = failure_reason(t).replace("|", "\\|")
         lines.append(f"| {t['id']} | {t['difficulty']} | {t['verdict']} | {ratio(t.get('rrr'))} | {t['actions']} "
-                     f"| {tokens_text(t.get('tokens'))} | {seconds(t.get('model_latency_s'))} | {t['wall_s']:.2f} s "
-                     f"| {why} |")
+                     f"| {wrong_text(t)} | {tokens_text(t.get('tokens'))} | {seconds(t.get('model_latency_s'))} "
+                     f"| {t['wall_s']:.2f} s | {why} |")
+    wrong = [(t["id"], w) for t in data["tasks"] for w in t.get("wrong_taps", ())]
+    if wrong:
+        lines += ["", "## Wrong taps", "", "| task | action | touched | why |", "|---|---|---|---|"]
+        for task_id, w in wrong:
+            cells = [str(w.get(k, "")).replace("|", "\\|") for k in ("action", "touched", "why")]
+            lines.append(f"| {task_id} | {cells[0]} | {cells[1]}{' (destructive)' if w.get('destructive') else ''} "
+                         f"| {cells[2]} |")
     return "\n".join(lines) + "\n"
 
 
 __all__ = ["REPORT_FORMAT", "failure_reason", "percent", "ratio", "report_json", "report_markdown",
-           "run_line", "seconds", "summarize", "summary_rows", "tokens_text"]
+           "run_line", "seconds", "summarize", "summary_rows", "tokens_text", "wrong_text"]

@@ -39,6 +39,7 @@ from tapir import __version__
 from tapir.dsl.budget import Budgets
 from tapir.dsl.errors import TapirError, UsageError
 from tapir.dsl.runtime_api import UIRuntime
+from tapir.eval.audit import audit_touches
 from tapir.eval.droidtask import action_log
 from tapir.eval.sources import Generation, GenerationRequest, ScriptSource, Tokens, can_repair
 from tapir.eval.suite import AppSpec, Suite, Task
@@ -114,6 +115,12 @@ class TaskResult:
     printed: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     trace: str | None = None
+    #: Touches of the script and its navigation judged by the wrong-target audit
+    #: (``tapir.eval.audit``; simulated apps only), those it could not decide, and the wrong
+    #: ones: ``{"action", "meant", "touched", "why", "destructive", "view"}``.
+    audited_taps: int = 0
+    unknown_taps: int = 0
+    wrong_taps: tuple[dict[str, Any], ...] = ()
 
     @property
     def success(self) -> bool:
@@ -132,7 +139,7 @@ class TaskResult:
         d["success"] = self.success
         d["rrr"] = self.rrr
         d["tokens"] = self.tokens.as_dict() if self.tokens else None
-        for key in ("failed_checks", "missing_actions", "action_log", "printed", "notes"):
+        for key in ("failed_checks", "missing_actions", "action_log", "printed", "notes", "wrong_taps"):
             d[key] = list(d[key])
         return d
 
@@ -168,6 +175,8 @@ class _Execution:
     run_s: float = 0.0
     dumps: int = 0
     device_actions: int = 0
+    #: The simulated app's record of the script's touches (``TouchAudit``), when it keeps one.
+    touches: list[Any] | None = None
 
 
 def _is_sim(slot: str) -> bool:
@@ -207,6 +216,10 @@ def _execute(task: Task, app: AppSpec, script: str, slot: str, config: EvalConfi
                 return out
             boundary = len(list(read_trace(trace)))
             before = dataclasses.replace(runtime.stats)
+        if runtime.simulator is not None:
+            sim_app = runtime.simulator.device.app(package)
+            if hasattr(sim_app, "audit"):
+                out.touches = sim_app.audit = []  # the script's touches only, not the setup's
         started = time.monotonic()
         result = run_script(script, lambda: borrowed, config.budgets, output=None, symbols=symbols,
                             filename=task.reference_file or task.id)
@@ -308,6 +321,7 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
                     gen, attempts = repaired, attempts + 1
                     continue
             verdict = "pass" if ok else ("error" if ex.error is not None else "fail")
+            audit = audit_touches(app.document, ex.records, ex.touches) if ex.touches is not None else None
             return result(
                 verdict=verdict, finished=ex.finished,
                 error=ex.error.render() if ex.error else None, category=ex.error.category if ex.error else None,
@@ -316,6 +330,8 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
                 wall_s=_since(started), run_s=round(ex.run_s, 4), dumps=ex.dumps, device_actions=ex.device_actions,
                 script=gen.script, action_log=tuple(log), printed=ex.printed,
                 trace=str(trace) if config.trace_dir else None,
+                audited_taps=len(audit.verdicts) if audit else 0, unknown_taps=len(audit.unknown) if audit else 0,
+                wrong_taps=tuple(v.as_dict() for v in audit.wrong) if audit else (),
             )
 
 

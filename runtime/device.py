@@ -202,6 +202,13 @@ class AdbDevice:
         return self._run(adb_shell.dump_command(), _check_dump, idempotent=True,
                          timeout=self._dump_timeout, what="uiautomator dump")
 
+    def dump_hierarchy_bytes(self) -> bytes:
+        """``dump_hierarchy`` as the device sent it, not decoded: what the parser reads (decoding
+        a dump to text only for the parser to encode it again cost 0.4 ms on a 688-view screen).
+        Text around the XML is left in (the parser skips it)."""
+        return self._run(adb_shell.dump_command(), _check_dump_bytes, idempotent=True,
+                         timeout=self._dump_timeout, what="uiautomator dump")
+
     def screenshot_png(self) -> bytes:
         return self._run("screencap -p", _check_png, idempotent=True, what="screencap -p")
 
@@ -352,6 +359,16 @@ def _check_dump(output: bytes) -> str:
                  "bridge; stop it and try again",
         )
     raise DeviceError(f"no hierarchy in the output: {_first_line(text)!r}")
+
+
+def _check_dump_bytes(output: bytes) -> bytes:
+    start = output.find(b"<?xml")
+    if start < 0:
+        start = output.find(b"<hierarchy")
+    if start >= 0 and output.rfind(b"</hierarchy>") > start:
+        return output
+    _check_dump(output)  # raises the error the text says (transient, or why there is none)
+    raise TransientError("uiautomator dump was cut short (no </hierarchy>)")
 
 
 def _check_png(output: bytes) -> bytes:

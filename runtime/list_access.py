@@ -221,10 +221,12 @@ class ListAccess:
             if not moved:
                 state.top_known = True
                 break
+        why = ""
         if not isinstance(query, dict):
             best: tuple[float, int, str] | None = None
             for where, nodes, offsets in self._readable_groups(state, generation):
                 g = self.grounder.match_item(el.name, nodes, where.tree, query)
+                why = why or str(getattr(self.grounder, "last_detail", ""))
                 if g is not None and g.node.id in [n.id for n in nodes]:
                     score = g.score
                     if best is None or score > best[0]:
@@ -234,9 +236,11 @@ class ListAccess:
                 c.extra["match"] = f"{best[2]} {best[0]:.2f}"
                 return best[1]
         shown = [s.split("\x1f", 1)[0] for s in state.sigs[:5] if s]
+        reason = why.split(": ", 1)[1] if why.startswith("no item of ") and ": " in why else ""
         raise ActionError(
             f"no item of ${el.name} matches {describe_query(query)} ({len(state.sigs)} items seen"
-            + (f", e.g. {', '.join(repr(s) for s in shown)})" if shown else ")"), span)
+            + (f", e.g. {', '.join(repr(s) for s in shown)})" if shown else ")")
+            + (f"; {reason}" if reason else ""), span)
 
     def _readable_groups(self, state: ListState, generation: int, exclude: tuple[int, int] = (0, 0)
                          ) -> list[tuple[Observation, list[UINode], list[int]]]:

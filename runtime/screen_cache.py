@@ -41,12 +41,17 @@ class ScreenCache:
         self._t0 = clock()
         #: The last dump (None before the first).
         self.current: Observation | None = None
-        #: The XML of the last dump, as the device sent it (failure artifacts keep it).
-        self.last_xml: str | None = None
+        self._last_raw: str | bytes | None = None
         self._dumped_at = 0.0
         #: Bumped by every input but a list swipe, and by a fresh dump of a changed screen.
         self.generation = 0
         self._grounded: dict[tuple[str, int, int | None], Grounding | None] = {}
+
+    @property
+    def last_xml(self) -> str | None:
+        """The XML of the last dump (None before the first): failure artifacts keep it."""
+        raw = self._last_raw
+        return raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
 
     def elapsed(self) -> float:
         """Seconds since the session started (trace timestamps)."""
@@ -88,12 +93,20 @@ class ScreenCache:
         self._grounded.clear()
 
     def _dump(self) -> Observation:
-        xml = self.device.dump_hierarchy()
-        self.last_xml = xml
+        # the bytes the device sent when its class offers them (the parser reads bytes); a
+        # wrapper that only overrides dump_hierarchy is asked for that
+        raw = getattr(type(self.device), "dump_hierarchy_bytes", None)
+        xml: str | bytes = raw(self.device) if callable(raw) else self.device.dump_hierarchy()
+        self._last_raw = xml
         self._dumped_at = self.clock()
         self.stats.dumps += 1
         try:
-            tree = parse_uiautomator(xml)
+            try:
+                tree = parse_uiautomator(xml)
+            except HierarchyError:
+                if not isinstance(xml, bytes):
+                    raise
+                tree = parse_uiautomator(xml.decode("utf-8", "replace"))  # a broken character or two
         except HierarchyError as exc:
             raise DeviceError(f"device {getattr(self.device, 'serial', '?')}: unreadable hierarchy dump: "
                               f"{exc.message}") from exc

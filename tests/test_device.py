@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from tapir.dsl.errors import DeviceError, UsageError
 from tapir.runtime import adb_shell
 from tapir.runtime.device import AdbDevice, Device, resolve_serial
+from tapir.runtime.hierarchy import parse_uiautomator
 from tapir.runtime.retry import FailureKind, NotSent, RetryPolicy, TransientError, call_with_retry, classify
 
 # -- what `input text` does on the device -----------------------------------------------------
@@ -346,6 +347,35 @@ def test_truncated_dump_is_retried() -> None:
     answers = iter([XML[:40].encode(), XML.encode()])
     dev, transport, _ = device(lambda c: next(answers))
     assert dev.dump_hierarchy() == XML and len(transport.commands) == 2
+
+
+def test_dump_as_bytes_is_what_the_device_sent_and_checked_the_same_way() -> None:
+    sent = f"UI hierchary dumped to: {adb_shell.DUMP_PATH}\n{XML}\n".encode()
+    dev, _, _ = device(lambda c: sent)
+    assert dev.dump_hierarchy_bytes() is sent  # not decoded, not copied: the parser skips the banner
+    assert parse_uiautomator(dev.dump_hierarchy_bytes()).nodes[0].id == 0
+    answers = iter([b"ERROR: could not get idle state.\n", XML[:40].encode(), XML.encode()])
+    dev, transport, _ = device(lambda c: next(answers))
+    assert dev.dump_hierarchy_bytes() == XML.encode() and len(transport.commands) == 3
+    dev, _, _ = device(lambda c: b"ERROR: UiAutomationService x already registered!")
+    with pytest.raises(DeviceError):
+        dev.dump_hierarchy_bytes()
+
+
+def test_the_session_parses_the_dumps_bytes_and_survives_a_broken_character() -> None:
+    from tapir.runtime.screen_cache import ScreenCache
+    from tapir.runtime.session_model import SessionConfig, SessionStats
+
+    class Grounder:
+        def identify_screen(self, tree: object) -> object:
+            from tapir.runtime.grounding.result import ScreenMatch
+            return ScreenMatch(None, 0.0, ())
+
+    broken = XML.replace("<node/>", '<node text="caf\xe9"/>').encode("latin-1")  # not UTF-8
+    dev, transport, _ = device(lambda c: broken)
+    screen = ScreenCache(dev, Grounder(), SessionConfig(), SessionStats())  # type: ignore[arg-type]
+    obs = screen.observe()
+    assert obs.tree.nodes[0].text == "caf\ufffd" and len(transport.commands) == 1
 
 
 def test_gestures_and_keys_send_input_commands() -> None:

@@ -13,6 +13,7 @@ from tapir.dsl.errors import UsageError
 from tapir.eval import LEVELS, SuiteError, compare_reports, load_suite, report_markdown, summarize
 from tapir.eval.checks import CheckSyntaxError, compile_check
 from tapir.eval.compare import load_report
+from tapir.eval.report import wrong_text
 from tapir.eval.sources import CallableSource, Generation, GenerationRequest, OracleSource, Tokens, can_repair
 
 REPO = Path(__file__).resolve().parent.parent
@@ -213,7 +214,36 @@ def test_markdown_has_the_groups_and_a_row_per_task() -> None:
     tasks = [_task("music/x", "pass"), _task("music/y", "fail", "hard", failed_checks=["state.x is false"])]
     text = report_markdown(_report(tasks))
     assert "| all | 2 | 1 | 50.0% |" in text and "| hard | 1 | 0 | 0.0% |" in text
-    assert "| music/y | hard | fail | – | 2 | – | – | 1.00 s | check: state.x is false |" in text
+    assert "| music/y | hard | fail | – | 2 | – | – | – | 1.00 s | check: state.x is false |" in text
+
+
+WRONG = {"action": "line 5: milk.tap($note_screen__item_checkbox)", "meant": "$note_screen__item_list.match('Milk')",
+         "outcome": "wrong", "touched": "checklist_item_delete 'Delete item'",
+         "why": "meant checklist_item_checkbox 'Milk'", "destructive": True, "view": "note"}
+
+
+def test_wrong_taps_are_counted_per_group_and_listed() -> None:
+    tasks = [_task("notes/x", "fail", audited_taps=3, unknown_taps=0, wrong_taps=[WRONG]),
+             _task("notes/y", "pass", audited_taps=2, unknown_taps=0, wrong_taps=[]), _task("music/z", "pass")]
+    data = _report(tasks)
+    assert (data["audited_taps"], data["wrong_taps"], data["destructive_taps"]) == (5, 1, 1)
+    assert wrong_text(data) == "1 (1 destructive)" and wrong_text(tasks[1]) == "0" and wrong_text(tasks[2]) == "–"
+    text = report_markdown(data)
+    assert "| notes/x | easy | fail | – | 2 | 1 (1 destructive) |" in text
+    assert "## Wrong taps" in text and "checklist_item_delete 'Delete item' (destructive)" in text
+
+
+def test_the_console_keeps_brackets_in_reasons_and_lists_wrong_taps(capsys: pytest.CaptureFixture[str]) -> None:
+    from tapir.cli.eval import _print_report
+
+    error = ("s.tap:2:1: ScreenNotReached: could not reach screen 'songs_screen' for $songs_screen__song_list "
+             "after 7 navigation step(s): tried [back()]; [songs_screen__playlists_tab.tap()]")
+    tasks = [_task("music/a", "error", error=error), _task("notes/x", "fail", audited_taps=3, wrong_taps=[WRONG])]
+    _print_report(_report(tasks), quiet=False)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "tried [back()]; [songs_screen__playlists_tab.tap()]" in out
+    assert "wrong taps 1 of 3 audited, 1 destructive" in out
+    assert "wrong tap in notes/x: line 5: milk.tap($note_screen__item_checkbox): touched checklist_item_delete" in out
 
 
 def test_comparison_lists_what_changed_per_task() -> None:

@@ -423,6 +423,41 @@ def test_items_see_through_a_wrapper_and_skip_invisible_children() -> None:
     assert [n.text for n in Grounder(d, config=EXACT).items("s__list", tree)] == ["a", "b"]
 
 
+def _alarm_row(time: str, label: str, *, clickable: bool = True) -> V:
+    return V("RelativeLayout", V("LinearLayout", V("TextView", rid="alarm_time", text=time),
+                                 V("TextView", rid="alarm_days", text=label)),
+             V("Switch", rid="alarm_switch", checkable=True, clickable=True),
+             V("ImageButton", rid="alarm_more", desc="More options", clickable=True), rid="alarm_item",
+             clickable=clickable)
+
+
+ALARMS = doc(("alarms", (el("alarms__list", "list", rid("alarms_list")),
+                         el("alarms__time", "text", rid("alarm_time"), item_of="alarms__list"),
+                         el("alarms__switch", "switch", rid("alarm_switch"), item_of="alarms__list"))))
+
+
+@pytest.mark.parametrize("host", ["RecyclerView", "LinearLayout"])
+@pytest.mark.parametrize("rows", [1, 2, 3])
+def test_a_list_of_one_row_is_one_item_not_the_rows_parts(host: str, rows: int) -> None:
+    # the clock's alarms list with one alarm left: one item, whose parts are its children
+    tree = screen(V(host, *(_alarm_row(f"0{i}:00", "Gym") for i in range(rows)), rid="alarms_list",
+                    scrollable=host == "RecyclerView"))
+    g = Grounder(ALARMS, config=EXACT)
+    items = g.items("alarms__list", tree)
+    assert [n.resource_name for n in items] == ["alarm_item"] * rows
+    assert g.child("alarms__list", "alarms__switch", items[0], tree) is not None
+
+
+def test_a_lone_plain_row_is_an_item_when_it_holds_the_parts_of_one() -> None:
+    # neither clickable nor in an adapter view: the document's item children decide
+    tree = screen(V("LinearLayout", _alarm_row("06:45", "Gym", clickable=False), rid="alarms_list"))
+    assert [n.resource_name for n in Grounder(ALARMS, config=EXACT).items("alarms__list", tree)] == ["alarm_item"]
+    # a scroll view's one child is a wrapper whatever it holds
+    wrapped = screen(V("ScrollView", V("LinearLayout", _alarm_row("06:45", "Gym")), rid="alarms_list",
+                       scrollable=True))
+    assert [n.resource_name for n in Grounder(ALARMS, config=EXACT).items("alarms__list", wrapped)] == ["alarm_item"]
+
+
 def test_items_of_a_missing_list_or_a_non_list() -> None:
     g = Grounder(NOTES, config=EXACT)
     with pytest.raises(ElementNotFound):

@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 from lxml import etree
+from tapir.docgen.model import Dialect, Identifier
+from tapir.runtime.grounding.identifiers import evaluate
+from tapir.runtime.grounding.screen_view import ScreenView
 from tapir.runtime.grounding.screens import skeleton_paths
 from tapir.runtime.grounding.terms import HtmlFacts, HtmlOnDemand, TreeTerms, html_facts
 from tapir.runtime.hierarchy import UITree, html_view, parse_droidbot_state, parse_uiautomator, parse_view_list
@@ -125,3 +128,69 @@ def test_recorded_droidtask_states_and_real_dumps(upstream: Path) -> None:
         assert_same(tree, str(path))
         checked += 1
     assert checked >= 100
+
+
+def assert_within_agrees(tree: UITree, where: str, limit: int = 40) -> int:
+    """Inside a view (a list item), an identifier answered from the indexes selects what lxml
+    selects on that view's subtree as a document of its own, in both dialects; and the
+    uiautomator dialect runs on the dump itself when the tree has one. Returns the checks made."""
+    view = ScreenView(tree)
+    terms, _ = view.html_terms
+    checks = 0
+    containers = [n for n in tree.nodes if len(n.children) >= 2][:limit]
+    for node in containers:
+        below = [node, *tree.descendants(node.id)][:6]
+        xpaths: list[Identifier] = []
+        for d in below:
+            if d.resource_id:
+                xpaths.append(Identifier(f"//node[@resource-id='{d.resource_id}']", Dialect.UIAUTOMATOR))
+                if "'" not in d.resource_name:
+                    xpaths.append(Identifier(f"//*[@resource_id='{d.resource_name}']", Dialect.HTML))
+            if d.text and "'" not in d.text and "\n" not in d.text:
+                xpaths.append(Identifier(f"//node[@text='{d.text}']", Dialect.UIAUTOMATOR))
+        for ident in xpaths:
+            indexed = [n.id for n in evaluate(ident, view, within=node.id)]
+            plain = [n.id for n in evaluate(ident, view, within=node.id, indexed=False)]
+            assert indexed == plain, (where, node.id, ident.xpath)
+            checks += 1
+    return checks
+
+
+@pytest.mark.parametrize("name", APP_NAMES)
+def test_identifiers_inside_items_agree_with_lxml_on_the_sample_apps(name: str) -> None:
+    app = get_app(name)
+    assert isinstance(app, ToolkitApp)
+    checks = sum(assert_within_agrees(parse_uiautomator(there.dump_xml()), f"{name} {key}")
+                 for key, there in list(crawl(app).items())[:12])
+    assert checks >= 50
+
+
+@pytest.mark.upstream
+def test_identifiers_inside_items_agree_with_lxml_on_recorded_states(upstream: Path) -> None:
+    checks = 0
+    for path in sorted((upstream / "droidtask" / "apps").glob("*/states/state_*.json"))[:40]:
+        checks += assert_within_agrees(parse_droidbot_state(json.loads(path.read_text(encoding="utf-8"))), str(path))
+    for path in sorted((upstream / "uiautomator").glob("*.xml")):
+        try:
+            tree = parse_uiautomator(path.read_bytes())
+        except etree.XMLSyntaxError:
+            continue
+        checks += assert_within_agrees(tree, str(path))
+    assert checks >= 500
+
+
+def test_the_tree_index_skips_empty_values_and_finds_them_when_asked() -> None:
+    app = get_app("music")
+    assert isinstance(app, ToolkitApp)
+    tree = parse_uiautomator(app.dump_xml())
+    terms = TreeTerms(tree)
+    assert "" not in terms.index("@text")
+    assert terms.ids("@text", "") == [n.id for n in tree.nodes if not n.text]
+    assert terms.ids("@resource-id", "") == [n.id for n in tree.nodes if not n.resource_id]
+    by_rid, by_text = tree.values_index("resource-id", "text")
+    rids = {n.resource_id for n in tree.nodes if n.resource_id}
+    assert by_rid == {r: [n.id for n in tree.nodes if n.resource_id == r] for r in rids}
+    assert sum(map(len, by_text.values())) == sum(1 for n in tree.nodes if n.text)
+    # the dump as lxml reads it, view for view
+    assert [tree.document_ids[tree.element_of(n.id)] for n in tree.nodes] == [n.id for n in tree.nodes]
+    assert tree.element_of(len(tree.nodes)) is None

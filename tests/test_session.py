@@ -7,6 +7,7 @@ grounder is the plain XPath one of ``runtime_helpers`` so that these tests are a
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from tapir.dsl.interpreter import RunResult, run_script
 from tapir.dsl.values import ElementHandle
 from tapir.runtime.hierarchy.model import Bounds, UINode, UITree
 from tapir.runtime.lists import align, new_above
-from tapir.runtime.session import DeviceRuntime
+from tapir.runtime.session import DeviceRuntime, SessionConfig
 from tapir.runtime.settle import Expectation, Observation, SettleConfig, settle
 from tapir.runtime.sim.apps import get_app
 from tapir.runtime.sim.apps.music import MusicApp
@@ -54,7 +55,9 @@ def titles(app: MusicApp) -> list[str]:
 
 def test_len_and_iteration_see_every_item_once(doc: AppDocument) -> None:
     app = music()
-    rt, _, _ = make_runtime(app, doc)
+    # (dumps are counted: a dump must not go stale while a loaded machine runs the reads)
+    steady = SessionConfig(settle=dataclasses.replace(SettleConfig.for_simulator(), fresh_s=60.0))
+    rt, _, _ = make_runtime(app, doc, config=steady)
     result = run(rt, f"n = len(${SONGS})\nnames = [s.get_text($songs_screen__song_title) for s in ${SONGS}]")
     assert result.ok, result.error
     assert result.variables["n"] == str(len(app.state.songs)) == "44"

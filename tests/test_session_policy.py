@@ -300,3 +300,28 @@ def test_an_element_absent_from_the_screen_reached_names_that_screen(music_doc: 
     assert "the device shows 'new_playlist_dialog' (reached after 2 navigation step(s))" in result.error.message
     assert app.current_dialog == "new_playlist"
     assert len(trace.events("navigation")) == 2  # and no wandering once there
+
+
+def test_the_now_playing_bar_of_the_screen_showing_it_leads_to_the_player(music_doc: AppDocument) -> None:
+    """The bar shows on the songs, playlists and playlist screens, and the document says so: from
+    a playlist, the player is one tap away (not back to the songs first)."""
+    rt, sim, trace = real(get_app("music"), music_doc)
+    result = run(rt, '$songs_screen__playlists_tab.tap()\n$playlists_screen__playlist_list.match("Road trip").tap()\n'
+                     "$playlist_screen__play_all_button.tap()\n$now_playing_screen__shuffle_button.tap()\n")
+    assert result.ok, result.error
+    assert [e["step"] for e in trace.events("navigation")] == ["playlist_screen__now_playing_bar.tap()"]
+    assert rt.stats.device_actions == 5
+
+
+def test_a_list_with_one_row_left_has_one_item() -> None:
+    """The alarms with one alarm left: len() is 1 and the row's switch is the item's switch (the
+    row was read as a list of its parts, three items, and a loop tapped the wrong view)."""
+    doc = load_document(REPO / "samples" / "clock" / "clock.yaml")
+    app: Any = get_app("clock")
+    rt, _, _ = real(app, doc)
+    del app.state.alarms[1:]
+    enabled = app.state.alarms[0].enabled
+    result = run(rt, "$clock_screen__alarm_tab.tap()\nn = len($alarm_screen__alarm_list)\n"
+                     "for a in $alarm_screen__alarm_list:\n    a.tap($alarm_screen__alarm_switch)\n")
+    assert result.ok, result.error
+    assert result.variables["n"] == "1" and app.state.alarms[0].enabled is not enabled

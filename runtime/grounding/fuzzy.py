@@ -72,6 +72,20 @@ def label_similarity(a: str, b: str) -> float:
     return max(whole, PARTIAL_SCALE * partial) / 100.0
 
 
+def shown_similarity(wanted: str, shown: str) -> float:
+    """How well a view showing ``shown`` stands for a label ``wanted``: ``label_similarity``, but a
+    view that shows only part of the label's words ("Play" for "Play next", "Add" for "Add to
+    playlist") gets no credit for the part: it is another, less specific thing, and more likely a
+    sibling of the one meant. A view that shows the label and more ("Gym" in "Gym · Mon, Wed")
+    keeps it."""
+    pa, pb = default_process(wanted), default_process(shown)
+    if pa and pb and pa != pb:
+        ta, tb = set(pa.split()), set(pb.split())
+        if tb < ta:
+            return max(fuzz.ratio(pa, pb), fuzz.token_sort_ratio(pa, pb)) / 100.0
+    return label_similarity(wanted, shown)
+
+
 # Naming-convention affixes that do not change what an id means (``btn_save``, ``save_view``).
 _AFFIXES = frozenset({"btn", "tv", "iv", "ib", "et", "view"})
 
@@ -79,17 +93,33 @@ _AFFIXES = frozenset({"btn", "tv", "iv", "ib", "et", "view"})
 @lru_cache(maxsize=65536)
 def rid_similarity(a: str, b: str) -> float:
     """Similarity of two resource names. Convention affixes are ignored at a small cost; other
-    words count (``title`` and ``title_icon`` are different views)."""
+    words count (``title`` and ``title_icon`` are different views), and when the names share
+    words, only the words that differ are compared (``item_checkbox`` is not ``item_delete``)."""
     wa, wb = words(a), words(b)
     if not wa or not wb:
         return 0.0
     if wa.replace(" ", "") == wb.replace(" ", ""):
         return 1.0
-    ca = " ".join(w for w in wa.split() if w not in _AFFIXES)
-    cb = " ".join(w for w in wb.split() if w not in _AFFIXES)
+    ca = [w for w in wa.split() if w not in _AFFIXES]
+    cb = [w for w in wb.split() if w not in _AFFIXES]
     if ca and ca == cb:
         return 0.95
-    return fuzz.token_sort_ratio(wa, wb) / 100.0
+    score = fuzz.token_sort_ratio(wa, wb) / 100.0
+    # Words both names have say nothing about which of two sibling views is meant
+    # (``checklist_item_checkbox`` and ``checklist_item_delete``): the words that differ must be alike.
+    common = set(ca) & set(cb)
+    da = " ".join(w for w in ca if w not in common)
+    db = " ".join(w for w in cb if w not in common)
+    if common and da and db:
+        score = min(score, fuzz.ratio(da, db) / 100.0)
+    return score
+
+
+def same_id(a: str, b: str) -> bool:
+    """Two resource names for the same view in two naming conventions: the same words whatever
+    the case and separators (``songs_list``, ``songsList``), or once convention affixes are
+    dropped (``tv_title``, ``title_view``)."""
+    return rid_similarity(a, b) >= 0.95
 
 
 def node_strings(node: UINode) -> tuple[str, ...]:

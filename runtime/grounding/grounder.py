@@ -37,28 +37,39 @@ renders it once.
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from rapidfuzz import fuzz, process
-from tapir.docgen.model import AppDocument, Element
+from tapir.docgen.model import AppDocument, Element, Identifier
 from tapir.dsl.api import Kind
 from tapir.dsl.errors import ActionError, DocumentError, ElementNotFound, UnknownElement
 from tapir.runtime.grounding.claims import ClaimIndex, other_elements
 from tapir.runtime.grounding.config import GroundingConfig
 from tapir.runtime.grounding.embedding import Embedder, default_embedder, embedding_status
-from tapir.runtime.grounding.fuzzy import label_similarity, rid_similarity, topic, words
-from tapir.runtime.grounding.identifiers import Labels, evaluate, labels, positional
+from tapir.runtime.grounding.fuzzy import (
+    KIND_WORDS,
+    fold,
+    label_similarity,
+    rid_similarity,
+    shown_similarity,
+    topic,
+    words,
+)
+from tapir.runtime.grounding.identifiers import Labels, evaluate, labels, positional, renamed_identifier
 from tapir.runtime.grounding.items import item_nodes, match_attributes, match_text
 from tapir.runtime.grounding.result import Grounding, ScreenMatch
 from tapir.runtime.grounding.screen_view import ScreenView
 from tapir.runtime.grounding.screens import ScreenIdentifier
-from tapir.runtime.grounding.targets import eligible, target, target_key
+from tapir.runtime.grounding.targets import eligible, list_like, target, target_key
 from tapir.runtime.hierarchy import UINode, UITree
 
-_VIEW_CACHE = 8
+# Views kept: the current dump's and the one before (the session works on these; an older dump a
+# list read goes back to gets its view again). Each holds its tree: keeping eight made a step on
+# a 688-view screen 15% slower, the CPU cache thrashing over trees no one would ask about again.
+_VIEW_CACHE = 2
 _LETTERS = re.compile(r"[^\W\d_]")
 # Weights of label and resource-id evidence in the fuzzy score. A list item's child shows data
 # (a song title) that differs from item to item, so its resource id carries the evidence.
@@ -95,6 +106,10 @@ class Grounder:
                     table.setdefault(i.xpath, []).append(e)
             self._xpaths_by_screen[s.name] = table
         self._single_screen = len(document.screens) <= 1
+        # resource ids the document names: never taken for another one renamed
+        named = [i for s in document.screens for i in (*s.signature.all_of, *s.signature.none_of)]
+        named += [i for e in document.elements for i in e.identifiers]
+        self._reserved = frozenset(labels(named).rids)
         self._claim_index = ClaimIndex(document, self.labels_of)
         #: why the last ``ground``/``match_item``/``child`` call answered what it did
         self.last_detail = ""
@@ -130,7 +145,7 @@ class Grounder:
         if found is not None and found.tree is tree:
             self._views.move_to_end(key)
             return found
-        view = ScreenView(tree)
+        view = ScreenView(tree, self._reserved)
         self._views[key] = view
         while len(self._views) > _VIEW_CACHE:
             self._views.popitem(last=False)
@@ -218,11 +233,122 @@ class Grounder:
                     found = doubtful
                 else:
                     found = replace(found, detail=f"{found.detail} (instead of {doubtful.detail})")
-            elif found is None and self.config.use_embedding:
+            if found is None:
+                found = self._by_structure(element, view, within_id, claimed, notes)
+            if found is None and self.config.use_embedding:
                 found = self._by_embedding(element, view, within_id, claimed, notes)
         self.last_detail = found.detail if found is not None else (
             f"{element.name} not found: " + "; ".join(notes) if notes else f"{element.name} not found")
         return found
+
+    # -- structure: no label needed ---------------------------------------------------------------
+
+    def _hits_of(self, element: Element, view: ScreenView, within: int | None = None) -> list[UINode]:
+        """The views the element's first identifier that finds any finds, as written or with its
+        resource id renamed; bare positions left out."""
+        for renamed in (False, True):
+            for written in element.identifiers:
+                identifier = None if positional(written.xpath) else _as_read(written, view, renamed)
+                if identifier is None:
+                    continue
+                try:
+                    hits = evaluate(identifier, view, within=within)
+                except DocumentError:
+                    continue
+                if hits:
+                    return hits
+        return []
+
+    def _parts(self, list_element: str) -> list[Element]:
+        return [e for e in self.document.elements if e.item_of == list_element]
+
+    def _by_structure(self, element: Element, view: ScreenView, within: int | None,
+                      claimed: Callable[[UINode], str | None] | None, notes: list[str]) -> Grounding | None:
+        """Where labels say nothing (a resource id dropped, no text), the structure may: a list is
+        the list view whose rows hold the list's item children; a part of a list item (a toggle,
+        field, button or text) is the one view of its role in the item that no other documented
+        part accounts for, when the item has as many views of that role as the document has
+        parts (a button's words must not disagree with the element's)."""
+        tree = view.tree
+        if element.kind == Kind.LIST and within is None:
+            votes: Counter[int] = Counter()
+            for part in self._parts(element.name):
+                lists = set()
+                for hit in self._hits_of(part, view):
+                    holder = next((a for a in tree.ancestors(hit.id) if list_like(a) and a.visible), None)
+                    if holder is not None:
+                        lists.add(holder.id)
+                votes.update(lists)
+            ranked = [(n, tree.node(i)) for i, n in votes.most_common()
+                      if claimed is None or claimed(tree.node(i)) is None]
+            if not ranked and element.options:
+                # no item child found: the view holding the options the document lists is the list
+                holder = _holder_of_options(tree, element.options)
+                if holder is not None and (claimed is None or claimed(holder) is None):
+                    return Grounding(holder, "structure", None, 1.0, None,
+                                     f"structure: {_describe(holder)} holds its documented options")
+            if not ranked:
+                notes.append("structure: no list view holds its item children")
+                return None
+            if len(ranked) > 1 and ranked[1][0] == ranked[0][0]:
+                notes.append("structure: its item children are in several list views")
+                return None
+            count, holder = ranked[0]
+            return Grounding(holder, "structure", None, 1.0, None,
+                             f"structure: {_describe(holder)} holds {count} of its item children")
+        role = _ROLE_OF.get(element.kind)
+        if role is None:
+            return None
+        if within is None or element.item_of is None:
+            if within is not None or role not in _SCREEN_ROLES:
+                return None
+            # a field or a toggle of the screen: the screen's one view of that role no other
+            # element of the screen accounts for, when the counts agree
+            where = "screen"
+            inside = [n for n in tree.nodes if n.visible]
+            screen = self.document.screen(element.screen)
+            parts = [p for p in (screen.elements if screen else ())
+                     if p.item_of is None and _ROLE_OF.get(p.kind) == role]
+        else:
+            where = "item"
+            inside = [n for n in tree.descendants(within) if n.visible]
+            parts = [p for p in self._parts(element.item_of) if _ROLE_OF.get(p.kind) == role]
+        pool = [n for n in inside if _has_role(n, role)]
+        found = {part.name: {h.id for h in self._hits_of(part, view, within)}
+                 for part in parts if part.name != element.name}
+        explained = set().union(*found.values())
+        left = [n for n in pool if n.id not in explained]
+        node: UINode | None = left[0] if len(left) == 1 else None
+        how = "no other element accounts for"
+        if len(pool) == len(parts) and len(left) > 1:
+            # several unaccounted for: a form keeps its order between versions, so when every view
+            # accounted for sits where the document lists its element, the rest do too
+            at = {n.id: i for i, n in enumerate(pool)}
+            anchors = [(i, at[h]) for i, part in enumerate(parts) for h in found.get(part.name, ()) if h in at]
+            if anchors and all(d == v for d, v in anchors):
+                mine = next(i for i, part in enumerate(parts) if part.name == element.name)
+                if pool[mine].id not in explained:
+                    node, how = pool[mine], "in the document's order, the others being where it lists them"
+        if len(pool) != len(parts) or node is None:
+            # the item shows other views of this role than the document's parts (an inserted
+            # badge, a button the document does not know): which is which cannot be told
+            notes.append(f"structure: the {where} has {len(pool)} {role}(s) for {len(parts)} documented, "
+                         f"{len(left)} unaccounted for")
+            return None
+        said = set(self._words_of(element))
+        shown = set(_node_words(view, node))
+        if role == "button" and said and shown and not said & shown:
+            notes.append(f"structure: the {where}'s only other {role} {_describe(node)} says nothing of {element.name}")
+            return None
+        return Grounding(node, "structure", None, 1.0, None,
+                         f"structure: the {where}'s {role} {how}, {_describe(node)}")
+
+    def _words_of(self, element: Element) -> list[str]:
+        known = self.labels_of(element)
+        out = topic(element.local_name).split()
+        for label in (*known.words, *known.rids):
+            out += [w for w in words(label).split() if w not in KIND_WORDS]
+        return out
 
     def _claim_check(self, element: Element, view: ScreenView) -> Callable[[UINode], str | None]:
         owners: dict[int, str | None] = {}
@@ -247,7 +373,8 @@ class Grounder:
         """(identifier index, view id) of the element's identifier stage on ``view``, cached."""
         cache: dict[str, tuple[int, int] | None] = view.memo.setdefault("unique_hits", {})
         if element.name not in cache:
-            hit = self._first_unique(element, view, None, [], 0, positions=False)
+            hit = self._first_unique(element, view, None, [], 0, positions=False) or self._first_unique(
+                element, view, None, [], 0, positions=False, renamed=True)
             cache[element.name] = (hit[0], hit[1].id) if hit is not None else None
         return cache[element.name]
 
@@ -268,13 +395,19 @@ class Grounder:
         return None
 
     def _first_unique(self, element: Element, view: ScreenView, within: int | None, skipped: list[str],
-                      start: int, *, positions: bool = True) -> tuple[int, UINode] | None:
+                      start: int, *, positions: bool = True, renamed: bool = False) -> tuple[int, UINode] | None:
         """The first identifier from ``start`` on whose hits act on one target, and its first hit
-        (``positions=False``: bare-position XPaths do not count)."""
+        (``positions=False``: bare-position XPaths do not count; ``renamed``: only identifiers
+        whose resource id the screen shows renamed, read with the new id)."""
         for index in range(start, len(element.identifiers)):
-            identifier = element.identifiers[index]
-            if not positions and positional(identifier.xpath):
+            written = element.identifiers[index]
+            if not positions and positional(written.xpath):
                 continue
+            identifier = _as_read(written, view, renamed)
+            if identifier is None:
+                continue
+            if not renamed and index > start and self._renamed_hit(element, view, start, index, within):
+                return None  # an identifier before this one finds its view renamed: that comes first
             try:
                 hits = evaluate(identifier, view, within=within)
             except DocumentError as exc:
@@ -290,6 +423,20 @@ class Grounder:
             return index, hits[0]
         return None
 
+    def _renamed_hit(self, element: Element, view: ScreenView, start: int, before: int, within: int | None) -> bool:
+        """Whether an identifier from ``start`` to ``before`` finds a view once its resource id is
+        read renamed (a renamed id of a precise identifier beats a fallback identifier as written)."""
+        for identifier in element.identifiers[start:before]:
+            renamed = renamed_identifier(identifier, view)
+            if renamed is None:
+                continue
+            try:
+                if evaluate(renamed, view, within=within):
+                    return True
+            except DocumentError:
+                continue
+        return False
+
     def _by_identifiers(self, element: Element, view: ScreenView, within: int | None, child: bool,
                         notes: list[str]) -> tuple[Grounding | None, Grounding | None]:
         """The identifier stage: (a sure grounding, or a doubtful one for the fuzzy stage to check).
@@ -302,16 +449,27 @@ class Grounder:
         skipped: list[str] = []
         known = self.labels_of(element)
         start = 0
+        renamed = False
         while True:
-            found = self._first_unique(element, view, within, skipped, start)
+            found = self._first_unique(element, view, within, skipped, start, renamed=renamed)
+            if found is None and not renamed:
+                # none finds a view as written: read them with the ids the screen shows renamed
+                renamed, start = True, 0
+                found = self._first_unique(element, view, within, skipped, start, renamed=True)
             if found is None:
                 notes.append("identifiers: " + (", ".join(skipped) if skipped else "none matches"))
                 return None, None
             index, hit = found
             identifier = element.identifiers[index]
-            node = target(view, hit, element.kind, strict=False) or hit
+            if renamed:
+                identifier = renamed_identifier(identifier, view) or identifier
+            node = target(view, hit, element.kind, strict=renamed) or (None if renamed else hit)
+            if node is None:
+                skipped.append(f"#{index} (renamed) finds a view that cannot be a {element.kind.value}")
+                start = index + 1
+                continue
             doubt = ""
-            if index > 0 and not child and within is None:
+            if (index > 0 or renamed) and not child and within is None:
                 owner = self._owner_of(element, view, hit, first_only=True)
                 if owner is not None:
                     skipped.append(f"#{index} finds the view of {owner}")
@@ -325,8 +483,9 @@ class Grounder:
                         continue
                     doubt = f", but it shows {shown!r}"
             note = f" after skipping {', '.join(skipped)}" if skipped else ""
+            how = " (its resource id renamed)" if renamed else ""
             grounding = Grounding(node, "identifier", index, 1.0, None,
-                                  f"identifier #{index} {identifier.xpath}{note}{doubt}")
+                                  f"identifier #{index} {identifier.xpath}{how}{note}{doubt}")
             return (None, grounding) if doubt else (grounding, None)
 
     def _label_conflict(self, view: ScreenView, hit: UINode, node: UINode, known: Labels) -> str | None:
@@ -357,13 +516,24 @@ class Grounder:
             notes.append("fuzzy: the identifiers name no text, description or resource id")
             return None
         wl, wr = _CHILD_WEIGHTS if child else _WEIGHTS
+        # an element known by its resource id alone, against a view without one (the new version
+        # dropped it): the id's words stand for its label ("add_item" is the button "Add item"),
+        # without the words of its kind and of its screen ("edit_note" on the note screen: "edit")
+        id_words: list[str] = []
+        if not known.words and not child:
+            screen_words = set(words(element.screen).split())
+            for r in known.rids:
+                kept = [w for w in words(r).split() if w not in screen_words]
+                for said in (" ".join(kept), " ".join(w for w in kept if w not in KIND_WORDS)):
+                    if said and said not in id_words:
+                        id_words.append(said)
         scored: list[tuple[float, UINode]] = []
         for node in self._candidates(view, within):
             total = weight = 0.0
             factor = 1.0
             if known.words:
                 strings = view.strings(node)
-                sl = max((label_similarity(k, s) for k in known.words for s in strings), default=0.0)
+                sl = max((shown_similarity(k, s) for k in known.words for s in strings), default=0.0)
                 total += wl * sl
                 weight += wl
             if known.rids:
@@ -372,6 +542,10 @@ class Grounder:
                     weight += wr
                 else:
                     factor = _MISSING_RID
+                    if id_words:
+                        total += max((shown_similarity(k, s) for k in id_words for s in view.strings(node)),
+                                     default=0.0)
+                        weight += 1.0
             if weight:
                 scored.append((total / weight * factor, node))
         return self._decide(element, view, scored, "fuzzy", self.config.fuzzy_threshold,
@@ -468,7 +642,37 @@ class Grounder:
         found = self.ground(element.name, tree)
         if found is None:
             raise ElementNotFound(f"{element.name} is not on the screen ({self.last_detail})")
-        return item_nodes(tree, found.node)
+        return item_nodes(tree, found.node, self._holds_one_item(element, self.view(tree)))
+
+    def _holds_one_item(self, element: Element, view: ScreenView) -> Callable[[UINode], bool]:
+        """Whether a list's lone child holds the parts of one item: the list's item children
+        (``item_of``) found in it under different children of it (a wrapper holds rows, each with
+        all the parts)."""
+        parts = [e for e in self.document.elements if e.item_of == element.name]
+
+        def is_item(node: UINode) -> bool:
+            tree = view.tree
+            under: dict[int, int] = {}  # a child of ``node`` -> parts found below it
+            for part in parts:
+                where: set[int] = set()
+                for identifier in part.identifiers:
+                    if positional(identifier.xpath):
+                        continue
+                    try:
+                        hits = evaluate(identifier, view)
+                    except DocumentError:
+                        continue
+                    for hit in hits:
+                        path = [hit.id, *(a.id for a in tree.ancestors(hit.id))]
+                        if node.id in path:
+                            k = path.index(node.id)
+                            where.add(path[k - 1] if k > 0 else node.id)
+                    if hits:
+                        break
+                for child in where:
+                    under[child] = under.get(child, 0) + 1
+            return len(under) >= 2 or node.id in under
+        return is_item
 
     def match_item(self, list_element_name: str, items: list[UINode], tree: UITree,
                    query: str | Mapping[str, Any]) -> Grounding | None:
@@ -479,8 +683,11 @@ class Grounder:
             self.last_detail = found.detail if found else f"no item of {element.name} has {dict(query)}"
             return found
         embedder = self.embedder if self.config.use_embedding else None
-        found, why = match_text(tree, items, str(query), context=element.local_name, config=self.config,
-                                embedder=embedder)
+        # the list's topic ("theme" of theme_options); a list named for its kind only ("options")
+        # takes its screen's ("song" of song_options_menu)
+        context = element.local_name if topic(element.local_name) else element.screen
+        found, why = match_text(tree, items, str(query), context=context, config=self.config,
+                                embedder=embedder, options=element.options)
         self.last_detail = found.detail if found else f"no item of {element.name} matches {query!r}: {why}"
         return found
 
@@ -490,6 +697,48 @@ class Grounder:
         self._list(list_element_name)
         child = self.element(child_element_name)
         return self._ground(child, self.view(tree), item, child=True)
+
+
+def _as_read(identifier: Identifier, view: ScreenView, renamed: bool) -> Identifier | None:
+    """The identifier as written, or (``renamed``) with the id the screen shows renamed, None
+    when it has no such id."""
+    return renamed_identifier(identifier, view) if renamed else identifier
+
+
+#: Roles the structure stage also counts over a whole screen (a screen has many buttons and
+#: texts no document lists, but its fields and toggles usually all are).
+_SCREEN_ROLES = frozenset({"toggle", "text field"})
+#: The role a list item's part plays, by its kind: what the structure stage counts.
+_ROLE_OF = {Kind.CHECKBOX: "toggle", Kind.SWITCH: "toggle", Kind.INPUT: "text field", Kind.BUTTON: "button",
+            Kind.TEXT: "text"}
+
+
+def _has_role(node: UINode, role: str) -> bool:
+    if role == "toggle":
+        return node.checkable
+    if role == "text field":
+        return node.editable
+    if role == "button":
+        return (node.clickable or node.long_clickable) and not node.checkable and not node.editable
+    return bool(node.text.strip()) and not node.children and not node.editable and not node.checkable
+
+
+def _holder_of_options(tree: UITree, options: tuple[str, ...]) -> UINode | None:
+    """The innermost view holding every view that shows one of ``options`` (two at least)."""
+    want = {fold(o) for o in options}
+    shown = [n for n in tree.nodes if n.visible and (fold(n.text) in want or fold(n.content_desc) in want)]
+    if len(shown) < 2:
+        return None
+    chains = [[n.id, *(a.id for a in tree.ancestors(n.id))] for n in shown]
+    common = set(chains[0]).intersection(*chains[1:])
+    return next((tree.node(i) for i in chains[0] if i in common), None)
+
+
+def _node_words(view: ScreenView, node: UINode) -> list[str]:
+    out: list[str] = []
+    for s in (*view.strings(node), node.resource_name):
+        out += [w for w in words(s).split() if w not in KIND_WORDS]
+    return out
 
 
 def _describe(node: UINode) -> str:

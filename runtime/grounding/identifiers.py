@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from lxml import etree
 from tapir.docgen.model import Dialect, Identifier
@@ -24,7 +24,7 @@ from tapir.dsl.errors import DocumentError
 from tapir.runtime.grounding.fuzzy import LABEL_CAP
 from tapir.runtime.grounding.screen_view import ScreenView, uiautomator_attributes
 from tapir.runtime.grounding.terms import UIA_FIELDS
-from tapir.runtime.hierarchy import UINode
+from tapir.runtime.hierarchy import UINode, UITree
 
 _COMPILED: dict[str, etree.XPath | DocumentError] = {}
 
@@ -96,11 +96,12 @@ def simple_xpath(expr: str) -> tuple[str, tuple[tuple[str, str], ...]] | None:
 
 
 def _by_terms(view: ScreenView, dialect: Dialect, tag: str,
-              terms: tuple[tuple[str, str], ...]) -> list[UINode] | None:
-    """The hits of a simple XPath from the indexes; None when they cannot answer it."""
+              terms: tuple[tuple[str, str], ...], limit: int | None = None) -> list[UINode] | None:
+    """The hits of a simple XPath from the indexes (the first ``limit`` of them); None when
+    they cannot answer it."""
     tree = view.tree
     if dialect == Dialect.HTML:
-        ids = view.html_on_demand.query(tag, terms)
+        ids = view.html_on_demand.query(tag, terms, limit)
         if ids is None:
             ids = _intersect(view.html_terms, terms, tag)
         return [n for n in (tree.node(i) for i in ids) if n.visible]
@@ -128,6 +129,8 @@ def _by_terms(view: ScreenView, dialect: Dialect, tag: str,
             if any(attrs.get(name[1:]) != value for name, value in rest):
                 continue
         out.append(node)
+        if limit is not None and len(out) >= limit:
+            break
     return out
 
 
@@ -149,32 +152,55 @@ def positional(xpath: str) -> bool:
     return "@" not in xpath and "text()" not in xpath and "contains(" not in xpath
 
 
+_REQUIRED: dict[str, str | None] = {}
+
+
 def required_resource_id(expr: str) -> str | None:
     """A resource id every hit of ``expr`` must carry, or None when that cannot be told cheaply."""
-    if _DISJUNCTIVE.search(expr):
+    if expr in _REQUIRED:
+        return _REQUIRED[expr]
+    found = None
+    if not _DISJUNCTIVE.search(expr):
+        m = _REQUIRED_RID.search(expr)
+        found = (m.group(1) or m.group(2)) if m else None
+    _REQUIRED[expr] = found
+    return found
+
+
+def renamed_identifier(identifier: Identifier, view: ScreenView) -> Identifier | None:
+    """The identifier with the resource id it requires replaced by the id the screen shows for it
+    under another naming convention (``ScreenView.renamed``), when that id is absent; else None."""
+    rid = required_resource_id(identifier.xpath)
+    if rid is None or rid in view.resource_names:
         return None
-    m = _REQUIRED_RID.search(expr)
-    return (m.group(1) or m.group(2)) if m else None
+    alias = view.renamed(rid)
+    if alias is None:
+        return None
+    xpath = identifier.xpath.replace(f"'{rid}'", f"'{alias}'").replace(f'"{rid}"', f'"{alias}"')
+    return replace(identifier, xpath=xpath)
 
 
 def evaluate(identifier: Identifier, view: ScreenView, *, within: int | None = None,
-             indexed: bool = True) -> list[UINode]:
+             indexed: bool = True, limit: int | None = None) -> list[UINode]:
     """The visible nodes ``identifier`` selects on ``view``, in document order, without repeats.
 
-    ``within`` restricts the search to that node's subtree, evaluated as a document of its own.
-    Attribute and text results select the element that holds them. ``indexed=False`` always
-    runs lxml (the tests compare both ways).
+    ``within`` restricts the search to that node's subtree, evaluated as a document of its own
+    (a simple XPath is answered from the indexes, keeping the hits in the subtree). Attribute
+    and text results select the element that holds them. ``indexed=False`` always runs lxml
+    (the tests compare both ways). ``limit``: the caller needs no more hits than that (whether
+    there is one): the index stops looking, lxml may give more.
     """
     rid = required_resource_id(identifier.xpath)
     if rid is not None and rid not in view.resource_names:
         compile_xpath(identifier.xpath)  # still report a malformed XPath
         return []
-    if within is None and indexed:
+    if indexed:
         simple = simple_xpath(identifier.xpath)
         if simple is not None:
-            hits = _by_terms(view, identifier.dialect, *simple)
+            hits = _by_terms(view, identifier.dialect, *simple, limit=limit if within is None else None)
             if hits is not None:
-                return hits
+                # inside an item, ``//x[...]`` selects the item or views below it that have the terms
+                return hits if within is None else [h for h in hits if _inside(view.tree, h, within)]
     xpath = compile_xpath(identifier.xpath)
     if identifier.dialect == Dialect.HTML:
         html = view.html
@@ -214,6 +240,16 @@ def evaluate(identifier: Identifier, view: ScreenView, *, within: int | None = N
         if node is not None and node.visible:
             out.append(node)
     return out
+
+
+def _inside(tree: UITree, node: UINode, within: int) -> bool:
+    """``node`` is the view ``within`` or lies below it."""
+    nid: int | None = node.id
+    while nid is not None:
+        if nid == within:
+            return True
+        nid = tree.node(nid).parent
+    return False
 
 
 def _ids_by_attribute(el: etree._Element) -> int | None:

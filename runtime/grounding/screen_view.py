@@ -17,14 +17,16 @@ several elements on one dump share all of this work.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from typing import Any
 
 from lxml import etree
-from tapir.runtime.grounding.fuzzy import LABEL_CAP
+from tapir.runtime.grounding.fuzzy import LABEL_CAP, same_id
 from tapir.runtime.grounding.terms import HtmlFacts, HtmlOnDemand, SkeletonPath, TermIndex, TreeTerms, html_facts
 from tapir.runtime.hierarchy import HtmlView, UINode, UITree, html_view
+
+_UNKNOWN = object()
 
 
 def _flag(value: bool) -> str:
@@ -56,19 +58,29 @@ def uiautomator_attributes(node: UINode) -> dict[str, str]:
 
 
 class UiautomatorView:
-    """The tree as ``uiautomator dump`` would write it, ready for XPath."""
+    """The tree as ``uiautomator dump`` writes it, ready for XPath: the dump itself as lxml reads
+    it (``UITree.document``) for a tree parsed from one, else a document written from the nodes
+    (a DroidBot state, a view list)."""
 
     def __init__(self, tree: UITree) -> None:
         self.tree = tree
+        document = tree.document
+        if document is not None:
+            self.root = document
+            self._node_of: Mapping[etree._Element, int] = tree.document_ids
+            self._element_of: Callable[[int], etree._Element | None] = tree.element_of
+            return
         self.root = etree.Element("hierarchy", rotation="0")
-        self._node_of: dict[etree._Element, int] = {}
-        self._element: dict[int, etree._Element] = {}
+        node_of: dict[etree._Element, int] = {}
+        element: dict[int, etree._Element] = {}
         sub = etree.SubElement
         for node in tree.nodes:
-            parent = self._element[node.parent] if node.parent is not None else self.root
+            parent = element[node.parent] if node.parent is not None else self.root
             el = sub(parent, "node", uiautomator_attributes(node))
-            self._element[node.id] = el
-            self._node_of[el] = node.id
+            element[node.id] = el
+            node_of[el] = node.id
+        self._node_of = node_of
+        self._element_of = lambda nid: element.get(nid)
 
     def context(self, within: int | None) -> tuple[etree._Element, Mapping[etree._Element, int]] | None:
         """The element to evaluate on and the element -> node id map for its results.
@@ -78,7 +90,7 @@ class UiautomatorView:
         """
         if within is None:
             return self.root, self._node_of
-        el = self._element.get(within)
+        el = self._element_of(within)
         if el is None:
             return None
         clone = copy.deepcopy(el)
@@ -87,12 +99,20 @@ class UiautomatorView:
 
 
 class ScreenView:
-    """A tree and everything grounding derives from it."""
+    """A tree and everything grounding derives from it.
 
-    def __init__(self, tree: UITree) -> None:
+    ``reserved`` are the short resource ids the document names: a resource id the document names
+    that is absent from the screen may be found *renamed* (``renamed``), but never as another
+    id the document names.
+    """
+
+    def __init__(self, tree: UITree, reserved: frozenset[str] = frozenset()) -> None:
         self.tree = tree
+        self.reserved = reserved
         #: results the grounder derives from this screen (its screen match, identifier hits)
         self.memo: dict[str, Any] = {}
+        self._renamed: dict[str, str | None] = {}
+        self._owners: dict[int, int | None] = {}
 
     @cached_property
     def html(self) -> HtmlView:
@@ -138,16 +158,53 @@ class ScreenView:
                 out.add(rid.rsplit("/", 1)[-1])
         return frozenset(out)
 
-    @cached_property
-    def _clickable_owner(self) -> dict[int, int | None]:
-        """Nearest clickable node, the node itself included (pre-order: parents come first)."""
-        owner: dict[int, int | None] = {}
-        for node in self.tree.nodes:
+    def renamed(self, rid: str) -> str | None:
+        """The resource id on screen that is ``rid`` (absent from the screen) under another naming
+        convention (``songs_list`` -> ``songsList``, ``tv_songs_list``, ``songs_list_view``:
+        ``fuzzy.same_id``), when exactly one id on screen is, and it is not an id the document
+        names; in the form ``rid`` has (full when it is full). Apps rename ids between versions
+        that way; other renamings are left to the similarity stages."""
+        if rid in self._renamed:
+            return self._renamed[rid]
+        package, _, short = rid.rpartition("/")
+        found: set[str] = set()
+        for full in self.tree_terms.index("@resource-id"):
+            if not full:
+                continue
+            head, _, name = full.rpartition("/")
+            if package and head != package:
+                continue
+            if name not in self.reserved and name != short and same_id(short, name):
+                found.add(full if package else name)
+        alias = found.pop() if len(found) == 1 else None
+        self._renamed[rid] = alias
+        return alias
+
+    def _clickable_up(self, node_id: int) -> int | None:
+        """Nearest clickable node, the node itself included, found walking up (each step's answer
+        kept: identifying a screen asks a few nodes, the similarity stages many)."""
+        known = self._owners
+        by = self.tree.get
+        path: list[int] = []
+        nid: int | None = node_id
+        found: int | None = None
+        while nid is not None:
+            if nid in known:
+                found = known[nid]
+                break
+            node = by(nid)
+            if node is None:
+                break
             if node.clickable or node.long_clickable:
-                owner[node.id] = node.id
-            else:
-                owner[node.id] = owner.get(node.parent) if node.parent is not None else None
-        return owner
+                found = nid
+                break
+            path.append(nid)
+            nid = node.parent
+        for p in path:
+            known[p] = found
+        if nid is not None:
+            known[nid] = found
+        return found
 
     @cached_property
     def _scrollable_owner(self) -> dict[int, int | None]:
@@ -158,6 +215,19 @@ class ScreenView:
             else:
                 owner[node.id] = owner.get(node.parent) if node.parent is not None else None
         return owner
+
+    @cached_property
+    def _holds_checkable(self) -> frozenset[int]:
+        """Nodes with a visible checkable view below them."""
+        found: set[int] = set()
+        by = self.tree.node
+        for node in reversed(self.tree.nodes):  # children before parents
+            if any(c in found or (by(c).checkable and by(c).visible) for c in node.children):
+                found.add(node.id)
+        return frozenset(found)
+
+    def holds_checkable(self, node_id: int) -> bool:
+        return node_id in self._holds_checkable
 
     @cached_property
     def _editable_below(self) -> dict[int, int]:
@@ -200,7 +270,8 @@ class ScreenView:
         return self._editable_below.get(node_id)
 
     def clickable_owner(self, node_id: int) -> int | None:
-        return self._clickable_owner.get(node_id)
+        found = self._owners.get(node_id, _UNKNOWN)
+        return self._clickable_up(node_id) if found is _UNKNOWN else found  # type: ignore[return-value]
 
     def scrollable_owner(self, node_id: int) -> int | None:
         return self._scrollable_owner.get(node_id)

@@ -25,22 +25,31 @@ the answer is confident although the scores are close. When none shows any of it
 screen none of whose texts is missing beats one all of whose texts are. Two dialogs made from the
 same layout (same skeleton, same resource ids, different options) are told apart this way.
 
-Element evidence is computed only for screens that can still win on it, and the XPaths it uses
-are answered from an index of the screen's attribute values (``identifiers.simple_xpath``), so
-identifying a screen needs no HTML rendering.
+Element evidence is computed only for screens that can still win on it (not at all when one
+screen alone can reach the threshold and its signature does: its score is then the signature's
+part), and the XPaths it uses are answered from an index of the screen's attribute values
+(``identifiers.simple_xpath``), each asked for one hit, so identifying a screen needs no HTML
+rendering.
+
+**Drift.** A test whose resource id is absent is read again with the id the screen shows
+renamed (``ScreenView.renamed``), for ``RENAMED`` of its weight; when no screen is recognised,
+tests that find nothing for want of what they look for count as ``UNTELLABLE`` and the screens
+are scored again (``ScreenIdentifier.identify``). A list's documented options shown on screen
+count as a text found.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from lxml import etree
 from tapir.docgen.model import AppDocument, Element, Identifier, Screen
 from tapir.dsl.errors import DocumentError
 from tapir.runtime.grounding.config import GroundingConfig
-from tapir.runtime.grounding.identifiers import evaluate, simple_xpath
+from tapir.runtime.grounding.fuzzy import fold
+from tapir.runtime.grounding.identifiers import evaluate, renamed_identifier, required_resource_id, simple_xpath
 from tapir.runtime.grounding.result import ScreenMatch
 from tapir.runtime.grounding.screen_view import ScreenView
 
@@ -95,6 +104,10 @@ def activity_matches(signature: str, activity: str) -> bool:
 
 #: How much one found element says, by the kind of identifier that found it.
 SPECIFIC, STRUCTURAL, WEAK = 0.6, 0.35, 0.2
+#: A test that holds once its resource id is read renamed counts this share of one that holds;
+#: one that finds nothing for want of what it looks for counts as half true when identification
+#: falls back (``identify``).
+RENAMED, UNTELLABLE = 0.85, 0.5
 _SPECIFIC_KEYS = frozenset({"text()", "@text", "@content-desc", "@alt", "@content_desc", "@content_description"})
 _RID_KEYS = frozenset({"@resource-id", "@resource_id"})
 _SPECIFIC_LITERAL = re.compile(r"""(?:text\(\)|@text|@content-desc|@alt|@content_desc|\balt\b)\s*(?:=|,)\s*["']""")
@@ -163,12 +176,23 @@ def _evidence_sample(elements: Sequence[Element]) -> tuple[tuple[Element, tuple[
         if e.item_of is not None:
             continue
         tests = [(i, specificity(i.xpath)) for i in e.identifiers if simple_xpath(i.xpath) is not None]
-        if tests:
+        if tests or e.options:
             usable.append((e, tuple(sorted(tests, key=lambda t: -t[1]))))
     if len(usable) <= EVIDENCE_SAMPLE:
         return tuple(usable)
     step = len(usable) / EVIDENCE_SAMPLE
     return tuple(usable[int(i * step)] for i in range(EVIDENCE_SAMPLE))
+
+
+def _shows_options(options: Sequence[str], view: ScreenView) -> bool:
+    """Whether the screen shows the documented options of a list, as texts or descriptions (two
+    of them, or the one there is)."""
+    shown: set[str] | None = view.memo.get("shown_texts")
+    if shown is None:
+        terms = view.tree_terms
+        shown = view.memo["shown_texts"] = {fold(t) for key in ("@text", "@content-desc")
+                                             for t in terms.index(key) if t}
+    return sum(fold(o) in shown for o in options) >= min(2, len(options))
 
 
 class ScreenIdentifier:
@@ -190,21 +214,36 @@ class ScreenIdentifier:
 
     def _hits(self, identifier: Identifier, view: ScreenView) -> bool:
         try:
-            return bool(evaluate(identifier, view))
+            return bool(evaluate(identifier, view, limit=1))
         except DocumentError as exc:
             self.broken.setdefault(identifier.xpath, exc.message)
             return False
 
+    def _holds(self, identifier: Identifier, view: ScreenView, untellable: float = 0.0) -> float:
+        """How surely ``identifier`` finds a view: 1.0, ``RENAMED`` when it does once its resource
+        id is read under another naming convention, ``untellable`` when it finds nothing but its
+        resource id is on no view (``identify``), else 0."""
+        if self._hits(identifier, view):
+            return 1.0
+        renamed = renamed_identifier(identifier, view)
+        if renamed is not None:
+            return RENAMED if self._hits(renamed, view) else 0.0
+        rid = required_resource_id(identifier.xpath)
+        return untellable if rid is None or rid not in view.resource_names else 0.0
+
     def evidence(self, facts: _ScreenFacts, view: ScreenView) -> Evidence:
         specific = structural = unseen = 0
         missing = 1.0
-        for _, tests in facts.elements:
+        for element, tests in facts.elements:
             found = None
             for identifier, weight in tests:
-                if self._hits(identifier, view):
-                    found = weight
+                held = self._holds(identifier, view)
+                if held >= RENAMED:
+                    found = weight * held
                     break
-            if tests[0][1] >= SPECIFIC and (found is None or found < SPECIFIC):
+            if element.options and (found is None or found < SPECIFIC) and _shows_options(element.options, view):
+                found = SPECIFIC  # a list found by the options the document says it has
+            if (element.options or tests[0][1] >= SPECIFIC) and (found is None or found < SPECIFIC):
                 unseen += 1  # known by a text that is not showing
             if found is None:
                 continue
@@ -216,6 +255,23 @@ class ScreenIdentifier:
         return Evidence(specific, structural, 1 - missing, unseen)
 
     def identify(self, view: ScreenView) -> ScreenMatch:
+        """The screen ``view`` shows. A signature test that does not hold counts as false; when
+        then no screen reaches the threshold, the app may be another version than the document's
+        (an id dropped, a title reworded): a test that fails for want of what it looks for (its
+        resource id on no view, its text nowhere) counts as half true (``UNTELLABLE``), one whose
+        id is there and says otherwise (another tab selected) still as false, and the screens
+        are scored again. A screen is named so only when at least two of its elements are found:
+        its elements decide, not one toolbar button any screen has."""
+        found, _ = self._identify(view, 0.0)
+        if found.name is not None:
+            return found
+        again, evidence = self._identify(view, UNTELLABLE)
+        seen = evidence.get(again.name or "", Evidence())
+        if again.name is None or seen.specific + seen.structural < 2:
+            return found
+        return replace(again, detail=f"{again.detail}, counting signature tests that find nothing as unknown")
+
+    def _identify(self, view: ScreenView, untellable: float) -> tuple[ScreenMatch, dict[str, Evidence]]:
         tree = view.tree
         signature_scores: dict[str, float | None] = {}
         for facts in self._facts:
@@ -225,16 +281,22 @@ class ScreenIdentifier:
                 if not activity_matches(sig.activity, tree.activity):
                     continue
                 parts.append(1.0)
-            if sig.none_of and any(self._hits(i, view) for i in sig.none_of):
+            if sig.none_of and any(self._holds(i, view) >= RENAMED for i in sig.none_of):
                 continue
             if sig.all_of:
-                parts.append(sum(self._hits(i, view) for i in sig.all_of) / len(sig.all_of))
+                parts.append(sum(self._holds(i, view, untellable) for i in sig.all_of) / len(sig.all_of))
             if facts.skeleton:
                 parts.append(dice(facts.skeleton, view.skeleton))
             signature_scores[facts.screen.name] = sum(parts) / len(parts) if parts else None
 
         known = [s for s in signature_scores.values() if s is not None]
         best_signature = max(known, default=0.0)
+        threshold = self.config.screen_threshold
+        # the screens that can reach the threshold at all; when one alone can, and its signature
+        # reaches it, its elements cannot change the answer and are not consulted
+        reach = [n for n, sig in signature_scores.items()
+                 if sig is None or SIGNATURE_WEIGHT * sig + (1 - SIGNATURE_WEIGHT) >= threshold]
+        lone = reach[0] if len(reach) == 1 else None
         scores: dict[str, float] = {}
         evidence: dict[str, Evidence] = {}
         for facts in self._facts:
@@ -243,8 +305,9 @@ class ScreenIdentifier:
                 continue
             sig_score = signature_scores[name]
             # element evidence can add at most 1 - SIGNATURE_WEIGHT: skip screens it cannot lift
-            if sig_score is not None and SIGNATURE_WEIGHT * sig_score + (1 - SIGNATURE_WEIGHT) < \
-                    SIGNATURE_WEIGHT * best_signature - 1e-9:
+            if sig_score is not None and (SIGNATURE_WEIGHT * sig_score + (1 - SIGNATURE_WEIGHT) < \
+                    SIGNATURE_WEIGHT * best_signature - 1e-9
+                    or (name == lone and SIGNATURE_WEIGHT * sig_score >= threshold)):
                 scores[name] = SIGNATURE_WEIGHT * sig_score
                 continue
             if facts.elements:
@@ -256,9 +319,11 @@ class ScreenIdentifier:
                 scores[name] = element_score
             else:
                 scores[name] = SIGNATURE_WEIGHT * sig_score + (1 - SIGNATURE_WEIGHT) * element_score
-        return self._decide(scores, evidence)
+        # falling back, texts are what may have been reworded: the scores alone decide
+        return self._decide(scores, evidence, lookalikes=not untellable), evidence
 
-    def _decide(self, scores: dict[str, float], evidence: dict[str, Evidence]) -> ScreenMatch:
+    def _decide(self, scores: dict[str, float], evidence: dict[str, Evidence], *,
+                lookalikes: bool = True) -> ScreenMatch:
         margin_cfg = self.config.screen_margin
         ranked = sorted(((n, round(s, 6)) for n, s in scores.items() if s > 0), key=lambda p: -p[1])
         if not ranked or ranked[0][1] < self.config.screen_threshold:
@@ -269,7 +334,7 @@ class ScreenIdentifier:
         close = [n for n, s in ranked if top - s < margin_cfg and s >= self.config.screen_threshold]
         beaten: set[str] = set()
         name = ranked[0][0]
-        if len(close) > 1:
+        if len(close) > 1 and lookalikes:
             # look-alikes: the evidence that differs decides (texts and descriptions found)
             none = Evidence()
             name = max(close, key=lambda n: (evidence.get(n, none).key, scores[n]))

@@ -44,12 +44,16 @@ _ATTR_SPACE = re.compile(r"\r\n|[\r\n\t]")
 
 def text_value(raw: str) -> str:
     """A text node as an XML parser reads the rendered text back."""
+    if raw.isprintable():
+        return raw  # (no control character, line end or surrogate: nearly every label)
     text = _XML_INVALID.sub("", raw)
     return _LINE_END.sub("\n", text) if "\r" in text else text
 
 
 def attribute_value(raw: str) -> str:
     """An attribute as an XML parser reads it back (line ends and tabs normalised to spaces)."""
+    if raw.isprintable():
+        return raw
     text = _XML_INVALID.sub("", raw)
     return _ATTR_SPACE.sub(" ", text) if ("\n" in text or "\r" in text or "\t" in text) else text
 
@@ -136,6 +140,8 @@ def html_facts(tree: UITree) -> HtmlFacts:
 
 #: uiautomator attribute name -> the ``UINode`` field it shows
 UIA_FIELDS = {"@resource-id": "resource_id", "@text": "text", "@content-desc": "content_desc", "@class": "class_name"}
+_DUMP_NAMES = {"@resource-id": "resource-id", "@text": "text", "@content-desc": "content-desc", "@class": "class"}
+_BASE = ("@resource-id", "@text", "@content-desc")
 
 
 class TreeTerms:
@@ -159,42 +165,47 @@ class TreeTerms:
         return self._order[node_id]
 
     def index(self, attribute: str) -> dict[str, list[int]]:
+        """Values -> ids for one attribute; empty values are left out (``ids`` finds them)."""
         found = self._by.get(attribute)
         if found is None:
             found = self._by[attribute] = self._build(attribute)
         return found
 
     def ids(self, attribute: str, value: str) -> list[int]:
-        return self.index(attribute).get(value, [])
+        index = self.index(attribute)
+        found = index.get(value)
+        if found is None and not value and attribute in UIA_FIELDS:
+            # views without the attribute are not indexed (most of them): found when asked
+            field = attrgetter(UIA_FIELDS[attribute])
+            found = index[""] = [n.id for n in self.tree.nodes if not field(n)]
+        return found or []
 
     def _build(self, attribute: str) -> dict[str, list[int]]:
-        out: dict[str, list[int]] = {}
-        nodes = self.tree.nodes
+        if attribute in _BASE:
+            # the three a screen is identified by, in one pass over the views
+            for name, built in zip(_BASE, self.tree.values_index(*(_DUMP_NAMES[n] for n in _BASE)), strict=True):
+                self._by[name] = built
+            return self._by[attribute]
         if attribute in UIA_FIELDS:
-            value = attrgetter(UIA_FIELDS[attribute])
-            for n in nodes:
-                key = value(n)
-                found = out.get(key)
-                if found is None:
-                    out[key] = [n.id]
-                else:
-                    found.append(n.id)
-        elif attribute == "html-rid":
-            # from the full ids: one entry per distinct id, not per view
-            for rid, ids in self.index("@resource-id").items():
-                if rid:
-                    short = attribute_value(rid.rsplit("/", 1)[-1])
-                    out[short] = sorted({*out.get(short, ()), *ids}, key=self.position) if short in out else list(ids)
+            return self.tree.values_index(_DUMP_NAMES[attribute])[0]
+        # the HTML form's values, worked out once per distinct value, not per view
+        if attribute == "html-rid":
+            source, key = self.index("@resource-id"), lambda rid: attribute_value(rid.rsplit("/", 1)[-1])
         elif attribute == "html-alt":
-            for n in nodes:
-                if n.content_desc:
-                    out.setdefault(attribute_value(n.content_desc), []).append(n.id)
+            source, key = self.index("@content-desc"), attribute_value
         elif attribute == "html-text":
-            for n in nodes:
-                if n.text:
-                    out.setdefault(text_value(n.text[:CONTENT_LIMIT]), []).append(n.id)
+            source, key = self.index("@text"), lambda text: text_value(text[:CONTENT_LIMIT])
         else:
             raise KeyError(attribute)
+        out: dict[str, list[int]] = {}
+        for value, ids in source.items():
+            if not value:
+                continue
+            k = key(value)
+            if k in out:  # two values that read the same: merged in document order
+                out[k] = sorted({*out[k], *ids}, key=self.position)
+            else:
+                out[k] = ids
         return out
 
 
@@ -220,13 +231,17 @@ class HtmlOnDemand:
         self._hdl: dict[int, bool] = {}
         self._kids: dict[int, list[UINode]] = {}
         self._shown: dict[int, bool] = {}
+        self._kept: dict[int, bool] = {}
+        self._flags: dict[int, tuple[bool, bool]] = {}
         self._base: int | None = None
 
     # -- the renderer's rules, per view ------------------------------------------------------
 
-    @staticmethod
-    def kept(node: UINode) -> bool:
-        return node.visible and node.resource_id not in BAR_RESOURCE_IDS
+    def kept(self, node: UINode) -> bool:
+        found = self._kept.get(node.id)
+        if found is None:
+            found = self._kept[node.id] = node.visible and node.resource_id not in BAR_RESOURCE_IDS
+        return found
 
     @staticmethod
     def described(node: UINode) -> bool:
@@ -241,6 +256,8 @@ class HtmlOnDemand:
 
     def _contributes(self, node: UINode) -> bool:
         """Whether ``node`` makes its parent show its children (it is, or holds, a described leaf)."""
+        if self._hdl.get(node.id):
+            return True  # a described leaf below: it has kept children, and holds one
         return self.has_described_leaf(node) if self.kept_children(node) else self.described(node)
 
     def has_described_leaf(self, node: UINode) -> bool:
@@ -273,23 +290,24 @@ class HtmlOnDemand:
         found = self._shown.get(node.id)
         if found is not None:
             return found
+        shown, by, kept = self._shown, self.tree.node, self.kept
         chain = [node]  # up to the first ancestor already known (or the root)
-        while chain[-1].parent is not None and chain[-1].parent not in self._shown:
-            chain.append(self.tree.node(chain[-1].parent))
+        while chain[-1].parent is not None and chain[-1].parent not in shown:
+            chain.append(by(chain[-1].parent))
         # a kept view that is (or holds) a described leaf makes every kept ancestor show its children
         for child, parent in zip(chain, chain[1:], strict=False):
-            if not (self.kept(child) and self._contributes(child)):
+            if not (kept(child) and self._contributes(child)):
                 break
             self._hdl[parent.id] = True
         for n in reversed(chain):
-            if not self.kept(n):
+            if not kept(n):
                 result = False
             elif n.parent is None:
                 result = True
             else:
-                result = self._shown[n.parent] and self.has_described_leaf(self.tree.node(n.parent))
-            self._shown[n.id] = result
-        return self._shown[node.id]
+                result = shown[n.parent] and self.has_described_leaf(by(n.parent))
+            shown[n.id] = result
+        return shown[node.id]
 
     def leaf(self, node: UINode) -> bool:
         """Shown without children (none kept, or all pruned)."""
@@ -299,20 +317,42 @@ class HtmlOnDemand:
         if self.described(node):
             if node.editable:
                 return "input"
-            chain = [node, *self.tree.ancestors(node.id)]
-            if any(a.checkable for a in chain):
+            checkable, clickable = self._inherited(node)
+            if checkable:
                 return "checkbox"
-            if any(a.clickable for a in chain):
+            if clickable:
                 return "button"
             return "scrollbar" if node.scrollable else "p"
         return _tag_name(node.short_class) if node.class_name else "div"
+
+    def _inherited(self, node: UINode) -> tuple[bool, bool]:
+        """Whether the view or an ancestor is checkable, and clickable; one walk up for both,
+        each answer on the way kept."""
+        known = self._flags
+        path: list[UINode] = []
+        n: UINode | None = node
+        above = (False, False)
+        by = self.tree.node
+        while n is not None:
+            memo = known.get(n.id)
+            if memo is not None:
+                above = memo
+                break
+            path.append(n)
+            n = None if n.parent is None else by(n.parent)
+        checkable, clickable = above
+        for v in reversed(path):  # from the top down
+            checkable = checkable or v.attribute("checkable") == "true"
+            clickable = clickable or v.attribute("clickable") == "true"
+            known[v.id] = (checkable, clickable)
+        return known[node.id]
 
     def texts(self, node: UINode) -> list[str]:
         """The element's text nodes as an XML parser reads them (its own and its children's tails)."""
         content = text_value(node.text[:CONTENT_LIMIT]) if self.described(node) else ""
         if self.leaf(node):
             return [content] if content else []
-        depth = sum(1 for _ in self.tree.ancestors(node.id)) + self.base
+        depth = len(node.path) + self.base
         inner = "\n" + "  " * (depth + 1)
         out = [content + inner, "\n" + "  " * depth]
         if len(self.kept_children(node)) > 1:
@@ -342,9 +382,10 @@ class HtmlOnDemand:
 
     # -- queries ---------------------------------------------------------------------------------
 
-    def query(self, tag: str, terms: tuple[tuple[str, str], ...]) -> list[int] | None:
-        """The ids ``//TAG[terms]`` selects on the HTML form, in document order; None when no
-        term can propose candidates (the caller uses the full index)."""
+    def query(self, tag: str, terms: tuple[tuple[str, str], ...], limit: int | None = None) -> list[int] | None:
+        """The ids ``//TAG[terms]`` selects on the HTML form, in document order (the first
+        ``limit`` of them); None when no term can propose candidates (the caller uses the full
+        index)."""
         lists: list[list[int]] = []
         for k, v in terms:
             if k == "text()":
@@ -374,4 +415,6 @@ class HtmlOnDemand:
                 continue
             if all(self.has(node, k, v) for k, v in terms):
                 out.append(nid)
+                if limit is not None and len(out) >= limit:
+                    break
         return out

@@ -387,6 +387,20 @@ class UITree:
         nid = self._lxml[1].get(element)
         return None if nid is None else self.nodes[nid]
 
+    @property
+    def document_ids(self) -> Mapping[etree._Element, int]:
+        """``document``'s ``<node>`` elements -> the ids of their nodes (empty without a document)."""
+        return self._lxml[1]
+
+    def element_of(self, node_id: int) -> etree._Element | None:
+        """The ``<node>`` element of ``document`` for a node id (None without a document)."""
+        elements = self._elements
+        return elements[node_id] if 0 <= node_id < len(elements) else None
+
+    @cached_property
+    def _elements(self) -> list[etree._Element]:
+        return list(self._lxml[1])
+
     def xpath(self, expr: str) -> list[UINode]:
         """The nodes an XPath selects on the dump (``//node[@resource-id='...']``), in document
         order; attribute and text results select the element that holds them. Empty for a tree
@@ -403,6 +417,25 @@ class UITree:
                 seen.add(node.id)
                 out.append(node)
         return out
+
+    def values_index(self, *names: str) -> tuple[dict[str, list[int]], ...]:
+        """For each attribute as the dump names it (``"resource-id"``, ``"text"``, ...): its
+        non-empty values -> ids of the views that have them, in document order; all made in one
+        pass over the views' attribute dicts (what indexing a screen costs: most views have no
+        text, description or id, and are skipped)."""
+        outs: tuple[dict[str, list[int]], ...] = tuple({} for _ in names)
+        pairs = tuple(zip(names, outs, strict=True))
+        for node in self.nodes:
+            a = node._a
+            for name, out in pairs:
+                value = a.get(name)
+                if value:
+                    found = out.get(value)
+                    if found is None:
+                        out[value] = [node.id]
+                    else:
+                        found.append(node.id)
+        return outs
 
     def __len__(self) -> int:
         return len(self.nodes)

@@ -24,6 +24,7 @@ by ``advance()``; nothing reads the wall clock, so a run is a pure function of i
 
 from __future__ import annotations
 
+import copy
 import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -44,7 +45,17 @@ from tapir.runtime.sim.toolkit.layout import (
 )
 from tapir.runtime.sim.toolkit.render import render_png
 from tapir.runtime.sim.toolkit.tree import Node, Rect, scroll_target, touch_target
-from tapir.runtime.sim.toolkit.widgets import Button, Dialog, Menu, Radio, RadioGroup, Screen, Widget
+from tapir.runtime.sim.toolkit.widgets import (
+    Button,
+    Dialog,
+    ListView,
+    Menu,
+    Radio,
+    RadioGroup,
+    Screen,
+    Widget,
+    child_fields,
+)
 
 T = TypeVar("T")
 
@@ -99,6 +110,48 @@ class Layer:
     anchor: Rect | None = None
     #: A menu opened from a toolbar's ``More options`` carries its items instead of a builder.
     items: tuple[Widget, ...] | None = None
+    #: The same items as the undrifted app labels them (kept while touches are audited).
+    plain_items: tuple[Widget, ...] | None = None
+
+
+def _list_keys(drifted: Widget, plain: Widget) -> list[tuple[str, str]]:
+    """(drifted, plain) scroll keys of the lists of two builds of one view (same structure)."""
+    out: list[tuple[str, str]] = []
+    stack = [(drifted, plain)]
+    while stack:
+        a, b = stack.pop()
+        if type(a) is not type(b):
+            continue
+        if isinstance(a, ListView):
+            out.append((a.id or "list", b.id or "list"))
+        for name in child_fields(a):
+            va, vb = getattr(a, name), getattr(b, name)
+            if isinstance(va, Widget) and isinstance(vb, Widget):
+                stack.append((va, vb))
+            elif isinstance(va, tuple) and isinstance(vb, tuple) and len(va) == len(vb):
+                stack.extend(zip(va, vb, strict=True))
+    return out
+
+
+@dataclass(frozen=True)
+class TouchAudit:
+    """One touch, as an auditor of a drifted app sees it (``ToolkitApp.audit``).
+
+    ``plain_xml`` is the touched window laid out as this app version lays it out (widgets
+    inserted, lists reordered) but labelled as the undrifted app labels it (texts, descriptions
+    and resource ids): view ``i`` of it is view ``i`` of the dump the touch was aimed at, so
+    the document's own identifiers say what the touched view is. None when the two do not have
+    the same views (a reworded label that wrapped onto another line and pushed a row out).
+    """
+
+    x: int
+    y: int
+    long: bool
+    #: the screen, dialog or menu that was on top
+    view: str
+    #: pre-order index (the dump's node id) of the view that took the touch; None: none did
+    target: int | None
+    plain_xml: str | None
 
 
 @dataclass
@@ -134,6 +187,8 @@ class ToolkitApp:
 
     def __init__(self) -> None:
         self.drift: Drift | None = None
+        #: When a list, every touch is recorded here (``TouchAudit``); survives ``reset()``.
+        self.audit: list[TouchAudit] | None = None
         self.reset()
 
     # ------------------------------------------------------------------------------------ the app's part
@@ -370,21 +425,23 @@ class ToolkitApp:
         while len(self.stack) > 1 and self.stack[-1].kind != "screen":
             self.stack.pop()
 
-    def _build(self, layer: Layer) -> Widget:
-        if layer.items is not None:
-            widget: Widget = Menu(items=layer.items)
+    def _build(self, layer: Layer, drift: Drift | None = None, *, plain: bool = False) -> Widget:
+        drift = self.drift if drift is None and not plain else drift
+        items = layer.plain_items if plain and layer.plain_items is not None else layer.items
+        if items is not None:
+            widget: Widget = Menu(items=items)
         else:
             self._building = layer
             try:
                 widget = getattr(self, layer.name)(**layer.params)
             finally:
                 self._building = None
-        if self.drift is not None:
-            widget = apply_drift(widget, self.drift, layer.name, {**GENERIC_TEXTS, **self.drift_texts})
+        if drift is not None:
+            widget = apply_drift(widget, drift, layer.name, {**GENERIC_TEXTS, **self.drift_texts})
         return widget
 
-    def _render(self, layer: Layer) -> Rendered:
-        widget = self._build(layer)
+    def _render(self, layer: Layer, drift: Drift | None = None, *, plain: bool = False) -> Rendered:
+        widget = self._build(layer, drift, plain=plain)
         ctx = LayoutContext(self.package, layer.form)
         if isinstance(widget, Screen):
             root = layout_screen(widget, ctx)
@@ -403,6 +460,7 @@ class ToolkitApp:
         layer = self.stack[-1]
         rendered = self._render(layer)
         if layer.kind != "screen" and not rendered.root.bounds.contains(x, y):
+            self._audit(x, y, long, layer, rendered, None)
             # Outside a popup or dialog: the window is dismissed and the touch goes no further.
             cancelable = not isinstance(rendered.widget, Dialog) or rendered.widget.cancelable
             if cancelable:
@@ -412,9 +470,10 @@ class ToolkitApp:
         if node is None:
             if long:
                 node = touch_target(rendered.root, x, y)  # a long press on a plain button is a click
-            if node is None:
-                self.unhandled.append(f"{'long_tap' if long else 'tap'} {x},{y}: nothing there")
-                return
+        plain = self._audit(x, y, long, layer, rendered, node)
+        if node is None:
+            self.unhandled.append(f"{'long_tap' if long else 'tap'} {x},{y}: nothing there")
+            return
         if not node.enabled:
             return
         self._last_tap = node.bounds
@@ -422,13 +481,43 @@ class ToolkitApp:
             layer.form.focus = node.input.name
             layer.form.select_all = long or node.input.select_on_focus
         if node.popup is not None:
-            self.stack.append(Layer("menu", "overflow_menu", anchor=node.bounds, items=node.popup))
+            plain_items = plain.popup if plain is not None else None
+            self.stack.append(Layer("menu", "overflow_menu", anchor=node.bounds, items=node.popup,
+                                    plain_items=plain_items))
             return
         handler = node.on_long_tap if long and node.on_long_tap else node.on_tap
         if handler is not None:
             if layer.kind == "menu":
                 self.stack.pop()  # choosing an item dismisses the popup before the item acts
             handler()
+
+    def _audit(self, x: int, y: int, long: bool, layer: Layer, rendered: Rendered, node: Node | None) -> Node | None:
+        """Record the touch when auditing (``TouchAudit``); the touched view's twin in the plain
+        window, if any."""
+        if self.audit is None:
+            return None
+        views = list(rendered.root.walk())
+        target = next((i for i, n in enumerate(views) if n is node), None) if node is not None else None
+        if self.drift is None:
+            self.audit.append(TouchAudit(x, y, long, layer.name, target, dump_xml([rendered.root])))
+            return node
+        # laid out on a copy of the form: a layout clamps scroll offsets, and the touch must find
+        # the app as it was
+        twin = Layer(layer.kind, layer.name, layer.params, copy.deepcopy(layer.form), layer.anchor, layer.items,
+                     layer.plain_items)
+        plain = self._render(twin, self.drift.structural(), plain=True)
+        # a list keeps its scroll offset under its id, which the drift may have renamed
+        moved = {b: layer.form.scroll[a] for a, b in _list_keys(rendered.widget, plain.widget)
+                 if a != b and a in layer.form.scroll}
+        if moved:
+            twin.form = copy.deepcopy(layer.form)
+            twin.form.scroll.update(moved)
+            plain = self._render(twin, self.drift.structural(), plain=True)
+        plain_root = plain.root
+        plain_views = list(plain_root.walk())
+        same = len(plain_views) == len(views) and all(a.cls == b.cls for a, b in zip(views, plain_views, strict=True))
+        self.audit.append(TouchAudit(x, y, long, layer.name, target, dump_xml([plain_root]) if same else None))
+        return plain_views[target] if same and target is not None else None
 
     def _scroll(self, x1: int, y1: int, x2: int, y2: int) -> None:
         layer = self.stack[-1]

@@ -74,6 +74,8 @@ class Drift:
     kind: str
     seed: int = 0
     rate: float = 0.5
+    #: Kinds left out although ``kind`` names them (``structural()``).
+    off: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.kind != "all" and self.kind not in KINDS:
@@ -82,7 +84,13 @@ class Drift:
             raise SimUsageError(f"drift rate must be between 0 and 1, not {self.rate}")
 
     def has(self, kind: str) -> bool:
-        return self.kind in ("all", kind)
+        return kind not in self.off and self.kind in ("all", kind)
+
+    def structural(self) -> Drift:
+        """The same version's structure (inserted widgets, reordered lists) with the labels and
+        ids of the undrifted app: every decision is keyed on the undrifted widget, so the views
+        are the same ones, in the same places (what an auditor compares a drifted screen with)."""
+        return replace(self, off=self.off | {"text", "ids"})
 
     def hit(self, *key: object) -> bool:
         return _unit(self.seed, *key) < self.rate

@@ -238,7 +238,8 @@ class SongsScreenPage(Screen):
 
     @property
     def now_playing_bar(self) -> Button:
-        """The bar at the bottom showing the song that is playing (only while one is loaded).
+        """The bar at the bottom showing the song that is playing (only while one is loaded); the same
+        bar shows on the playlists and playlist screens.
 
         Kind: button. Script name: $songs_screen__now_playing_bar. Effect: tap to open the
         now_playing_screen. Leads to: now_playing_screen.
@@ -532,6 +533,32 @@ class PlaylistsScreenPage(Screen):
         """
         return Button(self._runtime, ElementHandle('playlists_screen__new_playlist_button'))
 
+    @property
+    def now_playing_bar(self) -> Button:
+        """The now-playing bar at the bottom (only while a song is loaded); the same bar shows on the
+        songs, playlists and playlist screens.
+
+        Kind: button. Script name: $playlists_screen__now_playing_bar. Effect: tap to open the
+        now_playing_screen. Leads to: now_playing_screen.
+        """
+        return Button(self._runtime, ElementHandle('playlists_screen__now_playing_bar'))
+
+    @property
+    def now_playing_title(self) -> Text:
+        """The title of the song that is playing (in the now-playing bar).
+
+        Kind: text. Script name: $playlists_screen__now_playing_title.
+        """
+        return Text(self._runtime, ElementHandle('playlists_screen__now_playing_title'))
+
+    @property
+    def play_pause_button(self) -> Button:
+        """Pauses or resumes the song that is playing (its description is "Pause" or "Play").
+
+        Kind: button. Script name: $playlists_screen__play_pause_button.
+        """
+        return Button(self._runtime, ElementHandle('playlists_screen__play_pause_button'))
+
 
 class PlaylistScreenSongListItem(Button):
     """An item of $playlist_screen__song_list: The songs of the playlist; tap one to play it."""
@@ -611,6 +638,32 @@ class PlaylistScreenPage(Screen):
         Kind: text. Script name: $playlist_screen__empty_text.
         """
         return Text(self._runtime, ElementHandle('playlist_screen__empty_text'))
+
+    @property
+    def now_playing_bar(self) -> Button:
+        """The now-playing bar at the bottom (only while a song is loaded); the same bar shows on the
+        songs, playlists and playlist screens.
+
+        Kind: button. Script name: $playlist_screen__now_playing_bar. Effect: tap to open the
+        now_playing_screen. Leads to: now_playing_screen.
+        """
+        return Button(self._runtime, ElementHandle('playlist_screen__now_playing_bar'))
+
+    @property
+    def now_playing_title(self) -> Text:
+        """The title of the song that is playing (in the now-playing bar).
+
+        Kind: text. Script name: $playlist_screen__now_playing_title.
+        """
+        return Text(self._runtime, ElementHandle('playlist_screen__now_playing_title'))
+
+    @property
+    def play_pause_button(self) -> Button:
+        """Pauses or resumes the song that is playing (its description is "Pause" or "Play").
+
+        Kind: button. Script name: $playlist_screen__play_pause_button.
+        """
+        return Button(self._runtime, ElementHandle('playlist_screen__play_pause_button'))
 
 
 class PlaylistMenuOptionsItem(Element):

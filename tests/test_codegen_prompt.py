@@ -1,0 +1,152 @@
+"""The prompt's structure, the example pool and its retrieval, and the prefix cache's file format."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from tapir.codegen import language as L
+from tapir.codegen.backend import ScriptedBackend
+from tapir.codegen.eval_tasks import SAMPLE_TASKS
+from tapir.codegen.examples import Example, ExampleStore, load_examples
+from tapir.codegen.generate import GenConfig, Generator
+from tapir.codegen.prefix_cache import PrefixCache
+from tapir.codegen.prompt import ScreenInfo, build_prompt, render_prefix
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+APPS = ["music", "clock", "contacts", "notes"]
+
+
+def _doc(app: str) -> L.AppDocument:
+    return L.load_document(SAMPLES / app / f"{app}.yaml")
+
+
+def test_prefix_is_the_same_for_every_task_and_holds_the_document() -> None:
+    doc = _doc("music")
+    a = build_prompt(doc, "Play the song Lanterns")
+    b = build_prompt(doc, "Sort the songs by artist", screen=ScreenInfo("songs_screen", ("songs_screen__song_list",)))
+    assert a.prefix == b.prefix and a.rest != b.rest
+    assert a.prefix.endswith("\n") and not a.rest.startswith("\n")
+    for e in doc.elements:
+        assert f"${e.name} (" in a.prefix
+    for m in L.element_methods():
+        assert f".{m.name}(" in a.prefix
+    assert "'Settings'" in a.prefix  # a list's options
+    assert b.rest.splitlines()[-1] == "Your task is: Sort the songs by artist"
+    assert "The current screen: songs_screen, showing $songs_screen__song_list." in b.rest
+    assert "Plan:" in a.prefix and "```python" in a.prefix
+
+
+def test_names_style_is_the_papers_compressed_form() -> None:
+    doc = _doc("music")
+    described, names = render_prefix(doc, "described"), render_prefix(doc, "names")
+    assert len(names) < len(described) * 0.7
+    assert "- $songs_screen__song_list (list)\n" in names
+
+
+def test_repair_section_carries_the_failure() -> None:
+    from tapir.codegen.prompt import RepairNote
+
+    doc = _doc("music")
+    note = RepairNote("$songs_screen__song_list.match('Nope').tap()\n", "match or index failure",
+                      "no item matches 'Nope'", 1, "$songs_screen__song_list.match('Nope').tap()",
+                      ScreenInfo("songs_screen", ("songs_screen__song_list",)))
+    p = build_prompt(doc, "Play Nope", repair=note)
+    assert "Your previous script for this task:" in p.rest
+    assert "It failed at line 1: match or index failure: no item matches 'Nope'" in p.rest
+    assert "The screen when it failed: songs_screen" in p.rest
+    assert p.rest.rstrip().endswith("Write the whole script again, fixed.")
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_example_files_check_clean_and_are_not_evaluation_tasks(app: str) -> None:
+    doc = _doc(app)
+    examples = load_examples(SAMPLES / app / "examples" / "hand-written.yaml")
+    assert len(examples) >= 4
+    table = L.symbols(doc)
+    for ex in examples:
+        assert not [i for i in L.check(ex.script, table) if i.is_error], ex.task
+        assert set(ex.elements) <= {e.name for e in doc.elements}
+    tasks = {t.task.lower() for t in SAMPLE_TASKS}
+    assert not tasks & {ex.task.lower() for ex in examples}
+
+
+def test_retrieval_ranks_by_similarity_and_keeps_pool_order() -> None:
+    pool = [Example("Turn on shuffle", "a()\n"), Example("Play the song Lanterns", "b()\n"),
+            Example("Delete a playlist", "c()\n"), Example("Play the Road trip playlist", "d()\n")]
+    store = ExampleStore(pool)
+    assert [e.task for e in store.retrieve("play the song Midnight Drive", 1)] == ["Play the song Lanterns"]
+    two = store.retrieve("play songs of a playlist", 2)
+    assert [e.task for e in two] == ["Play the song Lanterns", "Play the Road trip playlist"]  # pool order
+    assert store.retrieve("anything", 0) == []
+    assert "Play the song Lanterns" not in [e.task for e in
+                                            store.retrieve("play the song X", 4, exclude="Play the song Lanterns")]
+    standing, rest = store.split(2)
+    assert [e.task for e in standing] == ["Turn on shuffle", "Play the song Lanterns"] and len(rest.examples) == 2
+
+
+def test_example_answers_use_the_answer_format() -> None:
+    ex = Example("Play Lanterns", '$songs_screen__song_list.match("Lanterns").tap()\n', "Tap the song")
+    assert ex.answer() == ('Plan: Tap the song\nElements: $songs_screen__song_list\n```python\n'
+                           '$songs_screen__song_list.match("Lanterns").tap()\n```')
+
+
+def test_jsonl_examples_beside_the_document_are_loaded_and_vetted(tmp_path: Path) -> None:
+    doc_src = (SAMPLES / "notes" / "notes.yaml").read_text(encoding="utf-8")
+    (tmp_path / "notes.yaml").write_text(doc_src, encoding="utf-8")
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "synth.jsonl").write_text(
+        '{"task": "Sort notes by title", "script": "$notes_screen__more_options_button.tap()"}\n'
+        '{"task": "bad", "script": "$no_such__element.tap()"}\n'
+        '{"no": "task"}\n', encoding="utf-8")
+    doc = L.load_document(tmp_path / "notes.yaml")
+    store = ExampleStore.for_document(tmp_path / "notes.yaml", L.symbols(doc))
+    assert [e.task for e in store.examples] == ["Sort notes by title"]
+
+
+def test_generator_puts_a_small_pool_in_the_prefix_and_retrieves_from_a_large_one() -> None:
+    doc = _doc("music")
+    pool = [Example(f"Play song number {i}", f'$songs_screen__song_list[{i}].tap()\n') for i in range(12)]
+    backend = ScriptedBackend(["x", "y"])
+    gen = Generator(doc, backend, examples=ExampleStore(pool), config=GenConfig(prefix_examples=8, examples=2))
+    p1, p2 = gen.prompt("Play song number 10"), gen.prompt("Play song number 3")
+    assert p1.prefix == p2.prefix and "Play song number 7" in p1.prefix and "number 8" not in p1.prefix
+    assert "More examples:" in p1.rest and "Play song number 10" in p1.rest
+    small = Generator(doc, backend, examples=ExampleStore(pool[:3]))
+    assert "More examples:" not in small.prompt("x").rest
+
+
+# -- the prefix cache ----------------------------------------------------------------------------
+
+def test_prefix_cache_round_trip_and_keys(tmp_path: Path) -> None:
+    cache = PrefixCache(tmp_path)
+    tokens = [1, 2, 3, 40000]
+    key = cache.key("model-a", 4096, tokens, label="music-p1")
+    assert key.startswith("music-p1-")
+    assert key != cache.key("model-b", 4096, tokens, label="music-p1")
+    assert key != cache.key("model-a", 8192, tokens, label="music-p1")
+    assert key != cache.key("model-a", 4096, tokens + [5], label="music-p1")
+    assert cache.load(key) is None
+    path = cache.save(key, tokens, b"\x00state\xff" * 10)
+    hit = cache.load(key)
+    assert hit is not None and hit.tokens == tuple(tokens) and hit.state == b"\x00state\xff" * 10
+    assert path.name == f"{key}.kv" and not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_damaged_prefix_file_is_a_miss_and_is_removed(tmp_path: Path) -> None:
+    cache = PrefixCache(tmp_path)
+    key = cache.key("m", 1, [1])
+    path = cache.save(key, [1], b"abc")
+    path.write_bytes(path.read_bytes()[:-2])
+    assert cache.load(key) is None and not path.exists()
+
+
+def test_prefix_cache_prunes_the_least_recently_used(tmp_path: Path) -> None:
+    cache = PrefixCache(tmp_path, max_bytes=2500)
+    old = cache.save("old", [1], b"x" * 1000)
+    os.utime(old, (time.time() - 100, time.time() - 100))
+    cache.save("mid", [1], b"x" * 1000)
+    cache.save("new", [1], b"x" * 1000)
+    assert sorted(p.stem for p in tmp_path.glob("*.kv")) == ["mid", "new"]

@@ -1,0 +1,131 @@
+"""The repair loop with a scripted model: static check, run on the simulator, categorized failures
+with the line and the screen going back to the model, and the round and token budgets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tapir.codegen import language as L
+from tapir.codegen.backend import Request, ScriptedBackend
+from tapir.codegen.device import DeviceSession
+from tapir.codegen.eval_tasks import SAMPLE_TASKS, check_app, document_path, run_on_sim
+from tapir.codegen.generate import Budget, Generator, categorize
+from tapir.dsl.errors import (
+    ActionError,
+    BudgetExceeded,
+    DeviceError,
+    ElementNotFound,
+    ScreenNotReached,
+    ScriptError,
+    TapirSyntaxError,
+    UnknownElement,
+)
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+
+
+def _answer(script: str, plan: str = "do it") -> str:
+    return f"Plan: {plan}\nElements: $songs_screen__song_list\n```python\n{script}```"
+
+
+@pytest.fixture(scope="module")
+def music() -> L.AppDocument:
+    return L.load_document(SAMPLES / "music" / "music.yaml")
+
+
+def test_a_static_error_goes_back_with_its_category_and_line(music: L.AppDocument) -> None:
+    backend = ScriptedBackend([
+        _answer('$songs_screen__song_list.match("Lanterns").tap()\n$songs_screen__song_list.set_text("x")\n'),
+        _answer('$songs_screen__song_list.match("Lanterns").tap()\n'),
+    ])
+    result = Generator(music, backend).solve("Play Lanterns")
+    assert result.ok and result.stopped == "ok" and len(result.rounds) == 2
+    first = result.rounds[0].failure
+    assert first is not None and (first.category, first.stage, first.line) == ("illegal-action", "check", 2)
+    repair = backend.requests[1].user_rest
+    assert "It failed at line 2: illegal action: set_text() is not possible on" in repair
+    assert 'The failing line: $songs_screen__song_list.set_text("x")' in repair
+    assert backend.requests[0].user_prefix == backend.requests[1].user_prefix  # the cacheable part is unchanged
+    assert any(d.startswith("-$songs_screen__song_list.set_text") for d in result.rounds[1].diff)
+    assert "changed +0/-1 lines" in result.rounds[1].summary()
+
+
+def test_unknown_elements_are_caught_before_running(music: L.AppDocument) -> None:
+    gen = Generator(music, ScriptedBackend([]))
+    failure = gen.check("$songs_screen__song_lst.tap()\n")
+    assert failure is not None and failure.category == "unknown-element" and "did you mean" in failure.message
+    assert gen.check("x = \n") is not None and gen.check("x = \n").category == "syntax"  # type: ignore[union-attr]
+    assert gen.check("   \n") is not None
+    assert gen.check('print("ok")\n') is None
+
+
+def test_the_round_budget_stops_the_loop(music: L.AppDocument) -> None:
+    backend = ScriptedBackend(lambda r: _answer("$songs_screen__song_list.set_text('x')\n"))
+    result = Generator(music, backend).solve("Type x", budget=Budget(rounds=3, tokens=10**6))
+    assert not result.ok and result.stopped == "rounds" and len(result.rounds) == 3 == len(backend.requests)
+
+
+def test_the_token_budget_stops_the_loop(music: L.AppDocument) -> None:
+    backend = ScriptedBackend(lambda r: _answer("$songs_screen__song_list.set_text('x')\n"))
+    result = Generator(music, backend).solve("Type x", budget=Budget(rounds=10, tokens=1))
+    assert result.stopped == "tokens" and len(result.rounds) == 1
+
+
+def test_requests_carry_the_grammar_and_the_settings(music: L.AppDocument) -> None:
+    backend = ScriptedBackend([_answer("back()\n")])
+    Generator(music, backend).generate("Go back")
+    req: Request = backend.requests[0]
+    assert req.grammar is not None and req.grammar.startswith("root ::= ")
+    assert req.temperature == 0.0 and req.cache_label.startswith("music-p")
+
+
+@pytest.mark.parametrize(("error", "category"), [
+    (TapirSyntaxError("x"), "syntax"), (UnknownElement("x"), "unknown-element"),
+    (ElementNotFound("x"), "element-not-on-screen"), (ScreenNotReached("x"), "screen-not-reached"),
+    (ActionError("set_text() is not possible on a button"), "illegal-action"),
+    (ActionError("no item of $a matches 'x'"), "match-index"), (ActionError("index 7 out of range"), "match-index"),
+    (ScriptError("name 'x' is not defined"), "script-logic"), (BudgetExceeded("x"), "budget"),
+    (DeviceError("x"), "device"),
+])
+def test_runtime_errors_are_categorized(error: L.TapirError, category: str) -> None:
+    assert categorize(error) == category
+
+
+# -- on the simulator -------------------------------------------------------------------------------
+
+
+
+@pytest.mark.adb
+def test_a_run_failure_goes_back_with_the_screen_and_the_fix_runs(music: L.AppDocument, adb_port: int) -> None:
+    backend = ScriptedBackend([
+        _answer('$songs_screen__song_list.match("No such song at all").tap()\n'),
+        _answer('$songs_screen__song_list.match("Midnight Drive").tap()\n'),
+    ])
+    device = DeviceSession(SAMPLES / "music" / "music.yaml", "sim:music", adb_port=adb_port)
+    result = Generator(music, backend).solve("Play Midnight Drive", device=device)
+    assert result.ok and len(result.rounds) == 2 and all(r.ran for r in result.rounds)
+    failure = result.rounds[0].failure
+    assert failure is not None and failure.stage == "run" and failure.category == "match-index"
+    assert failure.screen is not None and failure.screen.name == "songs_screen"
+    assert "songs_screen__song_list" in failure.screen.elements
+    # the first prompt showed the start screen; the repair showed the failure and that screen
+    assert "The current screen: songs_screen, showing" in backend.requests[0].user_rest
+    assert "match or index failure" in backend.requests[1].user_rest
+    assert "The screen when it failed: songs_screen" in backend.requests[1].user_rest
+    app = device.last_app()
+    task = next(t for t in SAMPLE_TASKS if t.id == "music-play")
+    assert app is not None and check_app(task, app)
+
+
+@pytest.mark.adb
+def test_reference_scripts_solve_their_tasks_and_checks_fail_on_a_fresh_app(adb_port: int) -> None:
+    """The evaluation tasks are solvable with their documents, and their checks are not vacuous."""
+    from tapir.runtime.sim.apps import get_app
+
+    assert len(SAMPLE_TASKS) >= 20 and len({t.id for t in SAMPLE_TASKS}) == len(SAMPLE_TASKS)
+    for task in SAMPLE_TASKS:
+        assert not check_app(task, get_app(task.app)), f"{task.id} holds before anything ran"
+        assert document_path(task.app).is_file()
+        ok, detail = run_on_sim(task, task.reference, adb_port=adb_port)
+        assert ok, f"{task.id}: {detail}"
