@@ -64,3 +64,22 @@ def test_mypy_passes_on_the_test_runner(tmp_path: Path, monkeypatch: pytest.Monk
     assert "Success" in out or "Found" in out, out + err  # it ran to its end
     ours = [line for line in out.splitlines() if line.startswith(RUNNER_FILES)]
     assert not ours, "\n".join(ours)
+
+
+@pytest.mark.slow
+def test_mypy_passes_on_the_inspector(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The inspector and recorder (inspector/, cli/inspect.py, cli/record.py) and what they added to
+    the runtime (getevent parsing) are mypy clean; the modules they import are read for their
+    types only, as for the REPL."""
+    mypy_api = pytest.importorskip("mypy.api")
+    pytest.importorskip("starlette")
+    (tmp_path / "tapir").symlink_to(REPO, target_is_directory=True)
+    monkeypatch.setenv("MYPYPATH", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    out, err, status = mypy_api.run([
+        "--config-file", str(REPO / "pyproject.toml"), "--cache-dir", str(tmp_path / ".mypy_cache"),
+        "--follow-imports", "silent", "-p", "tapir.inspector", "-m", "tapir.cli.inspect", "-m", "tapir.cli.record",
+        "-m", "tapir.runtime.input_events",
+    ])
+    assert status == 0, out + err
+    assert "Success: no issues found" in out
