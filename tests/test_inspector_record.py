@@ -52,8 +52,11 @@ def test_a_person_s_taps_on_the_phone_are_recorded_and_replay_green(tmp_path: Pa
         assert session.input is not None, session.input_note
         live = session.live
         assert live is not None and live.recorder is not None and session.runtime is not None
-        hands = session.runtime.simulator.device.hands  # type: ignore[attr-defined]
+        sim = session.runtime.simulator.device  # type: ignore[attr-defined]
+        hands = sim.hands
         recorder = live.recorder
+        # getevent reports only what happens once it runs (as on a phone): touch after it started
+        _until("getevent to start", lambda: sim.input_events.readers > 0)
 
         song = live.call(lambda: _node(live, text="Cinder"))
         hands.tap(*song.bounds.center)
