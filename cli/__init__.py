@@ -25,8 +25,8 @@ __all__ = ["COMMANDS", "main"]
 
 #: The command modules, in the order of `tapir --help`.
 COMMANDS: tuple[str, ...] = (
-    "check", "fmt", "run", "repl", "test", "gen", "eval", "synth", "doc", "compile", "explore", "docgen", "sim", "lsp",
-    "model",
+    "check", "fmt", "run", "repl", "test", "gen", "eval", "synth", "doc", "compile", "explore", "docgen",
+    "inspect", "record", "sim", "lsp", "model",
 )
 
 

@@ -65,6 +65,7 @@ from tapir.service import (
 from tapir.service.completion import complete
 from tapir.service.context import open_string
 from tapir.service.hover import hover
+from tapir.service.sessions import session_document
 
 __all__ = ["REPL_BUDGETS", "REPL_FILENAME", "ReplSession", "session_document"]
 
@@ -77,27 +78,6 @@ REPL_BUDGETS = Budgets(max_actions=100, timeout_s=300.0)
 _NAME_BEFORE = re.compile(r"[A-Za-z_]\w*$")
 #: Values longer than this are cut when echoed.
 _ECHO_LIMIT = 10_000
-
-
-def session_document(workspace: Workspace, device: str | None, doc: str | None, cwd: Path
-                     ) -> tuple[Path | None, str]:
-    """The document a session starts with, and why: ``--doc``; else ``tapir.toml``'s
-    ``[documents]`` (for a script in the current folder); else, for ``--device sim:APP`` with one
-    sample app, that sample's document when this checkout has it. ``(None, "")`` when none."""
-    if doc:
-        path = Path(doc)
-        if not path.is_file():
-            raise UsageError(f"--doc: {doc} {'is a directory' if path.is_dir() else 'does not exist'}")
-        return path, "--doc"
-    ref = workspace.document_for(cwd / "<repl>.tap", "\n")
-    if ref is not None:
-        return ref.path, "tapir.toml" if ref.origin == "config" else ref.origin
-    if device and device.startswith("sim:") and "," not in device:
-        app = device.split(":", 1)[1]
-        sample = Path(__file__).resolve().parent.parent / "samples" / app / f"{app}.yaml"
-        if sample.is_file():
-            return sample, f"the sample document of {device}"
-    return None, ""
 
 
 class ReplSession:

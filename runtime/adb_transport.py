@@ -113,6 +113,22 @@ class AdbServerTransport:
         """``adb shell COMMAND`` (shell v1): stdout and stderr merged, the exit status not reported."""
         return self._run(_request(f"shell:{command}"), timeout)
 
+    def stream(self, command: str, *, timeout: float | None = None) -> socket.socket:
+        """``adb shell COMMAND`` left running: the socket its output arrives on as it is printed
+        (``getevent``); closing the socket ends the command on the device. ``timeout`` bounds each
+        read (None: block until output or the end)."""
+        sock = self._open(self.connect_timeout)
+        try:
+            sock.sendall(_request(f"shell:{command}"))
+            status = _read_exact(sock, 4)
+            if status != b"OKAY":
+                raise NotSent(AdbServerError(self._failure(sock, status)))
+            sock.settimeout(timeout)
+        except BaseException:
+            sock.close()
+            raise
+        return sock
+
     def _run(self, service: bytes, timeout: float) -> bytes:
         sock = self._open(timeout)
         try:

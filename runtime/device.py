@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Protocol, TypeVar, runtime_checkable
 
 from tapir.dsl.errors import DeviceError, UsageError
@@ -202,6 +203,19 @@ class AdbDevice:
         """Run any shell command and return its output (stdout and stderr merged)."""
         return self._run(command, lambda out: out.decode("utf-8", "replace"), idempotent=idempotent)
 
+    def stream_shell(self, command: str) -> ShellStream:
+        """A command left running on the device, its output read as it comes (``getevent -lt``).
+
+        Not part of ``Device``: the recorder watches a phone's input with it where the device's
+        transport can stream. Raises ``DeviceError`` when the command cannot be started."""
+        stream = getattr(self._transport, "stream", None)
+        if stream is None:
+            raise DeviceError(f"device {self._serial}: this connection cannot stream a command's output")
+        try:
+            return ShellStream(stream(command))
+        except (NotSent, OSError) as exc:
+            raise DeviceError(f"device {self._serial}: cannot start `{command}`: {exc}") from exc
+
     # -- screen ---------------------------------------------------------------------------
 
     def dump_hierarchy(self) -> str:
@@ -305,6 +319,41 @@ class AdbDevice:
 
     def app_clear(self, package: str) -> None:
         self._run(adb_shell.app_clear_command(package), _check_success, idempotent=True)
+
+
+class ShellStream:
+    """The output of a command left running, line by line; ``close()`` ends it.
+
+    ``lines()`` yields each line (without its newline) as it arrives and returns when the device
+    ends the command or ``close()`` was called (from any thread)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._closed = False
+
+    def lines(self) -> Iterator[str]:
+        pending = b""
+        while not self._closed:
+            try:
+                chunk = self._sock.recv(65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            pending += chunk
+            *complete, pending = pending.split(b"\n")
+            for raw in complete:
+                yield raw.rstrip(b"\r").decode("utf-8", "replace")
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._sock.close()
 
 
 def _link_lost(cause: BaseException | None, idempotent: bool) -> bool:

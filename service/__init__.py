@@ -29,6 +29,7 @@ from tapir.service.outline import DocumentSymbol
 from tapir.service.repl import InputStatus, input_status
 from tapir.service.script import CheckResult, FileDiagnostics, ScriptView
 from tapir.service.semantic import TOKEN_MODIFIERS, TOKEN_TYPES, SemanticToken
+from tapir.service.sessions import sample_document, session_document
 from tapir.service.signatures import ParameterInfo, SignatureHelp, SignatureInfo
 from tapir.service.workspace import At, Workspace
 
@@ -38,4 +39,5 @@ __all__ = [
     "FileDiagnostics", "Fix", "FormatResult", "Hover", "InputStatus", "LineIndex", "LoadedDocument", "Location",
     "ParameterInfo", "Position", "ProjectConfig", "ScriptView", "SemanticToken", "SignatureHelp", "SignatureInfo",
     "Span", "TextEdit", "Workspace", "find_config", "find_document", "format_source", "input_status", "load_config",
+    "sample_document", "session_document",
 ]

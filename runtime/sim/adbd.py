@@ -25,6 +25,7 @@ adb 36 use ``RCV2``); payloads never exceed the negotiated maximum.
 from __future__ import annotations
 
 import os
+import queue
 import socket
 import struct
 import threading
@@ -33,6 +34,7 @@ from collections.abc import Callable
 from tapir.runtime.sim.device import SimDevice
 from tapir.runtime.sim.filesync import serve_sync
 from tapir.runtime.sim.shell import ShellResult
+from tapir.runtime.sim.touch import getevent_header
 
 A_SYNC = 0x434E5953
 A_CNXN = 0x4E584E43
@@ -118,6 +120,12 @@ class Stream:
                     raise _StreamClosed()
                 self._can_send = False
             self.conn.send(A_WRTE, self.local_id, self.remote_id, bytes(view[start:start + step]))
+
+    @property
+    def closed(self) -> bool:
+        """The peer closed the stream (a streaming service stops writing)."""
+        with self._cv:
+            return self._eof
 
     def close(self) -> None:
         """Close our side after the last write was acknowledged (as the host expects)."""
@@ -426,6 +434,8 @@ class AdbdServer:
                 if "pty" in options or "raw" not in options:
                     return lambda stream: self._interactive(stream, v2)
                 return lambda stream: self._script(stream, v2)
+            if is_watching_getevent(command):
+                return lambda stream: self._getevent(stream, v2)
             return lambda stream: self._shell(stream, command, v2)
         if service.startswith("exec:"):
             command = service[len("exec:"):]
@@ -440,6 +450,30 @@ class AdbdServer:
             return
         # Only a command that reads its input waits for the client's stdin to end.
         self._send_v2_result(stream, self.device.run_shell(command, lambda: _read_v2_stdin(stream)))
+
+    def _getevent(self, stream: Stream, v2: bool) -> None:
+        """``getevent -lt``: the devices it opened, then every input event as it happens, until
+        the client closes the stream (a person's touches: ``SimDevice.hands``)."""
+        hub = self.device.input_events
+        events = hub.subscribe()
+        try:
+            self._emit(stream, v2, getevent_header().encode())
+            while not stream.closed:
+                try:
+                    lines = [events.get(timeout=0.2)]
+                except queue.Empty:
+                    continue
+                while not events.empty():
+                    lines.append(events.get_nowait())
+                self._emit(stream, v2, "".join(lines).encode())
+        except _StreamClosed:
+            pass
+        finally:
+            hub.unsubscribe(events)
+
+    @staticmethod
+    def _emit(stream: Stream, v2: bool, data: bytes) -> None:
+        stream.write(struct.pack("<BI", 1, len(data)) + data if v2 else data)
 
     def _script(self, stream: Stream, v2: bool) -> None:
         if v2:
@@ -526,6 +560,15 @@ class AdbdServer:
                 break
         if v2:
             stream.write(struct.pack("<BIB", 3, 1, status & 0xFF))
+
+
+def is_watching_getevent(command: str) -> bool:
+    """``getevent`` with options that watch events (not ``-p``/``-i``, which list devices and end)."""
+    words = command.split()
+    if not words or words[0] != "getevent" or any(w in ("|", ";", "&&", "||", ">") for w in words):
+        return False
+    flags = "".join(w[1:] for w in words[1:] if w.startswith("-"))
+    return "p" not in flags and "i" not in flags
 
 
 def _read_v2_stdin(stream: Stream) -> bytes:

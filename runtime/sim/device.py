@@ -46,6 +46,7 @@ from tapir.runtime.sim.keycodes import parse_keycode
 from tapir.runtime.sim.launcher import LAUNCHER_PACKAGE, Launcher
 from tapir.runtime.sim.shell import GENERIC_COMMANDS, CommandFn, Ctx, Shell, ShellResult
 from tapir.runtime.sim.system_dialog import SystemDialog
+from tapir.runtime.sim.touch import EventHub, Hands, getevent_devices, getevent_header
 
 DEFAULT_DUMP_PATH = "/sdcard/window_dump.xml"
 DENSITY = 420
@@ -138,6 +139,10 @@ class SimDevice:
         # a late app: the screen dumps still show, and until when (time.monotonic())
         self._stale: tuple[str, float] | None = None
         self.launcher = Launcher(self._launcher_entries, self._open_from_launcher, self.screen_size)
+        #: The kernel's input events, read by ``getevent`` (``touch.py``).
+        self.input_events = EventHub()
+        #: A person's hands: touches and keys that ``getevent`` reports, then the app receives.
+        self.hands = Hands(self.input_events, self._lock, lambda: self.foreground, self.press_key, self.screen_size)
         for app in apps:
             self.install(app)
         self._commands = self._build_commands()
@@ -371,7 +376,7 @@ class SimDevice:
             "uiautomator": self._uiautomator, "input": self._input, "am": self._am, "monkey": self._monkey,
             "pm": self._pm, "cmd": self._cmd, "dumpsys": self._dumpsys, "wm": self._wm,
             "screencap": self._screencap, "getprop": self._getprop, "setprop": self._setprop,
-            "settings": self._settings, "pidof": self._pidof, "ime": self._ime,
+            "settings": self._settings, "pidof": self._pidof, "ime": self._ime, "getevent": self._getevent,
         }
         commands: dict[str, CommandFn] = {}
         for name, fn in {**GENERIC_COMMANDS, **own}.items():
@@ -531,6 +536,16 @@ class SimDevice:
                 "      draganddrop <x1> <y1> <x2> <y2> [duration(ms)] (Default: touchscreen)\n"
                 "      press (Default: trackball)\n")
         return 1
+
+    def _getevent(self, ctx: Ctx) -> int:
+        """``getevent -p``/``-lp``: the input devices. Watching events streams, so only the fake
+        adbd can serve it (``AdbdServer``); a pipeline gets the devices opened and ends."""
+        flags = "".join(a[1:] for a in ctx.args if a.startswith("-"))
+        if "p" in flags or "i" in flags:
+            ctx.out(getevent_devices(*self.screen_size, labels="l" in flags))
+        else:
+            ctx.out(getevent_header())
+        return 0
 
     # -- am / monkey ---------------------------------------------------------------------------
 
