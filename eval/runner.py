@@ -103,7 +103,13 @@ class TaskResult:
     actions: int = 0
     tokens: Tokens | None = None
     model_latency_s: float | None = None
+    #: Scripts run: the first one and each repair (``repairs_used`` = ``attempts - 1``).
     attempts: int = 1
+    #: The first script passed, before any repair: the success rate "without repair" counts these,
+    #: so one run with ``--repairs N`` gives both rates.
+    first_attempt_ok: bool = False
+    #: The first line of the error that stopped each attempt sent back for repair, in order.
+    attempt_errors: tuple[str, ...] = ()
     #: Whole task (generation, device start, setup, script, checks) and the script's run alone.
     wall_s: float = 0.0
     run_s: float = 0.0
@@ -127,6 +133,10 @@ class TaskResult:
         return self.verdict == "pass"
 
     @property
+    def repairs_used(self) -> int:
+        return self.attempts - 1
+
+    @property
     def rrr(self) -> float | None:
         """Reversed redundancy ratio, ground-truth steps / executed actions (for a passed task only:
         the actions of a failed run did not do the task)."""
@@ -137,9 +147,11 @@ class TaskResult:
     def as_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
         d["success"] = self.success
+        d["repairs_used"] = self.repairs_used
         d["rrr"] = self.rrr
         d["tokens"] = self.tokens.as_dict() if self.tokens else None
-        for key in ("failed_checks", "missing_actions", "action_log", "printed", "notes", "wrong_taps"):
+        for key in ("failed_checks", "missing_actions", "action_log", "printed", "notes", "wrong_taps",
+                    "attempt_errors"):
             d[key] = list(d[key])
         return d
 
@@ -276,11 +288,14 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
     """Generate (and repair) the task's script, run it on a fresh device, and judge it."""
     started = time.monotonic()
     app = suite.apps[task.app]
-    request = GenerationRequest(task, app.document, seed=config.seed)
+    request = GenerationRequest(task, app.document, seed=config.seed, document_path=app.document_path or None)
+    first_ok = False  # the first script passed (set once it has run)
+    attempt_errors: list[str] = []
 
     def result(**figures: Any) -> TaskResult:
         return TaskResult(id=task.id, app=task.app, difficulty=task.difficulty, task=task.text, steps=task.steps,
-                          device=slot, notes=task.notes, **figures)
+                          device=slot, notes=task.notes, first_attempt_ok=first_ok,
+                          attempt_errors=tuple(attempt_errors), **figures)
 
     tokens: Tokens | None = None
     latency: float | None = None
@@ -313,10 +328,14 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
                               trace=str(trace) if config.trace_dir else None)
             failed, missing, log = _check(task, ex)
             ok = not failed and not missing
+            if attempts == 1:
+                first_ok = ok
             retry = (not ok and ex.error is not None and attempts <= config.repairs and can_repair(source))
             if retry:
-                repaired = source.repair(request, gen, ex.error.render() if ex.error else "")  # type: ignore[attr-defined]
+                rendered = ex.error.render() if ex.error else ""
+                repaired = source.repair(request, gen, rendered)  # type: ignore[attr-defined]
                 if repaired is not None:
+                    attempt_errors.append(_first_line(rendered))
                     account(repaired)
                     gen, attempts = repaired, attempts + 1
                     continue
@@ -343,6 +362,11 @@ def _trace_folder(keep: Path | None) -> Iterator[Path]:
         return
     with tempfile.TemporaryDirectory(prefix="tapir-eval-") as tmp:
         yield Path(tmp)
+
+
+def _first_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[0] if lines else ""
 
 
 def _since(started: float) -> float:
