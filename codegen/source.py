@@ -21,6 +21,7 @@ a ``ModelSource`` is the harness's ``ScriptSource`` by shape (``name``, ``settin
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 from dataclasses import dataclass, field
@@ -126,8 +127,8 @@ class ModelSource:
 
     def _answer(self, request: Any, note: RepairNote | None) -> SourceAnswer:
         task = request.task
-        gen = self._generator(request)
         with self._lock:
+            gen = self._generator(request)
             # a task that is also an example would be answered from the prompt: leave it out of retrieval
             done = gen.generate(task.text, repair=note, exclude_example=task.text)
         u = done.usage
@@ -172,8 +173,6 @@ def script_source(spec: str, *, seed: int = 0, threads: int | None = None, confi
     http(s) URL of an OpenAI-compatible server); ``backend`` given, it is used instead (tests)."""
     if not spec.strip() and backend is None:
         raise UsageError("--model is empty: give a model name (tapir model list), a .gguf file or a server URL")
-    config = config or GenConfig()
-    if config.seed != seed:
-        config = GenConfig(**{**config.__dict__, "seed": seed})
+    config = dataclasses.replace(config or GenConfig(), seed=seed)
     return ModelSource(backend if backend is not None else open_backend(spec, threads=threads), spec=spec,
                        config=config)
