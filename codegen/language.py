@@ -22,7 +22,6 @@ from typing import Any
 
 from tapir.docgen.model import AppDocument, Element
 from tapir.dsl.api import BUILTINS, ELEMENT_METHODS, GLOBALS, LIST_KINDS, Kind
-from tapir.dsl.registry import Entry as ApiEntry
 from tapir.dsl.errors import (
     ActionError,
     BudgetExceeded,
@@ -34,6 +33,7 @@ from tapir.dsl.errors import (
     TapirSyntaxError,
     UnknownElement,
 )
+from tapir.dsl.registry import Entry as ApiEntry
 from tapir.dsl.symbols import SymbolTable
 
 __all__ = [
