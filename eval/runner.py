@@ -196,7 +196,7 @@ def _is_sim(slot: str) -> bool:
 
 
 def _execute(task: Task, app: AppSpec, script: str, slot: str, config: EvalConfig, adb_port: int | None,
-             trace: Path) -> _Execution:
+             trace: Path, attempt: int = 1) -> _Execution:
     """Setup, then the script, in one session on a fresh device; the app's final state kept."""
     from tapir.docgen.symbols import build_symbols
     from tapir.dsl.interpreter import run_script
@@ -204,10 +204,13 @@ def _execute(task: Task, app: AppSpec, script: str, slot: str, config: EvalConfi
     from tapir.runtime.trace import read_trace
 
     out = _Execution()
+    # errors name the file they quote: the reference's, or the task and attempt of another script
+    # (a model's), never the reference's file for a line it does not hold
+    name = (task.reference_file or task.id) if script == task.reference else f"{task.id} (script {attempt})"
     # The trace quotes each action's line of ``source``; with setup statements in the same session
     # that quote would be wrong for theirs, so the trace then gives line numbers only.
     conn = Connection(device=app.device if _is_sim(slot) else slot, document=app.document, trace_path=str(trace),
-                      source=None if task.setup else script, script=task.reference_file or task.id,
+                      source=None if task.setup else script, script=name,
                       adb_port=adb_port if _is_sim(slot) else None)
     runtime = connect(conn)
     try:
@@ -234,7 +237,7 @@ def _execute(task: Task, app: AppSpec, script: str, slot: str, config: EvalConfi
                 out.touches = sim_app.audit = []  # the script's touches only, not the setup's
         started = time.monotonic()
         result = run_script(script, lambda: borrowed, config.budgets, output=None, symbols=symbols,
-                            filename=task.reference_file or task.id)
+                            filename=name)
         out.run_s = time.monotonic() - started
         out.finished, out.error, out.printed = result.ok, result.error, result.printed
         out.dumps = runtime.stats.dumps - before.dumps
@@ -318,7 +321,7 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
             suffix = f".{attempts}" if attempts > 1 else ""
             trace = folder / f"{task.id.replace('/', '__')}{suffix}.jsonl"
             try:
-                ex = _execute(task, app, gen.script, slot, config, adb_port, trace)
+                ex = _execute(task, app, gen.script, slot, config, adb_port, trace, attempts)
             except TapirError as exc:  # the device could not be started or reached
                 ex = _Execution(error=exc)
             if ex.setup_error is not None:
