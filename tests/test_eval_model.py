@@ -224,5 +224,5 @@ def test_smollm2_runs_two_tasks_with_one_model_and_reports_its_cost(
     assert second.tokens.cached >= 1000 and second.tokens.computed < second.tokens.cached
     assert model is not None and any(tmp_path.rglob("*.kv"))
     data = report_json(run)
-    assert data["source"]["settings"]["model_file"].startswith("smollm2")
+    assert data["source"]["settings"]["model_file"].lower().startswith("smollm2")
     assert 0 <= data["success_rate_without_repair"] <= data["success_rate"] <= 1
