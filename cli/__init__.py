@@ -25,7 +25,7 @@ __all__ = ["COMMANDS", "main"]
 
 #: The command modules, in the order of `tapir --help`.
 COMMANDS: tuple[str, ...] = (
-    "check", "fmt", "run", "repl", "test", "gen", "eval", "doc", "compile", "explore", "docgen", "sim", "lsp",
+    "check", "fmt", "run", "repl", "test", "gen", "eval", "synth", "doc", "compile", "explore", "docgen", "sim", "lsp",
     "model",
 )
 
@@ -47,9 +47,24 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the (sub)command that ``args`` were parsed for: ``tapir doc validate``'s, say."""
+    while True:
+        # argparse keeps its subcommands only in a private action list; nothing public finds them.
+        chosen = [a.choices[getattr(args, a.dest)] for a in parser._actions
+                  if isinstance(a, argparse._SubParsersAction) and a.choices and getattr(args, a.dest, None)]
+        if not chosen:
+            return parser
+        parser = chosen[0]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        # parse_args would have the top parser refuse them, showing `tapir`'s usage; the command's
+        # own usage is the one that lists the flags the user meant.
+        _command_parser(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
@@ -61,6 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(args.handler(args) or 0)
     except UsageError as exc:
         print(f"tapir: {exc.message}", file=sys.stderr)
+        if exc.hint:  # what to do about it: `tapir model install NAME`, the keys there are...
+            print(f"  hint: {exc.hint}", file=sys.stderr)
         return 2
     except TapirError as exc:
         if args.debug:

@@ -59,6 +59,20 @@ def check_device_flag(device: str | None) -> None:
         raise UsageError("--device is empty: give an adb serial, sim or sim:APP")
 
 
+def project_devices(project: ProjectConfig) -> tuple[str, ...]:
+    """``tapir.toml``'s ``[device] default``, a ``sim:APP`` naming no known app refused now as the
+    file's mistake (a user who gave no --device would not know where 'sim:nope' came from)."""
+    from tapir.runtime.sim.errors import SimUsageError
+    from tapir.runtime.sim.launch import check_sim_spec
+
+    for spec in project.device.default:
+        try:
+            check_sim_spec(spec)
+        except SimUsageError as exc:
+            raise UsageError(f"{project.path}: [device] default: {exc}") from None
+    return project.device.default
+
+
 def check_positive(**flags: float | None) -> None:
     """Refuse zero or negative budget flags (``check_positive(max_actions=args.max_actions)``)."""
     for name, value in flags.items():

@@ -130,6 +130,11 @@ def _cmd_gen(args: argparse.Namespace) -> int:
 
         device = DeviceSession(doc_path, args.device)
 
+    if backend.name.startswith("llama.cpp:"):
+        # Minutes of silence read as a hang: say what is going on before the model's first token.
+        print(f"{backend.name}: writing the script (a document's first run computes its prompt prefix, "
+              "minutes on a CPU; later runs reuse it)", file=sys.stderr, flush=True)
+
     def show(r: Round) -> None:
         a = r.generation.answer
         if r.index == 1 and (a.plan or a.elements):

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from tapir.cli.common import Subparsers, check_device_flag, check_positive
+from tapir.dsl.errors import UsageError
 
 
 def register(sub: Subparsers) -> None:
@@ -27,14 +28,21 @@ def register(sub: Subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--device", metavar="SERIAL|sim[:APP]",
-                   help="the device to drive (an adb serial, or the simulator), connected when the session starts")
+                   help="the device to drive (an adb serial, or the simulator), connected when the session starts "
+                        "(default: $ANDROID_SERIAL, else tapir.toml [device] default, else none)")
+    p.add_argument("--adb-port", type=int, metavar="PORT",
+                   help="port of the adb server (default: $ANDROID_ADB_SERVER_PORT, else 5037); with --device sim, "
+                        "attach the simulator to that server instead of a private one")
     p.add_argument("--doc", metavar="APP.yaml",
                    help="the app document (default: tapir.toml [documents], or with --device sim:APP that app's "
                         "sample document); :document switches later")
     p.add_argument("--trace", metavar="FILE.jsonl", help="also write every device call to a trace file")
-    p.add_argument("--max-actions", type=int, metavar="N", help="UI actions per statement (default: 100)")
-    p.add_argument("--max-steps", type=int, metavar="N", help="steps per statement (default: 1,000,000)")
-    p.add_argument("--timeout", type=float, metavar="S", help="seconds per statement (default: 300)")
+    p.add_argument("--max-actions", type=int, metavar="N",
+                   help="UI actions per statement (default: tapir.toml [budgets], else 100)")
+    p.add_argument("--max-steps", type=int, metavar="N",
+                   help="steps per statement (default: tapir.toml [budgets], else 1,000,000)")
+    p.add_argument("--timeout", type=float, metavar="S",
+                   help="seconds per statement (default: tapir.toml [budgets], else 300)")
     p.add_argument("--history", metavar="FILE",
                    help="the history file (default: $TAPIR_HISTORY, else $XDG_STATE_HOME/tapir/history, "
                         "else ~/.local/state/tapir/history)")
@@ -43,28 +51,47 @@ def register(sub: Subparsers) -> None:
 
 
 def _cmd_repl(args: argparse.Namespace) -> int:
+    import os
     from pathlib import Path
 
+    from tapir.cli.common import project_config, project_devices
     from tapir.repl.session import REPL_BUDGETS, ReplSession, session_document
     from tapir.runtime.sim.launch import check_sim_spec
     from tapir.service import Workspace
 
     check_positive(max_actions=args.max_actions, max_steps=args.max_steps, timeout=args.timeout)
     check_device_flag(args.device)
+    # defaults as `tapir run` takes them: --device, else $ANDROID_SERIAL, else tapir.toml (a session
+    # is a script in the working folder: its [documents] glob, [device] and [budgets] apply)
+    project = project_config(None)
+    args.device_origin = "--device" if args.device else None
+    if args.device is None:
+        serial = os.environ.get("ANDROID_SERIAL", "").strip()
+        if serial:
+            args.device, args.device_origin = serial, "$ANDROID_SERIAL"
+        elif project is not None and project_devices(project):
+            args.device, args.device_origin = project.device.first, "tapir.toml"
     if args.device:
         check_sim_spec(args.device)
     ws = Workspace()
     cwd = Path.cwd()
     document, why = session_document(ws, args.device, args.doc, cwd)
-    budgets = REPL_BUDGETS.replace(max_actions=args.max_actions, max_steps=args.max_steps, timeout_s=args.timeout)
+    budgets = project.budgets.apply(REPL_BUDGETS) if project is not None else REPL_BUDGETS
+    budgets = budgets.replace(max_actions=args.max_actions, max_steps=args.max_steps, timeout_s=args.timeout)
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     confirm = None
     if interactive:
         from tapir.repl.terminal import ask_in_terminal
 
         confirm = ask_in_terminal
+    if args.adb_port is not None and not args.device:
+        raise UsageError("--adb-port needs a device (--device)")
+    if args.adb_port is not None:
+        from tapir.runtime.adb_transport import server_address
+
+        server_address(args.adb_port)  # a port adb refuses is a usage error now
     session = ReplSession(device=args.device, document=document, budgets=budgets, workspace=ws, trace=args.trace,
-                          confirm=confirm, cwd=cwd, debug=args.debug)
+                          confirm=confirm, cwd=cwd, debug=args.debug, adb_port=args.adb_port)
     try:
         if args.device and session.document_path is not None:
             session.link.runtime()  # connect now: a device that cannot be reached is said at once
@@ -89,6 +116,8 @@ def _interactive(session: object, args: argparse.Namespace, document: object, wh
     where = args.device or "no device"
     if session.link.serial and session.link.serial != args.device:
         where += f" ({session.link.serial})"
+    if args.device and args.device_origin not in (None, "--device"):
+        where += f" (from {args.device_origin})"
     doc = "no document (:document APP.yaml loads one)"
     if isinstance(document, Path):
         shown = os.path.relpath(document) if document.resolve().is_relative_to(Path.cwd()) else str(document)

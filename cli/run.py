@@ -86,7 +86,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from dataclasses import replace
     from pathlib import Path
 
-    from tapir.cli.common import project_config
+    from tapir.cli.common import project_config, project_devices
     from tapir.dsl.budget import Budgets
     from tapir.dsl.inputs import ScriptInputs
     from tapir.dsl.interpreter import run_script
@@ -105,7 +105,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.doc and not Path(args.doc).is_file():
         raise UsageError(f"--doc: {args.doc} {'is a directory' if Path(args.doc).is_dir() else 'does not exist'}")
     env_serial = _serial_from_environment(args)
-    if args.device is None and env_serial is None and project is not None:
+    if args.device is None and env_serial is None and project is not None and project_devices(project):
         args.device = project.device.first
     device_run = bool(args.device or env_serial)
     if args.trace and not device_run:

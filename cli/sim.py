@@ -29,6 +29,15 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--dump-errors", type=int, default=0, metavar="N",
                    help="the next N `uiautomator dump`s fail with 'could not get idle state'")
     p.add_argument("--drop-after", type=int, metavar="N", help="drop the adb connection after N commands")
+    p.add_argument("--drop-at", choices=["open", "reply"], default="open",
+                   help="where --drop-after drops: before the command runs (open, the default), or after it "
+                        "ran and before its answer (reply)")
+    p.add_argument("--input-lag", type=float, default=0.0, metavar="SECONDS",
+                   help="an app that redraws late: for this long after an input, dumps show the screen from before it")
+    p.add_argument("--event", action="append", metavar="WHAT@N[:COMMAND]",
+                   help="something that happens by itself after the Nth command (default: input): crash (the app "
+                        "dies), dialog (a system permission dialog covers the app), home or back; "
+                        "e.g. crash@3, dialog@2:uiautomator (repeatable)")
     p.add_argument("--drift", metavar="KIND", help="UI drift of the apps (text, ids, insert, reorder or all)")
     p.add_argument("--drift-seed", type=int, default=0, metavar="N", help="which drifted variant (default: 0)")
     p.add_argument("--drift-rate", type=float, default=0.5, metavar="R", help="share of elements drifted (0-1)")
@@ -69,7 +78,7 @@ def _serve(args: argparse.Namespace) -> int:
     import threading
 
     from tapir.runtime.adb_transport import server_address
-    from tapir.runtime.sim.faults import Faults, parse_latency
+    from tapir.runtime.sim.faults import Faults, parse_event, parse_latency
     from tapir.runtime.sim.launch import replay_app, resolve_app, start_sim
 
     adb_port = server_address(args.adb_port)[1]
@@ -77,6 +86,7 @@ def _serve(args: argparse.Namespace) -> int:
     apps += [replay_app(folder) for folder in args.replay or []]
     faults = Faults.from_options(
         latency=parse_latency(args.latency), dump_errors=args.dump_errors, drop_after=args.drop_after,
+        drop_at=args.drop_at, input_lag=args.input_lag, events=[parse_event(e) for e in args.event or []],
         drift=args.drift, drift_options={"seed": args.drift_seed, "rate": args.drift_rate} if args.drift else None)
     sim = start_sim(apps, port=args.port, adb_port=adb_port, faults=faults, auth=args.auth,
                     foreground=None if args.home else apps[0].package)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tapir.cli.common import Subparsers, check_device_flag, check_positive
+from tapir.cli.common import Subparsers, check_device_flag, check_positive, project_devices
 from tapir.dsl.errors import UsageError
 
 if TYPE_CHECKING:
@@ -28,7 +28,9 @@ hierarchy dump, trace and error in the artifacts folder (tapir-artifacts/<script
 
 Tags come from a header comment, `# tags: smoke, music`; --include/--exclude take tags or shell
 patterns. --shard-index/--shard-total split the selected scripts between CI machines (index from 0).
-Defaults come from the project's tapir.toml ([device], [budgets], [test], [report]; docs/testing.md).
+--param NAME=VALUE is what param('NAME') reads in every script, as with `tapir run`.
+Defaults come from the project's tapir.toml ([device], [budgets], [test], [test.params], [report];
+docs/testing.md).
 
 Exit status: 0 every script passed (flaky ones included), 1 a script failed or could not run,
 2 a usage or configuration error, 130 interrupted (the reports hold what ran).
@@ -61,6 +63,9 @@ def register(sub: Subparsers) -> None:
     which.add_argument("--list", action="store_true", help="print the selected scripts and their tags; run nothing")
     how = p.add_argument_group("running")
     how.add_argument("--doc", metavar="APP.yaml", help="the app document of every script (default: each script's own)")
+    how.add_argument("--param", action="append", metavar="NAME=VALUE",
+                     help="a parameter every script reads with param('NAME') (repeatable; wins over tapir.toml "
+                          "[test.params])")
     how.add_argument("--retries", type=int, metavar="N",
                      help="run a failed script again up to N times; one that then passes is reported FLAKY")
     how.add_argument("--max-actions", type=int, metavar="N", help="UI action budget per script (default: 50)")
@@ -113,9 +118,11 @@ def _settings(args: argparse.Namespace, config: ProjectConfig | None) -> tuple[l
     from pathlib import Path
 
     from tapir.dsl.budget import Budgets
+    from tapir.dsl.inputs import ScriptInputs
     from tapir.runner.suite import RunOptions
 
-    devices = list(args.device or (config.device.default if config else ()) or ["sim"])
+    params = ScriptInputs.from_options(args.param).params
+    devices = list(args.device or (project_devices(config) if config else ()) or ["sim"])
     for device in devices:
         check_device_flag(device)
     jobs = args.jobs if args.jobs is not None else (config.device.jobs if config and config.device.jobs else 1)
@@ -142,6 +149,7 @@ def _settings(args: argparse.Namespace, config: ProjectConfig | None) -> tuple[l
         screenshots=bool(args.screenshots or reports.html), thumbnails=reports.html is not None,
         artifacts=Path(artifacts),
         trace_dir=Path(args.trace_dir) if args.trace_dir else None,
+        params=dict(params), project_params=config.test.params if config else None,
     )
     paths = args.paths or [str(p) for p in (config.test.paths if config else ())] or ["."]
     return paths, options, reports
@@ -204,7 +212,7 @@ def _write_reports(run: TestRun, reports: _Reports) -> list[Path]:
     for flag, path, render in (
         ("--junit", reports.junit, junit_xml),
         ("--json", reports.json, lambda r: json.dumps(report_json(r), indent=1, ensure_ascii=False) + "\n"),
-        ("--html", reports.html, report_html),
+        ("--html", reports.html, lambda r: report_html(r, base=reports.html.parent if reports.html else None)),
     ):
         if path is not None:
             _write(path, render(run), flag)

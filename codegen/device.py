@@ -25,7 +25,7 @@ __all__ = ["DeviceSession", "read_screen"]
 def read_screen(runtime: Any) -> ScreenInfo | None:
     """The screen a ``DeviceRuntime`` shows: its document name and the elements grounded on it."""
     try:
-        obs = runtime.screen.observe()  # the screen cache (DeviceRuntime.observe went with ground2)
+        obs = runtime.screen.observe()  # DeviceRuntime keeps its screen in a ScreenCache
     except L.TapirError:
         return None
     doc = runtime.document

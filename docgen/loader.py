@@ -87,6 +87,17 @@ def loads_document(text: str, source: str | None = None) -> LoadResult:
         line = mark.line + 1 if mark is not None else None
         problem = Diagnostic.at_line(f"not valid YAML/JSON: {exc.problem or exc}", line, code="syntax")
         return LoadResult(None, (problem,))
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow (a control character)
+        line = text.count("\n", 0, exc.position) + 1
+        char = exc.character if isinstance(exc.character, str) else chr(exc.character)
+        problem = Diagnostic.at_line(f"not valid YAML/JSON: the character {char!r} is not allowed ({exc.reason})",
+                                     line, code="syntax")
+        return LoadResult(None, (problem,))
+    except UnicodeEncodeError as exc:  # a lone surrogate (text from an editor, not from a file)
+        line = text.count("\n", 0, exc.start) + 1
+        problem = Diagnostic.at_line(f"not valid YAML/JSON: the text is not Unicode ({exc.reason})", line,
+                                     code="syntax")
+        return LoadResult(None, (problem,))
     builder = _Builder(source)
     doc = builder.build(root)
     problems = list(builder.problems)

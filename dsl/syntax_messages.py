@@ -80,6 +80,7 @@ _WORDS: dict[str, str] = {
     "_DEDENT": "the end of the indented block",
     "$END": "the end of the script",
     "ARROW": "'->'",
+    "ELSE": "'else'",
 }
 
 # Terminals that can begin an expression: if the parser accepts NAME and a number, it wants one.

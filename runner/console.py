@@ -172,4 +172,5 @@ def print_summary(console: Console, run: TestRun, *, verbose: bool = False) -> N
         extra += " (interrupted)"
     console.print(f"[bold {style}]{escape(run.summary())}[/]{escape(extra)}")
     if run.artifacts is not None:
-        console.print(f"failure artifacts: {escape(str(run.artifacts))}")
+        failed = any(not r.ok and r.artifacts is not None for r in run.results)
+        console.print(f"{'failure artifacts' if failed else 'artifacts'}: {escape(str(run.artifacts))}")

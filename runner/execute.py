@@ -9,7 +9,9 @@ simulator slot the device is a fresh simulator; on a phone the app is force-stop
 that the script starts from its launch screen; ``reset`` clears the app's data instead (``pm
 clear``, then a launch). When the script fails after reaching the device, the screen and the
 last hierarchy dump the runtime read are saved next to the trace (``screenshot.png``,
-``hierarchy.xml``) before the device is released. With ``screenshots`` on, a screenshot is taken
+``hierarchy.xml``) before the device is released. The script's own ``screenshot("name")`` files
+are saved in ``folder`` too (``name.png``; ``Attempt.saved``), and the step that took each names it
+(``Step.saved``). With ``screenshots`` on, a screenshot is taken
 at the start and after every call that sent input or failed (``shots/``); with ``thumbnails``
 each is made into a thumbnail for the HTML report here, in the worker, while other slots wait on
 their devices.
@@ -26,6 +28,7 @@ from typing import Any
 from tapir.docgen.model import AppDocument
 from tapir.dsl.budget import Budgets
 from tapir.dsl.errors import ScriptRuntimeError, TapirError
+from tapir.dsl.inputs import ScriptInputs
 from tapir.dsl.symbols import SymbolTable
 from tapir.runner.collect import Header
 from tapir.runner.images import thumbnail
@@ -33,7 +36,10 @@ from tapir.runner.pool import Slot
 from tapir.runner.results import Attempt, Step
 from tapir.runtime.trace import JsonLinesTrace, read_trace
 
-__all__ = ["AttemptOptions", "PreparedScript", "StepListener", "run_attempt"]
+__all__ = ["FAILURE_SCREENSHOT", "AttemptOptions", "PreparedScript", "StepListener", "run_attempt"]
+
+#: The screen when an attempt failed, in its folder.
+FAILURE_SCREENSHOT = "screenshot.png"
 
 #: Called with (script name, trace record) as each trace line is written (from a worker thread),
 #: and once with ``{"event": "attempt", "number": n, "device": slot}`` before an attempt starts.
@@ -66,6 +72,8 @@ class AttemptOptions:
     screenshots: bool = False
     #: Thumbnails of them for the HTML report (made here, in the worker).
     thumbnails: bool = False
+    #: The script's parameters (``param()``).
+    inputs: ScriptInputs = field(default_factory=ScriptInputs)
 
 
 class _Tee:
@@ -100,12 +108,15 @@ def run_attempt(script: PreparedScript, slot: Slot, number: int, options: Attemp
     conn = Connection(
         device=slot.device, document=script.document, trace_sink=sink, source=script.source, script=script.name,
         adb_port=slot.adb_port, screenshots=str(folder / "shots") if options.screenshots else None,
-        prepare="reset" if options.reset else (None if slot.is_sim else "stop"),
+        prepare="reset" if options.reset else (None if slot.is_sim else "stop"), artifacts=str(folder),
     )
     made: list[Any] = []
 
     def factory() -> Any:
         runtime = connect(conn)
+        # screenshot("screenshot") must not be replaced by the failure screenshot: the name is
+        # taken, so the script's file becomes screenshot-2.png (Artifacts numbers names in use)
+        runtime.artifacts.saved.append(folder / FAILURE_SCREENSHOT)
         made.append(runtime)
         return Borrowed(runtime)
 
@@ -113,7 +124,7 @@ def run_attempt(script: PreparedScript, slot: Slot, number: int, options: Attemp
     screenshot = hierarchy = None
     try:
         result = run_script(script.source, factory, options.budgets, output=None, symbols=script.symbols,
-                            filename=script.name)
+                            filename=script.name, inputs=options.inputs)
         error = result.error
         if error is not None and made:
             screenshot, hierarchy = _save_failure(made[0], folder)
@@ -132,6 +143,9 @@ def run_attempt(script: PreparedScript, slot: Slot, number: int, options: Attemp
     thumbnails = options.screenshots and options.thumbnails
     if thumbnails:
         steps = _with_thumbnails(steps, shots)
+    steps = _with_saved(steps, folder, options.thumbnails)
+    saved = tuple(p.name for p in (made[0].artifacts.saved if made else ())
+                  if p.parent == folder and p.name != FAILURE_SCREENSHOT and p.is_file())
     return Attempt(
         number=number, ok=error is None, seconds=seconds, device=slot.name,
         error=error.render() if error is not None else None,
@@ -144,6 +158,7 @@ def run_attempt(script: PreparedScript, slot: Slot, number: int, options: Attemp
         start_thumbnail=_thumb(shots / start) if thumbnails and isinstance(start, str) else None,
         folder=folder, screenshot=screenshot, hierarchy=hierarchy, trace=trace_path.name,
         screenshot_image=_thumb(folder / screenshot, 540) if screenshot and options.thumbnails else None,
+        saved=saved,
     )
 
 
@@ -151,8 +166,8 @@ def _save_failure(runtime: Any, folder: Path) -> tuple[str | None, str | None]:
     """The screen now and the last dump the runtime read, saved in ``folder``; (file, file) or None each."""
     screenshot = hierarchy = None
     try:
-        (folder / "screenshot.png").write_bytes(runtime.device.screenshot_png())
-        screenshot = "screenshot.png"
+        (folder / FAILURE_SCREENSHOT).write_bytes(runtime.device.screenshot_png())
+        screenshot = FAILURE_SCREENSHOT
     except (TapirError, OSError):
         pass  # the device is gone: the error says so; the trace and dump are still saved
     try:
@@ -182,5 +197,20 @@ def _with_thumbnails(steps: tuple[Step, ...], shots: Path) -> tuple[Step, ...]:
             if step.screenshot not in made:
                 made[step.screenshot] = _thumb(shots / step.screenshot)
             step = replace(step, thumbnail=made[step.screenshot])
+        out.append(step)
+    return tuple(out)
+
+
+def _with_saved(steps: tuple[Step, ...], folder: Path, thumbnails: bool) -> tuple[Step, ...]:
+    """Each ``screenshot()`` step with the file it saved (its name in ``folder``) and, for the
+    HTML report, its thumbnail."""
+    from dataclasses import replace
+
+    out = []
+    for step in steps:
+        file = step.record.get("file") if step.call == "screenshot" and step.ok else None
+        if isinstance(file, str) and Path(file).parent == folder:
+            name = Path(file).name
+            step = replace(step, saved=name, saved_thumbnail=_thumb(folder / name) if thumbnails else None)
         out.append(step)
     return tuple(out)

@@ -12,7 +12,8 @@ attached to a CI job or mailed and opened anywhere, offline. It shows:
   navigation steps and list scrolls the runtime took on its own beneath the call they served;
 * for a failed attempt: the error as the command line shows it, the failing line in its context,
   the screenshot when it failed, the last hierarchy dump the runtime read, and where its
-  artifacts were saved; for a flaky script, the failed attempts before the one that passed.
+  artifacts were saved; for a flaky script, the failed attempts before the one that passed;
+* beside each ``screenshot("name")`` step, the file it saved (linked, and shown small).
 
 Screenshots come as thumbnails the runner made (``Step.thumbnail``); each distinct image is
 embedded once, as a CSS class that every place showing it uses. The page is complete without
@@ -102,7 +103,26 @@ def _screens(step: Step) -> str:
     return f'<span class="screens">{_e(before)} → {_e(after)}</span>'
 
 
-def _step_row(step: Step, images: _Images, script: str) -> str:
+def _href(path: Path, base: Path | None) -> str:
+    """A link to a kept file: relative to the report's folder when known (the report and the
+    artifacts move together), else the path as the run named it."""
+    import os
+    from urllib.parse import quote
+
+    shown = os.path.relpath(path, base) if base is not None else str(path)
+    return quote(Path(shown).as_posix())
+
+
+def _saved(step: Step, folder: Path | None, base: Path | None) -> str:
+    """Where a ``screenshot()`` step's file is, linked (nothing when it was not kept)."""
+    if not step.saved or folder is None:
+        return ""
+    return (f'<div class="saved">saved <a href="{_e(_href(folder / step.saved, base))}">{_e(step.saved)}</a>'
+            "</div>")
+
+
+def _step_row(step: Step, images: _Images, script: str, folder: Path | None = None, base: Path | None = None
+              ) -> str:
     classes = ["step", step.event, "ok" if step.ok else "failed"]
     if step.event == "repeat":
         count = step.record.get("count")
@@ -117,13 +137,16 @@ def _step_row(step: Step, images: _Images, script: str) -> str:
     ms = f"{step.ms:,.0f}" if isinstance(step.ms, int | float) else ""
     label = f"{script}: the screen after step {step.seq}"
     error = f'<div class="err">{_e(step.error)}</div>' if step.error else ""
+    shot = images.shot(step.thumbnail, label)
+    if not shot and step.saved_thumbnail:  # screenshot() sends no input: its own file is the screen after it
+        shot = images.shot(step.saved_thumbnail, f"{script}: {step.saved}, saved by step {step.seq}")
     return (
         f'<tr class="{" ".join(classes)}" data-seq="{step.seq}">'
         f'<td class="num">{step.seq}</td><td class="num">{_e(step.line)}</td>'
-        f'<td class="stmt"><code>{_e(statement)}</code>{error}</td>'
+        f'<td class="stmt"><code>{_e(statement)}</code>{error}{_saved(step, folder, base)}</td>'
         f'<td class="mono">{_e(step.call)}</td><td class="mono">{_e(step.element)}</td>'
         f"<td>{_how(step)}</td><td>{_screens(step)}</td><td class=\"ms\">{ms}</td>"
-        f"<td>{images.shot(step.thumbnail, label)}</td></tr>"
+        f"<td>{shot}</td></tr>"
     )
 
 
@@ -185,7 +208,7 @@ def _failure(r: ScriptResult, a: Attempt, images: _Images) -> str:
             f"{_hierarchy(a.path(a.hierarchy))}{kept}</div>{figure}</div>")
 
 
-def _attempt(r: ScriptResult, a: Attempt, images: _Images) -> str:
+def _attempt(r: ScriptResult, a: Attempt, images: _Images, base: Path | None) -> str:
     parts = []
     if len(r.attempts) > 1:
         outcome = "passed" if a.ok else ("failed" if a.kind == "failure" else "error")
@@ -197,7 +220,7 @@ def _attempt(r: ScriptResult, a: Attempt, images: _Images) -> str:
     if start:
         parts.append(f'<div class="start">{start}<span>The screen when the script started</span></div>')
     if a.steps:
-        rows = "".join(_step_row(s, images, r.script) for s in a.steps)
+        rows = "".join(_step_row(s, images, r.script, a.folder, base) for s in a.steps)
         parts.append('<table class="steps"><thead><tr><th>#</th><th>line</th><th>statement</th><th>call</th>'
                      "<th>element</th><th>grounded</th><th>screen</th><th>ms</th><th>after</th></tr></thead>"
                      f"<tbody>{rows}</tbody></table>")
@@ -208,7 +231,7 @@ def _attempt(r: ScriptResult, a: Attempt, images: _Images) -> str:
     return f'<div class="attempt">{"".join(parts)}</div>'
 
 
-def _section(r: ScriptResult, images: _Images) -> str:
+def _section(r: ScriptResult, images: _Images, base: Path | None) -> str:
     last = r.last
     why = ""
     if not r.ok and r.error:
@@ -227,7 +250,7 @@ def _section(r: ScriptResult, images: _Images) -> str:
         body.append(f'<pre class="warnings">{_e(r.warnings)}</pre>')
     if r.status == "skipped":
         body.append(f'<p class="screens">Skipped: {_e(r.reason)}</p>')
-    body += [_attempt(r, a, images) for a in r.attempts]
+    body += [_attempt(r, a, images, base) for a in r.attempts]
     is_open = " open" if r.status in ("failed", "error", "flaky") else ""
     anchor = "s-" + "".join(c if c.isalnum() else "-" for c in r.script)
     search = " ".join([r.script, r.status, *r.tags]).lower()
@@ -238,10 +261,11 @@ def _section(r: ScriptResult, images: _Images) -> str:
             "</details></section>")
 
 
-def report_html(run: TestRun, title: str = "Tapir test report") -> str:
-    """The run as one HTML page (see the module docstring)."""
+def report_html(run: TestRun, title: str = "Tapir test report", *, base: Path | None = None) -> str:
+    """The run as one HTML page (see the module docstring); ``base``: the folder the page will be
+    written to (links to kept files are made relative to it)."""
     images = _Images()
-    sections = "".join(_section(r, images) for r in run.results)
+    sections = "".join(_section(r, images, base) for r in run.results)
     counts = run.counts()
     total = len(run.results) or 1
     chips = "".join(f'<button class="chip {s}" data-filter="{s}" aria-pressed="false">{counts[s]} {s}</button>'

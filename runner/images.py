@@ -4,11 +4,18 @@ A phone screenshot is a 1080x2400 PNG of 0.2 to 3 MB; a report of a hundred scri
 hundreds of them. ``thumbnail`` reduces one by an integer factor (``Image.reduce``: a box filter,
 several times faster than a resampling filter and as legible at these sizes) and encodes it as
 WebP (JPEG where Pillow lacks WebP): about 15 KB at 360 pixels wide.
+
+Decoding the PNG is most of the cost (about 30 ms for a phone's screen), and a run shows the same
+screens many times over (each script of an app starts on its launch screen): thumbnails are kept
+by the digest of the PNG they were made from, process-wide, the most recent ``CACHE_SIZE``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
+import threading
+from collections import OrderedDict
 from functools import lru_cache
 
 from PIL import Image, UnidentifiedImageError, features
@@ -26,8 +33,29 @@ def image_mime() -> str:
     return "image/webp" if _format() == "WEBP" else "image/jpeg"
 
 
+#: Thumbnails kept (about 15 KB each).
+CACHE_SIZE = 1024
+_made: OrderedDict[tuple[bytes, int, int], bytes | None] = OrderedDict()
+_made_lock = threading.Lock()
+
+
 def thumbnail(png: bytes, width: int = 360, quality: int = 75) -> bytes | None:
-    """``png`` reduced to about ``width`` pixels wide (never enlarged); None when it is not an image."""
+    """``png`` reduced to about ``width`` pixels wide (never enlarged); None when it is not an image.
+    The same image made small before comes from the cache (see the module docstring)."""
+    key = (hashlib.blake2b(png, digest_size=16).digest(), width, quality)
+    with _made_lock:
+        if key in _made:
+            _made.move_to_end(key)
+            return _made[key]
+    small = _thumbnail(png, width, quality)
+    with _made_lock:
+        _made[key] = small
+        while len(_made) > CACHE_SIZE:
+            _made.popitem(last=False)
+    return small
+
+
+def _thumbnail(png: bytes, width: int, quality: int) -> bytes | None:
     try:
         with Image.open(io.BytesIO(png)) as opened:
             image = opened.convert("RGB")

@@ -16,10 +16,11 @@ path. Outcomes:
 
 ``type`` is the error's category (``AssertionFailed``, ``ElementNotFound``...), ``message`` its
 first line and the text the whole rendered error. ``<system-out>`` holds what the script printed
-and, for a failed script, ``[[ATTACHMENT|path]]`` lines naming its screenshot, dump and trace
-(GitLab shows the screenshot in the merge request's test report). Counts on each suite and on
-``<testsuites>`` follow the JUnit schema: ``tests`` counts every testcase, ``failures``,
-``errors`` and ``skipped`` their outcomes (a flaky script counts as passed).
+and ``[[ATTACHMENT|path]]`` lines naming a failed script's screenshot, dump and trace and the
+files any script's ``screenshot()`` calls saved (GitLab shows the screenshot in the merge
+request's test report). Counts on each suite and on ``<testsuites>`` follow the JUnit schema:
+``tests`` counts every testcase, ``failures``, ``errors`` and ``skipped`` their outcomes (a flaky
+script counts as passed).
 """
 
 from __future__ import annotations
@@ -71,11 +72,11 @@ def _case(r: ScriptResult, classname: str) -> ET.Element:
     if r.status in ("failed", "error", "flaky"):
         if len(r.attempts) > 1:
             out.append(f"attempts: {len(r.attempts)} ({', '.join('passed' if a.ok else 'failed' for a in r.attempts)})")
-        for a in r.attempts:
-            for name in (a.screenshot, a.hierarchy, a.trace):
-                path = a.path(name)
-                if path is not None:
-                    out.append(f"[[ATTACHMENT|{path}]]")
+    for a in r.attempts:
+        for name in (a.screenshot, a.hierarchy, a.trace, *a.saved):
+            path = a.path(name)
+            if path is not None:
+                out.append(f"[[ATTACHMENT|{path}]]")
     if r.warnings:
         ET.SubElement(case, "system-err").text = r.warnings
     if out:

@@ -97,7 +97,12 @@ class DevicePool:
             self._adb_port, self._own_server = None, False
 
     def slots(self) -> list[Slot]:
-        return [Slot(name, device, self._adb_port if is_sim_spec(device) else None) for name, device in self.plan]
+        # a phone is on the server the caller named; the private server this pool started for its
+        # simulators knows no phone, so a phone then stays on the default one
+        def port(device: str) -> int | None:
+            return self._adb_port if is_sim_spec(device) or not self._own_server else None
+
+        return [Slot(name, device, port(device)) for name, device in self.plan]
 
     def run(
         self,

@@ -17,8 +17,9 @@ folders are never searched.
 Each script is one item: checked as ``tapir check`` checks it (errors fail it before any device
 starts), run on a fresh simulator or on this worker's phone, its failure reported as the Tapir
 error (``file:line:col``, the line, a caret) with no Python traceback, and its screenshot, last
-hierarchy dump and trace kept under ``--tapir-artifacts`` (default ``tapir-artifacts/``).
-``# skip: reason`` skips it.
+hierarchy dump and trace kept under ``--tapir-artifacts`` (default ``tapir-artifacts/``), as are
+the files its ``screenshot()`` calls saved, passing or not. ``# skip: reason`` skips it;
+``--tapir-param NAME=VALUE`` (and ``tapir.toml``'s ``[test.params]``) is what ``param()`` reads.
 
 Fixtures for Python tests (``tapir_runtime`` is the one most tests want)::
 
@@ -69,6 +70,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="where failed tests keep their screenshot, dump and trace (default: tapir-artifacts)")
     group.addoption("--tapir-reset", action="store_true", default=None,
                     help="clear the app's data (pm clear) before each script and tapir_runtime")
+    group.addoption("--tapir-param", action="append", default=[], metavar="NAME=VALUE",
+                    help="a parameter every script reads with param('NAME'), as `tapir test --param` (repeatable; "
+                         "wins over tapir.toml [test.params])")
     group.addoption("--tapir-retries", type=int, default=None, metavar="N",
                     help="run a failed script again up to N times (passing then: reported as flaky in its output)")
     parser.addini("tapir_scripts", type="bool", default=False,
@@ -80,6 +84,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{_DOCUMENT_MARK}(path): the app document of the tapir_runtime fixture")
     config.addinivalue_line("markers", "tapir: a Tapir script (.tap)")
+    _params(config)  # a malformed --tapir-param stops the run before anything is collected
+
+
+def _params(config: pytest.Config) -> dict[str, str]:
+    """The ``--tapir-param`` values, or a ``pytest.UsageError`` saying which one is malformed."""
+    from tapir.dsl.errors import UsageError
+    from tapir.dsl.inputs import ScriptInputs
+
+    try:
+        return dict(ScriptInputs.from_options(config.getoption("tapir_param", None) or ()).params)
+    except UsageError as exc:
+        raise pytest.UsageError(exc.message.replace("--param", "--tapir-param")) from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -171,6 +187,9 @@ class _Session:
         if given is not None:
             return int(given)
         return int(self.project.test.retries or 0) if self.project is not None else 0
+
+    def params(self) -> dict[str, str]:
+        return _params(self.config)
 
     def budgets(self) -> Any:
         from tapir.dsl.budget import Budgets
@@ -287,7 +306,8 @@ class TapirScriptItem(pytest.Item):
             raise TapirScriptFailed(prepared.error or "not run")
         slug = script_slug(name)
         options = RunOptions(budgets=session.budgets(), retries=session.retries(), reset=session.reset(),
-                             artifacts=session.artifacts())
+                             artifacts=session.artifacts(), params=session.params(),
+                             project_params=session.project.test.params if session.project is not None else None)
         result = run_prepared(prepared, session.slot(), options, session.work, slug)
         last = result.last
         if last is not None:

@@ -47,6 +47,10 @@ class Step:
     screenshot: str | None = None
     #: That screenshot made small for the HTML report (``image/webp`` or ``image/jpeg`` bytes).
     thumbnail: bytes | None = field(default=None, compare=False, repr=False)
+    #: The file a ``screenshot("name")`` call saved (a name in its attempt's folder).
+    saved: str | None = None
+    #: That file made small for the HTML report.
+    saved_thumbnail: bytes | None = field(default=None, compare=False, repr=False)
     #: The trace record as written.
     record: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -69,14 +73,16 @@ class Step:
             record=record,
         )
 
-    def as_dict(self, shots: Path | None = None) -> dict[str, Any]:
-        """``shots``: the folder the screenshot is in (None: it was not kept, and is left out)."""
+    def as_dict(self, shots: Path | None = None, folder: Path | None = None) -> dict[str, Any]:
+        """``shots``: the folder the screenshot is in (None: it was not kept, and is left out);
+        ``folder``: the attempt's folder, where ``saved`` is (None: not kept)."""
         return {
             "seq": self.seq, "event": self.event, "line": self.line, "statement": self.statement, "call": self.call,
             "element": self.element, "grounded": self.grounded, "score": self.score,
             "screen_before": self.screen_before, "screen_after": self.screen_after, "ms": self.ms, "ok": self.ok,
             "error": self.error,
             "screenshot": str(shots / self.screenshot) if shots is not None and self.screenshot else None,
+            "saved": str(folder / self.saved) if folder is not None and self.saved else None,
         }
 
 
@@ -104,7 +110,8 @@ class Attempt:
     #: The screenshot at the start of the session (a file name in ``shots``), and its thumbnail.
     start_screenshot: str | None = None
     start_thumbnail: bytes | None = field(default=None, compare=False, repr=False)
-    #: Where the attempt's files are kept (its failure artifacts folder); None when not kept.
+    #: Where the attempt's files are kept (its artifacts folder: everything of a failed attempt,
+    #: what ``screenshot()`` saved of a passed one); None when nothing was kept.
     folder: Path | None = None
     #: The screen when it failed, the last hierarchy dump the runtime read, and the trace
     #: (file names in ``folder``; None when there is none).
@@ -113,11 +120,15 @@ class Attempt:
     trace: str | None = None
     #: The failure screenshot made small for the HTML report.
     screenshot_image: bytes | None = field(default=None, compare=False, repr=False)
+    #: The files the script's ``screenshot()`` calls saved, in order (names in ``folder``); kept
+    #: whether the attempt passed or failed.
+    saved: tuple[str, ...] = ()
 
     @property
     def shots(self) -> Path | None:
-        """The folder of the step screenshots, when kept."""
-        return self.folder / "shots" if self.folder is not None else None
+        """The folder of the step screenshots, when kept (a failed attempt's; a passed one keeps
+        only what ``screenshot()`` saved)."""
+        return self.folder / "shots" if self.folder is not None and not self.ok else None
 
     def path(self, name: str | None) -> Path | None:
         """A kept file of the attempt (``attempt.path(attempt.hierarchy)``)."""
@@ -132,7 +143,8 @@ class Attempt:
             "folder": str(self.folder) if self.folder else None,
             "screenshot": _text(self.path(self.screenshot)), "hierarchy": _text(self.path(self.hierarchy)),
             "trace": _text(self.path(self.trace)),
-            "steps": [s.as_dict(self.shots) for s in self.steps],
+            "saved": [str(self.folder / name) for name in self.saved] if self.folder is not None else [],
+            "steps": [s.as_dict(self.shots, self.folder) for s in self.steps],
         }
 
 
@@ -148,7 +160,7 @@ class ScriptResult:
     warnings: str | None = None
     #: Why it was skipped.
     reason: str | None = None
-    #: The folder its failure artifacts were saved in.
+    #: The folder its artifacts were saved in (a failure's files, ``screenshot()`` files).
     artifacts: Path | None = None
     #: The script's text (the HTML report quotes the failing line from it).
     source: str | None = field(default=None, repr=False)
@@ -196,7 +208,7 @@ class TestRun:
     started: str = ""
     #: The slots the scripts ran on (``sim#1``, serials).
     devices: tuple[str, ...] = ()
-    #: Where failure artifacts were saved (None when nothing failed).
+    #: Where artifacts were saved (None when no script left any: none failed or took a screenshot).
     artifacts: Path | None = None
 
     def __iter__(self) -> Iterator[ScriptResult]:

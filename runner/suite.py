@@ -15,7 +15,8 @@ is ``flaky``.
 
 Each failed attempt's files (``error.txt``, ``screenshot.png``, ``hierarchy.xml``,
 ``trace.jsonl``, ``shots/``, ``script.tap``) are kept under ``artifacts/<script>/`` (an earlier
-failed attempt of a retried script under ``artifacts/<script>/attempt-N/``); everything else is
+failed attempt of a retried script under ``artifacts/<script>/attempt-N/``), and so are the files
+the script's ``screenshot("name")`` calls saved, whether it passed or failed; everything else is
 written to a temporary folder and removed. The folder a script's artifacts go to is emptied when
 the script runs again (``prepare_artifacts``), so what is there belongs to the last run.
 """
@@ -25,13 +26,15 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from tapir.dsl.budget import Budgets
 from tapir.dsl.errors import TapirError, UsageError
+from tapir.dsl.inputs import ScriptInputs
 from tapir.runner.collect import Header, read_header
 from tapir.runner.execute import AttemptOptions, PreparedScript, StepListener, run_attempt
 from tapir.runner.pool import DevicePool, Slot
@@ -39,6 +42,7 @@ from tapir.runner.results import Attempt, ScriptResult, TestRun
 
 if TYPE_CHECKING:
     from tapir.service import Workspace
+    from tapir.service.run_settings import ScriptParams
 
 __all__ = [
     "ARTIFACTS_MARKER", "Listener", "RunOptions", "prepare_artifacts", "prepare_script", "run_prepared", "run_tests",
@@ -70,6 +74,15 @@ class RunOptions:
     trace_dir: Path | None = None
     #: An adb server the simulators share (None: a private one for the run).
     adb_port: int | None = None
+    #: ``--param NAME=VALUE``: what ``param()`` reads in every script (wins over ``project_params``).
+    params: Mapping[str, str] = field(default_factory=dict)
+    #: ``tapir.toml``'s ``[test.params]``: parameters for every script and per script glob.
+    project_params: ScriptParams | None = None
+
+    def inputs_for(self, script: Path) -> ScriptInputs:
+        """What ``param()`` reads in ``script``: the project's parameters, the command line's over them."""
+        found = self.project_params.for_script(script) if self.project_params is not None else {}
+        return ScriptInputs(MappingProxyType({**found, **self.params}))
 
 
 class Listener:
@@ -165,12 +178,25 @@ def _keep(attempt: Attempt, folder: Path, source: str) -> Attempt:
     return replace(attempt, folder=folder)
 
 
+def _keep_saved(attempt: Attempt, folder: Path) -> Attempt:
+    """Copy what a passed attempt's ``screenshot()`` calls saved to ``folder``; the attempt
+    pointing there (its other files, trace and step screenshots, are not kept)."""
+    assert attempt.folder is not None
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in attempt.saved:
+        shutil.copyfile(attempt.folder / name, folder / name)
+    (folder / ARTIFACTS_MARKER).write_text("made by tapir test; replaced by its next run of this script\n",
+                                           encoding="utf-8")
+    return replace(attempt, folder=folder, trace=None, screenshot=None, hierarchy=None)
+
+
 def run_prepared(script: PreparedScript, slot: Slot, options: RunOptions, work: Path, slug: str,
                  on_step: StepListener | None = None) -> ScriptResult:
     """Run a checked script on ``slot``, retried up to ``options.retries`` times; its files go
     under ``work/<slug>/`` and, for failed attempts, ``options.artifacts/<slug>/``."""
     attempts: list[Attempt] = []
-    settings = AttemptOptions(options.budgets, options.reset, options.screenshots, options.thumbnails)
+    settings = AttemptOptions(options.budgets, options.reset, options.screenshots, options.thumbnails,
+                              options.inputs_for(script.path))
     for number in range(1, options.retries + 2):
         attempt = run_attempt(script, slot, number, settings, work / slug / f"attempt-{number}", on_step)
         attempts.append(attempt)
@@ -188,8 +214,11 @@ def run_prepared(script: PreparedScript, slot: Slot, options: RunOptions, work: 
         kept = options.artifacts / slug
         attempts = [_keep(a, kept if a is final else kept / f"attempt-{a.number}", script.source)
                     if not a.ok else a for a in attempts]
+    if options.artifacts is not None and final.ok and final.saved:
+        kept = options.artifacts / slug
+        attempts[-1] = _keep_saved(final, kept)
     # what was not kept is removed with the run's temporary folder
-    attempts = [a if kept is not None and not a.ok else replace(a, folder=None) for a in attempts]
+    attempts = [a if kept is not None and (not a.ok or a.saved) else replace(a, folder=None) for a in attempts]
     return ScriptResult(script.name, status, tuple(attempts), script.header.tags, script.warnings, artifacts=kept,
                         source=script.source)
 

@@ -81,7 +81,12 @@ class SimulatedClock:
 
 class DeviceShellClock:
     """Sleeps on the device with its shell's ``sleep`` (see the module docstring), in pieces of at
-    most ``MAX_PIECE_S`` so that no shell command outlives the transport's timeout."""
+    most ``MAX_PIECE_S`` so that no shell command outlives the transport's timeout.
+
+    Once a ``sleep`` comes back in less than half its time the device keeps simulated time, which
+    moves only when it is told to: from then on ``now`` stops counting the host's time, as
+    ``SimulatedClock`` does. Otherwise a busy host (seconds a dump) used up a 30 s wait while
+    the simulator's apps saw a few seconds pass (soak: a 40 s timer never finished)."""
 
     MAX_PIECE_S = 5.0
     resolution = 0.0
@@ -90,9 +95,12 @@ class DeviceShellClock:
         self._shell = shell
         self._now = now
         self.simulated = 0.0
+        #: The host's time when the device was found to simulate time (None: not found so).
+        self._host_stopped: float | None = None
 
     def now(self) -> float:
-        return self._now() + self.simulated
+        host = self._now() if self._host_stopped is None else self._host_stopped
+        return host + self.simulated
 
     def sleep(self, seconds: float) -> None:
         left = seconds
@@ -100,6 +108,12 @@ class DeviceShellClock:
             piece = min(left, self.MAX_PIECE_S)
             started = self._now()
             self._shell(f"sleep {piece:.3f}")
-            # a phone slept (nothing simulated); a simulator returned at once (all of it simulated)
-            self.simulated += max(0.0, piece - (self._now() - started))
+            took = self._now() - started
+            if self._host_stopped is None and took < piece / 2:
+                self._host_stopped = started
+            if self._host_stopped is not None:
+                self.simulated += piece  # all of it passed on the device, none on the host's count
+            else:
+                # a phone slept (nothing simulated), or came back early once in a while
+                self.simulated += max(0.0, piece - took)
             left -= piece

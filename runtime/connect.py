@@ -132,7 +132,12 @@ def connect(conn: Connection) -> DeviceRuntime:
             )
         with simulator_errors():
             sim = start_sim(apps, foreground=doc.app.package, adb_port=conn.adb_port)
-        device: Any = AdbDevice(sim.serial, address=sim.address)
+        def reattach() -> None:
+            with simulator_errors():
+                sim.reattach()
+
+        # a simulator this run started is attached again when the adb server restarts
+        device: Any = AdbDevice(sim.serial, address=sim.address, reattach=reattach)
         on_close = sim.stop
         wait_clock = SimulatedClock(sim.device.advance_time)
         if conn.config is None:

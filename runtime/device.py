@@ -31,7 +31,7 @@ from typing import Protocol, TypeVar, runtime_checkable
 from tapir.dsl.errors import DeviceError, UsageError
 from tapir.runtime import adb_shell
 from tapir.runtime.adb_transport import DEFAULT_PORT, AdbServerTransport, list_devices, server_address
-from tapir.runtime.retry import DEFAULT_RETRY, RetryPolicy, TransientError, call_with_retry
+from tapir.runtime.retry import DEFAULT_RETRY, NotSent, RetryPolicy, TransientError, call_with_retry
 
 T = TypeVar("T")
 
@@ -117,7 +117,10 @@ class AdbDevice:
     ``address`` is the adb server's (host, port) (default: ``server_address()``); ``client``,
     an adbutils ``AdbClient``, stands for its server. ``transport`` replaces the adb connection
     (tests pass a fake); ``retry`` bounds the retries of transient failures; ``sleep`` is what
-    the retry pauses call.
+    the retry pauses call. ``reattach``, when given, is called once when a command failed for
+    want of the link (the adb server gone or restarted, the device no longer listed), and the
+    command is sent again if it cannot have run twice: a simulator the run started attaches
+    itself to a new server this way.
     """
 
     def __init__(
@@ -131,6 +134,7 @@ class AdbDevice:
         sleep: Callable[[float], None] = time.sleep,
         timeout: float = 20.0,
         dump_timeout: float = 60.0,
+        reattach: Callable[[], None] | None = None,
     ) -> None:
         self._serial = serial
         if transport is None:
@@ -142,6 +146,9 @@ class AdbDevice:
         self._sleep = sleep
         self._timeout = timeout
         self._dump_timeout = dump_timeout
+        self._reattach = reattach
+        #: How many times ``reattach`` brought the link back.
+        self.reattached = 0
 
     @property
     def serial(self) -> str:
@@ -173,10 +180,23 @@ class AdbDevice:
                     f"device {self._serial}: `{what or command}` failed: {exc.message}", hint=exc.hint
                 ) from exc
 
-        return call_with_retry(
-            attempt, serial=self._serial, command=what or command, policy=self._retry,
-            idempotent=idempotent, sleep=self._sleep,
-        )
+        def send() -> T:
+            return call_with_retry(
+                attempt, serial=self._serial, command=what or command, policy=self._retry,
+                idempotent=idempotent, sleep=self._sleep,
+            )
+
+        try:
+            return send()
+        except DeviceError as exc:
+            if self._reattach is None or not _link_lost(exc.__cause__, idempotent):
+                raise
+            try:
+                self._reattach()
+            except Exception as again:  # noqa: BLE001 - whatever stopped it, the command's error stands
+                raise DeviceError(f"{exc.message}; attaching the device again failed: {again}", hint=exc.hint) from exc
+            self.reattached += 1
+            return send()
 
     def shell(self, command: str, *, idempotent: bool = False) -> str:
         """Run any shell command and return its output (stdout and stderr merged)."""
@@ -200,6 +220,7 @@ class AdbDevice:
 
     def screen_size(self) -> tuple[int, int]:
         def check(out: bytes) -> tuple[int, int]:
+            _answered(out)
             size = adb_shell.parse_wm_size(out.decode("utf-8", "replace"))
             if size is None:
                 raise DeviceError(f"unexpected output: {_first_line(out.decode('utf-8', 'replace'))!r}")
@@ -209,6 +230,7 @@ class AdbDevice:
 
     def current_app(self) -> tuple[str, str]:
         def check(out: bytes) -> tuple[str, str] | None:
+            _answered(out)
             return adb_shell.parse_current_app(out.decode("utf-8", "replace"))
 
         # `dumpsys window windows` names the focused window on every version; when the focus
@@ -285,12 +307,29 @@ class AdbDevice:
         self._run(adb_shell.app_clear_command(package), _check_success, idempotent=True)
 
 
+def _link_lost(cause: BaseException | None, idempotent: bool) -> bool:
+    """A failure that attaching the device again may cure, of a command that may be sent again:
+    one that never reached the device (no server, the device not listed), or a read whose link
+    broke while it ran. Not what the device itself answered (an idle-state error)."""
+    if isinstance(cause, NotSent):
+        return True
+    return idempotent and isinstance(cause, (ConnectionError, EOFError)) and not isinstance(cause, TransientError)
+
+
 # -- output checks ---------------------------------------------------------------------------
 
 _TRANSIENT_DUMP = ("could not get idle state", "null root node")
 
 
+def _answered(output: bytes) -> None:
+    """A command that always prints something printed nothing: its connection closed before the
+    answer came (shell v1 cannot tell that from an empty answer), which passes when retried."""
+    if not output:
+        raise TransientError("no answer: the connection closed before the device answered")
+
+
 def _check_dump(output: bytes) -> str:
+    _answered(output)
     text = output.decode("utf-8", "replace")
     start = text.find("<?xml")
     if start < 0:
@@ -344,6 +383,7 @@ def _check_start(output: bytes) -> None:
 
 def _check_success(output: bytes) -> None:
     """``pm clear`` prints ``Success``, or ``Failed`` / an exception."""
+    _answered(output)
     text = output.decode("utf-8", "replace")
     if "Success" not in text:
         raise DeviceError(_first_line(text) or "no answer", hint="is the app installed? (`adb shell pm list packages`)")

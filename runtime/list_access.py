@@ -70,8 +70,17 @@ class ListAccess:
         before = region_digest(view.obs.tree, view.node)
         self.screen.swipe(view.area.bounds, direction, c)
         self.screen.stats.list_scrolls += 1
-        after = self.screen.settle(Expectation(change=False), c, scrolling=True).observation
+        # did not move, or not redrawn yet? a list end is confirmed by a second look
+        after = self.screen.settle(Expectation(change=True), c, scrolling=True).observation
         g = self.reacher.present(el, after)
+        watching = self.reacher.watching
+        if g is None and watching is not None and (dismissed := watching.check(after, c)) is not None:
+            # an interruption covered the list (a watcher dismissed it); if the swipe never reached
+            # the list, it is swiped again (the number of firings per call bounds this)
+            after = dismissed
+            g = self.reacher.present(el, after)
+            if g is not None and region_digest(after.tree, g.node) == before:
+                return self.scroll_list(el, state, view, direction, span, c)
         if g is None:
             raise ActionError(f"scrolling ${el.name} left its screen (the device shows {self.reacher.where(after)})",
                               span)

@@ -54,11 +54,9 @@ class Reacher:
         return el
 
     def where(self, obs: Observation) -> str:
-        """Where the device is, in words, for errors: the screen, another app, or an unknown
-        screen with the first texts it shows."""
-        if obs.package and obs.package != self.document.app.package:
-            return f"another app ({obs.package})"
-        if obs.screen is not None:
+        """Where the device is, in words, for errors: the screen, or another app or an unknown
+        screen with the first texts it shows (what a watcher for an interruption would name)."""
+        if obs.screen is not None and not (obs.package and obs.package != self.document.app.package):
             return repr(obs.screen)
         texts: list[str] = []
         for n in obs.tree.nodes:
@@ -67,8 +65,10 @@ class Reacher:
                 texts.append(label[:160])
             if len(texts) == 3 or sum(map(len, texts)) > 120:
                 break
-        return "a screen the document does not describe" + (
-            f" (showing {', '.join(repr(t) for t in texts)})" if texts else "")
+        showing = ", ".join(repr(t) for t in texts)
+        if obs.package and obs.package != self.document.app.package:
+            return f"another app ({obs.package}{', showing ' + showing if texts else ''})"
+        return "a screen the document does not describe" + (f" (showing {showing})" if texts else "")
 
     def present(self, el: Element, obs: Observation) -> Grounding | None:
         """The grounding of ``el`` on ``obs``, or None when it is not there (element first: the
@@ -170,7 +170,8 @@ class Reacher:
             before = region_digest(obs.tree, scrollers[0])
             self.screen.swipe(scrollers[0].bounds, "down", c)
             self.screen.stats.list_scrolls += 1
-            after = self.screen.settle(Expectation(change=False), c).observation
+            # an unmoved view is looked at twice: it may not have redrawn yet
+            after = self.screen.settle(Expectation(change=True), c).observation
             g = self.present(el, after)
             if g is not None:
                 return g

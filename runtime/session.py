@@ -349,7 +349,8 @@ class DeviceRuntime:
         before = region_digest(t.obs.tree, t.node)
         self.screen.swipe(t.node.bounds, direction, c)
         self.stats.list_scrolls += 1
-        after = self.screen.settle(Expectation(change=False), c).observation
+        # an unmoved view is looked at twice: it may not have redrawn yet
+        after = self.screen.settle(Expectation(change=True), c).observation
         g = self.reacher.present(el, after)
         moved = g is None or region_digest(after.tree, g.node) != before
         c.extra["moved"] = moved

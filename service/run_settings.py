@@ -4,6 +4,7 @@
     config.device.default          # ('sim',): what --device means when it is not given
     config.budgets.apply(Budgets()) # the project's limits over the defaults (flags then win)
     config.test.retries, config.report.junit   # 0, Path('/project/reports/junit.xml')
+    config.test.params.for_script(Path("flows/admin/login.tap"))   # {'user': 'root', 'lang': 'en'}
 
 The schema (docs/testing.md has it with examples)::
 
@@ -23,6 +24,12 @@ The schema (docs/testing.md has it with examples)::
     retries = 1              # a failed script runs again up to N times (passing then: flaky)
     reset = true             # clear the app's data before each script (pm clear)
 
+    [test.params]            # what param("NAME") reads in every script tapir test runs (--param wins)
+    user = "ada"
+    lang = "en"
+    [test.params."flows/admin/*.tap"]   # scripts matching the glob (relative to tapir.toml) get
+    user = "root"                       # these over the ones above (the first matching glob wins)
+
     [report]                 # written by every `tapir test` run (flags win)
     junit = "reports/junit.xml"
     json = "reports/tapir.json"
@@ -36,13 +43,13 @@ the file; a value of the wrong type or an unknown key is a problem reported with
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tapir.dsl.budget import Budgets
 
-__all__ = ["BudgetSettings", "DeviceSettings", "ReportSettings", "TestSettings", "read_run_settings"]
+__all__ = ["BudgetSettings", "DeviceSettings", "ReportSettings", "ScriptParams", "TestSettings", "read_run_settings"]
 
 
 @dataclass(frozen=True)
@@ -71,6 +78,35 @@ class BudgetSettings:
 
 
 @dataclass(frozen=True)
+class ScriptParams:
+    """``[test.params]``: parameters for every script, and per script glob."""
+
+    #: The folder of ``tapir.toml`` (globs are relative to it); None when there is no file.
+    root: Path | None = None
+    #: ``NAME = "value"``: every script's.
+    common: tuple[tuple[str, str], ...] = ()
+    #: ``[test.params."GLOB"]`` tables, in file order.
+    rules: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+
+    def for_script(self, script: Path) -> dict[str, str]:
+        """The parameters ``script`` gets: the common ones, under those of each glob it matches
+        (for a name several globs set, the first of them in the file)."""
+        # the same glob language as [documents] (imported here: config.py imports this module)
+        from tapir.service.config import _glob_regex
+
+        out = dict(self.common)
+        if self.rules and self.root is not None:
+            try:
+                relative = script.resolve().relative_to(self.root.resolve()).as_posix()
+            except ValueError:
+                return out  # a script outside the project
+            for glob, values in reversed(self.rules):  # reversed: the first matching glob is applied last
+                if _glob_regex(glob).fullmatch(relative):
+                    out.update(values)
+        return out
+
+
+@dataclass(frozen=True)
 class TestSettings:
     __test__ = False  # not a pytest test class, whatever its name
 
@@ -80,6 +116,8 @@ class TestSettings:
     exclude: tuple[str, ...] = ()
     retries: int | None = None
     reset: bool | None = None
+    #: ``[test.params]``: what ``param()`` reads (``--param`` wins).
+    params: ScriptParams = field(default_factory=ScriptParams)
 
 
 @dataclass(frozen=True)
@@ -121,6 +159,34 @@ def _positive(value: Any, *, integer: bool) -> bool:
     return False
 
 
+def _param_values(table: dict[str, Any], where: str, problem: Problem) -> tuple[tuple[str, str], ...]:
+    from tapir.dsl.inputs import PARAM_NAME
+
+    out = []
+    for name, value in table.items():
+        if not PARAM_NAME.fullmatch(name):
+            problem(f"{where} {name!r} is not a parameter name (letters, digits, '_', '.', '-'; not starting with "
+                    "a digit)", name)
+        elif isinstance(value, bool) or not isinstance(value, str | int | float):
+            problem(f"{where} {name} must be text (a string or a number), not {value!r}", name)
+        else:
+            out.append((name, str(value)))  # parameters are text, as --param gives them
+    return tuple(out)
+
+
+def _params(value: Any, root: Path, problem: Problem) -> ScriptParams:
+    """``[test.params]``: ``NAME = "value"`` for every script, ``[test.params."GLOB"]`` tables per glob."""
+    if value is None:
+        return ScriptParams()
+    if not isinstance(value, dict):
+        problem("[test] params must be a table of NAME = \"value\" (and of \"script glob\" tables)", "params")
+        return ScriptParams()
+    common = _param_values({k: v for k, v in value.items() if not isinstance(v, dict)}, "[test.params]", problem)
+    rules = tuple((glob, _param_values(table, f"[test.params.{glob!r}]", problem))
+                  for glob, table in value.items() if isinstance(table, dict))
+    return ScriptParams(root, common, rules)
+
+
 def read_run_settings(data: dict[str, Any], root: Path, problem: Problem
                       ) -> tuple[DeviceSettings, BudgetSettings, TestSettings, ReportSettings]:
     """The four tables of ``data`` (a parsed ``tapir.toml``); ``problem(message, needle)`` is
@@ -151,7 +217,7 @@ def read_run_settings(data: dict[str, Any], root: Path, problem: Problem
                 problem(f"[budgets] {key} must be {what}, not {t[key]!r}", key)
     budgets = BudgetSettings(**limits)
 
-    t = _table(data, "test", {"paths", "include", "exclude", "retries", "reset"}, problem)
+    t = _table(data, "test", {"paths", "include", "exclude", "retries", "reset", "params"}, problem)
     lists: dict[str, tuple[str, ...]] = {}
     for key in ("paths", "include", "exclude"):
         if key in t:
@@ -169,7 +235,7 @@ def read_run_settings(data: dict[str, Any], root: Path, problem: Problem
         problem(f"[test] reset must be true or false, not {reset!r}", "reset")
         reset = None
     test = TestSettings(tuple(root / p for p in lists.get("paths", ())), lists.get("include", ()),
-                        lists.get("exclude", ()), retries, reset)
+                        lists.get("exclude", ()), retries, reset, _params(t.get("params"), root, problem))
 
     t = _table(data, "report", {"junit", "json", "html", "artifacts"}, problem)
     paths: dict[str, Path] = {}

@@ -50,6 +50,17 @@ def test_gen_prints_only_the_script_on_stdout(scripted: list[ScriptedBackend], t
     assert data["ok"] and data["rounds"][0]["usage"]["generated_tokens"] > 0
 
 
+def test_gen_says_what_a_local_model_is_doing_before_its_first_token(monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    local = ScriptedBackend([GOOD])
+    local.name = "llama.cpp:model.gguf"
+    monkeypatch.setattr("tapir.cli.gen._backend", lambda args: local)
+    assert main(["gen", "Play the song Lanterns", "--doc", MUSIC]) == 0
+    err = capsys.readouterr().err
+    notice = err.index("llama.cpp:model.gguf: writing the script")
+    assert "minutes on a CPU" in err and notice < err.index("round 1:")
+
+
 def test_gen_exits_1_when_the_budget_ends_without_a_good_script(monkeypatch: pytest.MonkeyPatch,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr("tapir.cli.gen._backend", lambda args: ScriptedBackend(lambda r: BAD))
@@ -180,3 +191,12 @@ def test_gen_shows_what_a_repair_changed(monkeypatch: pytest.MonkeyPatch, capsys
     assert "round 1:" in err and "check failed: illegal action (line 1)" in err
     assert "    -$songs_screen__song_list.set_text('x')" in err
     assert '    +$songs_screen__song_list.match("Lanterns").tap()' in err
+
+
+def test_a_model_not_installed_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(M, "find_model", lambda name: None)
+    assert main(["gen", "Play the song Lanterns", "--doc", MUSIC, "--model", "qwen2.5-coder-0.5b"]) == 2
+    err = capsys.readouterr().err
+    assert "tapir: model qwen2.5-coder-0.5b is not installed" in err
+    assert "  hint: tapir model install qwen2.5-coder-0.5b" in err

@@ -1,11 +1,11 @@
 """The layer rule: grammar -> dsl -> runtime.hierarchy -> docgen -> service -> runtime -> codegen, lsp, repl, runner
--> eval -> cli.
+-> eval -> synth -> cli.
 
 Nothing imports upward. ``runtime.hierarchy`` (reading UI dumps) sits below the documents so that
 documents can be built from recorded hierarchies; ``service`` is the language service (workspace,
 configuration) that the command line, the server, the REPL and the code generator share;
-``runner`` runs test scripts on device pools (``tapir test``, the pytest plugin), and ``eval``
-shares its device pool.
+``runner`` runs test scripts on device pools (``tapir test``, the pytest plugin), ``eval``
+shares its device pool, and ``synth`` (training-data synthesis) judges pairs the way ``eval`` does.
 
 ``runtime.sim``, the simulated phone, sits under everything and imports nothing of Tapir: it may
 only offer what a phone offers (adb services, dumps, screenshots), so that Tapir is tested
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # A dotted key is a sub-layer of its package: the longest key that prefixes a module decides.
 RANK: dict[str, float] = {
     "runtime.sim": -1, "grammar": 0, "dsl": 1, "runtime.hierarchy": 1.5, "docgen": 2, "service": 2.5, "runtime": 3,
-    "codegen": 4, "lsp": 4, "repl": 4, "runner": 4, "eval": 4.5, "cli": 5,
+    "codegen": 4, "lsp": 4, "repl": 4, "runner": 4, "eval": 4.5, "synth": 4.75, "cli": 5,
 }
 
 

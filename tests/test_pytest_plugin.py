@@ -184,3 +184,19 @@ def test_a_device_given_by_serial_runs_the_scripts(adb_port: int, tmp_path: Path
         assert result.returncode == 0, result.stdout + result.stderr
         assert "1 passed" in result.stdout and "now playing: Lanterns" in result.stdout
         assert phone.device.app("org.tapir.music").state.playing  # it ran there
+
+
+def test_tapir_param_and_the_projects_params_reach_the_scripts(tmp_path: Path) -> None:
+    """No device: the scripts only read their parameters (`--tapir-param` wins over [test.params])."""
+    _write(tmp_path, {
+        "tapir.toml": '[test.params]\nuser = "ada"\nlang = "en"\n',
+        "flows/who.tap": f"# doc: {MUSIC}\nprint('user', param('user'))\nassert param('lang') == 'de', param('lang')\n",
+    })
+    result = pytest_run("flows", "-rA", "--tapir-param", "lang=de", cwd=tmp_path, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 passed" in result.stdout and "user ada" in result.stdout
+    failed = pytest_run("flows", cwd=tmp_path, timeout=300)  # lang from the file: 'en'
+    assert failed.returncode == 1 and "AssertionFailed: assertion failed: en" in failed.stdout
+    bad = pytest_run("flows", "--tapir-param", "lang", cwd=tmp_path, timeout=300)
+    assert bad.returncode == 4  # pytest's usage error, before anything runs
+    assert "--tapir-param 'lang': expected NAME=VALUE" in bad.stderr

@@ -168,3 +168,25 @@ def test_a_saved_session_passes_tapir_check_and_tapir_run(repl: Repl, tmp_path: 
     run = subprocess.run([sys.executable, "-m", "tapir.cli", "run", str(script), "--device", "sim:music"],
                          capture_output=True, text=True, timeout=180)
     assert run.returncode == 0, run.stderr
+
+
+def test_the_repl_takes_its_device_budgets_and_document_from_tapir_toml(tmp_path: Path, adb_port: int) -> None:
+    """`tapir repl` with no flags in a project: [device] default, [budgets] (per statement) and the
+    [documents] glob of a script in the working folder, as `tapir run` takes them; flags win."""
+    (tmp_path / "tapir.toml").write_text(f'[device]\ndefault = "sim:music"\n\n[budgets]\nmax_actions = 1\n\n'
+                                         f'[documents]\n"*.tap" = "{MUSIC_DOC}"\n')
+    loop = "for i in range(2):\n    $songs_screen__search_button.tap()\n    back()\n\nprint('looped')\n"
+    env = {k: v for k, v in os.environ.items() if k != "ANDROID_SERIAL"}
+
+    def repl(*flags: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "tapir.cli", "repl", "--adb-port", str(adb_port), *flags],
+                              input="$songs_screen__song_count.get_text()\n" + loop, capture_output=True,
+                              text=True, timeout=180, cwd=tmp_path, env=env)
+
+    limited = repl()
+    assert "'44 songs'" in limited.stdout, limited.stderr  # the device and document of the project
+    assert "BudgetExceeded: actions budget exceeded: back() would be UI action number 2 (limit 1)" in limited.stderr
+    assert limited.returncode == 1
+    free = repl("--max-actions", "10")
+    assert free.returncode == 0, free.stderr
+    assert free.stdout.endswith("looped\n")

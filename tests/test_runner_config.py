@@ -73,7 +73,7 @@ def test_wrong_values_are_problems_with_their_lines(tmp_path: Path) -> None:
     assert found == [(2, "[device] default"), (3, "[device] jobs"), (6, "[budgets] timeout"),
                      (7, "[budgets] max_steps"), (10, "[test] retries"), (11, "[test] reset"), (12, "[test]"),
                      (15, "[report] html")]
-    assert "known: exclude, include, paths, reset, retries" in err.value.problems[6].message
+    assert "known: exclude, include, params, paths, reset, retries" in err.value.problems[6].message
 
 
 def test_tapir_check_reports_a_bad_setting_on_every_script(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -190,3 +190,64 @@ def test_the_project_file_gives_paths_tags_and_report_paths(project: Path, capsy
     # a flag wins over the file; what the flags leave unset still comes from it (exclude = slow)
     assert main(["test", "--include", "smoke"]) == 0
     assert "1 passed, 3 deselected" in capsys.readouterr().out
+
+
+# -- parameters: --param and [test.params] ------------------------------------------------------------
+
+PARAMS = """\
+[test.params]
+user = "ada"
+lang = "en"
+retries = 3
+
+[test.params."flows/admin/*.tap"]
+user = "root"
+"""
+
+
+def test_params_are_read_for_every_script_and_per_glob_first_match_winning(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, "tapir.toml", PARAMS + '\n[test.params."flows/**"]\nuser = "x"\n'
+                                                                'lang = "fr"\n'))
+    params = config.test.params
+    assert params.for_script(tmp_path / "flows" / "a.tap") == {"user": "x", "lang": "fr", "retries": "3"}
+    assert params.for_script(tmp_path / "flows" / "admin" / "b.tap") == {"user": "root", "lang": "fr",
+                                                                         "retries": "3"}
+    assert params.for_script(tmp_path / "elsewhere.tap") == {"user": "ada", "lang": "en", "retries": "3"}
+    assert params.for_script(Path("/not/in/the/project.tap")) == {"user": "ada", "lang": "en", "retries": "3"}
+
+
+def test_wrong_params_are_problems_with_their_lines(tmp_path: Path) -> None:
+    path = write(tmp_path, "tapir.toml", '[test]\nparams = 3\n')
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert [(p.line, p.message) for p in err.value.problems] == [
+        (2, '[test] params must be a table of NAME = "value" (and of "script glob" tables)')]
+    path = write(tmp_path, "tapir.toml", '[test.params]\nok = "1"\nflag = true\n"2bad" = "x"\n')
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert [(p.line, p.message.split(" must ")[0].split(" is not ")[0]) for p in err.value.problems] == [
+        (3, "[test.params] flag"), (4, "[test.params] '2bad'")]
+
+
+PARAM_SCRIPT = f"# doc: {DOC}\nprint(param('user') + ' ' + param('lang', default='?'))\n"
+
+
+def test_tapir_test_passes_params_from_the_flags_over_the_project(project: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    write(project, "tapir.toml", PARAMS)
+    write(project, "p/who.tap", PARAM_SCRIPT + "assert param('user') == 'ada'\n")
+    write(project, "flows/admin/who.tap", PARAM_SCRIPT + "assert param('user') == 'root'\n")
+    assert main(["test", "p", "flows/admin", "-v"]) == 0, capsys.readouterr()
+    out = capsys.readouterr().out
+    assert "| ada en" in out and "| root en" in out
+    # --param wins over the file, for every script
+    assert main(["test", "p", "flows/admin", "-v", "--param", "user=eve", "--param", "lang=de"]) == 1
+    out = capsys.readouterr().out
+    assert "| eve de" in out and "assertion failed" in out and "0 passed, 2 failed" in out
+    # without the file a parameter the script needs is a failure that says how to pass it
+    (project / "tapir.toml").unlink()
+    assert main(["test", "p"]) == 1
+    assert "needs the parameter 'user', which was not given" in capsys.readouterr().out
+    # a malformed --param is a usage error
+    assert main(["test", "p", "--param", "user"]) == 2
+    assert "--param 'user': expected NAME=VALUE" in capsys.readouterr().err

@@ -19,7 +19,7 @@ from lxml import html as lxml_html
 from PIL import Image
 from tapir.cli import main
 from tapir.runner.collect import collect
-from tapir.runner.suite import RunOptions, run_tests
+from tapir.runner.suite import ARTIFACTS_MARKER, RunOptions, run_tests
 from tapir.runtime.hierarchy import parse_uiautomator
 from tapir.runtime.trace import read_trace
 from test_runner_reports import css
@@ -81,7 +81,9 @@ def test_the_samples_pass_on_two_simulators_and_junit_counts_them(samples_run: d
     assert data["ok"] and data["totals"]["passed"] == total and data["devices"] == ["sim#1", "sim#2"]
     assert {s["attempts"][0]["device"] for s in data["scripts"]} == {"sim#1", "sim#2"}  # both ran scripts
     assert f"{total} passed" in samples_run["printed"]
-    assert not (samples_run["out"] / "artifacts").exists()  # nothing failed: nothing kept
+    # nothing failed: nothing kept but what the scripts' own screenshot() calls saved
+    kept = [p for p in (samples_run["out"] / "artifacts").rglob("*") if p.is_file() and p.name != ARTIFACTS_MARKER]
+    assert kept and all(p.suffix == ".png" and p.name != "screenshot.png" for p in kept), kept
 
 
 @pytest.mark.slow
@@ -205,3 +207,44 @@ def test_several_devices_given_by_serial_share_the_scripts(adb_port: int, monkey
     assert run.ok, [r.error for r in run.results]
     assert run.devices == (one.serial, two.serial)
     assert {r.attempts[0].device for r in run.results} == {one.serial, two.serial}  # both phones took scripts
+
+
+SHOOTS = f"""\
+# doc: {MUSIC}
+screenshot("songs list")
+$songs_screen__song_list.match(param("song")).tap()
+screenshot("screenshot")
+assert param("song") == "Lanterns"
+"""
+
+
+@pytest.mark.timeout(300)
+def test_screenshot_files_go_to_the_scripts_artifacts_and_the_report_shows_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ADBUTILS_ADB_PATH", "/bin/false")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "flows").mkdir()
+    (tmp_path / "flows" / "shoots.tap").write_text(SHOOTS)
+    (tmp_path / "flows" / "shoots_wrong.tap").write_text(SHOOTS)
+    (tmp_path / "tapir.toml").write_text('[test.params]\nsong = "Lanterns"\n'
+                                         '[test.params."flows/*_wrong.tap"]\nsong = "Amalfi Blue"\n')
+    code, printed = _tapir("test", "flows", "--device", "sim:music", "--junit", "r.xml",
+                           "--html", "out/r.html", "--artifacts", "art")
+    assert code == 1 and "1 passed, 1 failed" in printed, printed
+    # a passing script keeps the files its screenshot() calls saved, in its own artifacts folder
+    passed = tmp_path / "art" / "flows__shoots"
+    assert sorted(p.name for p in passed.iterdir()) == [".tapir-artifacts", "screenshot-2.png", "songs_list.png"]
+    with Image.open(passed / "songs_list.png") as image:
+        assert image.size == (1080, 2400)
+    # a failed one keeps them beside its failure files; the failure screenshot replaces none of them
+    failed = tmp_path / "art" / "flows__shoots_wrong"
+    assert {"songs_list.png", "screenshot-2.png", "screenshot.png", "error.txt"} <= {p.name for p in failed.iterdir()}
+    cases = {c.name: c for s in JUnitXml.fromfile(str(tmp_path / "r.xml")) for c in s}
+    assert f"[[ATTACHMENT|{Path('art/flows__shoots/songs_list.png')}]]" in cases["shoots.tap"].system_out
+    # the report links each file from the step that saved it (relative to the report) and shows it small
+    doc = lxml_html.fromstring((tmp_path / "out" / "r.html").read_text())
+    section = [s for s in css(doc, "section.script") if s.get("data-status") == "passed"][0]
+    rows = [r for r in css(section, "table.steps tr.step") if css(r, ".saved")]
+    assert [css(r, ".saved a")[0].get("href") for r in rows] == ["../art/flows__shoots/songs_list.png",
+                                                                 "../art/flows__shoots/screenshot-2.png"]
+    assert all(css(r, ".shot") for r in rows)

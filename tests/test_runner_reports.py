@@ -199,6 +199,20 @@ def test_thumbnails_are_small_and_keep_the_aspect() -> None:
     assert thumbnail(b"not an image") is None
 
 
+def test_a_screen_made_small_before_comes_from_the_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tapir.runner import images
+
+    monkeypatch.setattr(images, "CACHE_SIZE", 2)
+    monkeypatch.setattr(images, "_made", type(images._made)())
+    green, grey, white = _png((0, 200, 0)), _png((90, 90, 90)), _png((255, 255, 255))
+    small = thumbnail(green)
+    assert thumbnail(bytes(green)) is small  # the same picture, whatever object holds it
+    assert thumbnail(green, 540) is not small  # another size is made anew
+    thumbnail(grey)
+    thumbnail(white)
+    assert len(images._made) == 2 and thumbnail(green) is not small  # the oldest went first
+
+
 # -- retries, flaky scripts and artifacts, with the attempt runner faked -----------------------------
 
 

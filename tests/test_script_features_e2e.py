@@ -326,3 +326,27 @@ def test_the_device_shell_clock_counts_what_the_host_did_not_wait() -> None:
     simulator = DeviceShellClock(lambda command: None, now=lambda: 0.0)
     simulator.sleep(3.5)
     assert simulator.simulated == 3.5 and simulator.now() == 3.5
+
+
+def test_a_wait_on_a_simulator_by_serial_lets_its_time_pass_however_slow_the_host() -> None:
+    # found by bench/soak.py with 8 simulators at once: each look at the screen took the host
+    # seconds, which counted against a 30 s wait while the simulator's time moved only by the
+    # 1 s pauses, and a 40 s timer did not finish in time
+    host = [100.0]
+    device_time = [0.0]
+
+    def simulator(command: str) -> None:
+        device_time[0] += float(command.split()[1])
+
+    clock = DeviceShellClock(simulator, now=lambda: host[0])
+    deadline = clock.now() + 30
+    while True:
+        host[0] += 2.5  # a dump on a loaded host
+        if clock.now() >= deadline:
+            break
+        before = clock.now()
+        clock.sleep(1.0)
+        assert clock.now() >= before  # never back in time
+    # all of the 30 s but the host's time before the first pause (the first look, 2.5 s) passed
+    # on the device; before, a third of it did (one 1 s pause per 2.5 s look)
+    assert device_time[0] == clock.simulated == 28

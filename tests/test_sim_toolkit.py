@@ -432,6 +432,32 @@ def test_screenshot_is_a_wireframe_png_of_the_screen() -> None:
     assert content.getextrema() != (255, 255)
 
 
+def test_a_frame_drawn_before_comes_from_the_cache_and_a_changed_view_is_drawn_anew() -> None:
+    from tapir.runtime.sim.toolkit import render
+
+    app = get_app("music")
+    app.launch()
+    first = app.screenshot_png()
+    before = dict(render.stats)
+    assert app.screenshot_png() is first  # nothing changed: the frame is not drawn again
+    assert render.stats["cached"] == before["cached"] + 1 and render.stats["drawn"] == before["drawn"]
+    app.open("sort_songs")  # a dialog over the same screen
+    assert app.screenshot_png() != first and render.stats["drawn"] == before["drawn"] + 1
+
+
+def test_a_dialog_dims_what_lies_below_it_and_not_itself() -> None:
+    app = get_app("music")
+    app.launch()
+    app.open("sort_songs")
+    image = PILImage.open(io.BytesIO(app.screenshot_png())).convert("RGB")
+    root = etree.fromstring(app.dump_xml().encode())
+    [title] = root.xpath("//node[@text='Sort by']")
+    left, top, _right, _bottom = map(int, re.findall(r"\d+", title.get("bounds")))
+    shade = round(255 * 0.65)
+    assert image.getpixel((1075, CONTENT.top + 5)) == (shade, shade, shade)  # the screen below, dimmed
+    assert image.getpixel((left + 2, top - 10)) == (255, 255, 255)  # the dialog itself, white
+
+
 def test_choice_dialog_checks_the_current_choice_and_reports_the_new_one() -> None:
     app = get_app("music")
     app.launch()

@@ -43,7 +43,8 @@ BAR_RESOURCE_IDS = frozenset({"android:id/navigationBarBackground", "android:id/
 CONTENT_LIMIT = 50
 DESCRIBED_TAGS = frozenset({"input", "checkbox", "button", "scrollbar", "p"})
 
-_NAME_BAD = re.compile(r"[^\w.\-]")
+# (ASCII only: \w also matches characters no XML name may hold, such as ² and º)
+_NAME_BAD = re.compile(r"[^A-Za-z0-9_.\-]")
 # One table both escapes and drops the characters XML forbids, so a string is walked once.
 _INVALID = [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), *range(0xD800, 0xE000), 0xFFFE, 0xFFFF]
 _ESCAPES: dict[int, str | None] = {

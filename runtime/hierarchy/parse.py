@@ -12,6 +12,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TypeGuard
 from xml.parsers import expat
 
 from tapir.dsl.errors import HierarchyError
@@ -64,7 +65,8 @@ def parse_uiautomator(xml: str | bytes) -> UITree:
     but made grounding pay 2 ms a screen to read attributes back). ``tree.document`` gives the
     dump as lxml reads it, for XPaths, when one is needed.
     """
-    data = xml.encode("utf-8") if isinstance(xml, str) else xml
+    # (a lone surrogate cannot come from a device, whose output is decoded with "replace": same here)
+    data = xml.encode("utf-8", "replace") if isinstance(xml, str) else xml
     m = _XML_START.search(data)
     if m is None:
         raise HierarchyError("not a uiautomator dump: no <hierarchy> element")
@@ -114,7 +116,7 @@ def parse_uiautomator(xml: str | bytes) -> UITree:
     parser.EndElementHandler = lambda name: stack.pop()
     try:
         parser.Parse(body, True)
-    except expat.ExpatError as exc:
+    except (expat.ExpatError, LookupError) as exc:  # LookupError: an encoding Python does not know
         raise HierarchyError(f"malformed uiautomator dump: {exc}") from exc
     for nid, children in kids.items():
         nodes[nid].children = tuple(children)
@@ -157,6 +159,12 @@ def _view_attrs(view: Mapping[str, object], where: str) -> dict[str, object]:
     }
 
 
+def _is_int(value: object) -> TypeGuard[int]:
+    # JSON's true and false are Python bools, which are ints: a view id of `true` named view 1
+    # and broke the HTML view's ids
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _raw_views(views: Sequence[object]) -> list[RawNode]:
     raw = []
     for pos, view in enumerate(views):
@@ -165,12 +173,12 @@ def _raw_views(views: Sequence[object]) -> list[RawNode]:
         vid = view.get("temp_id", pos)
         parent = view.get("parent")
         children = view.get("children") or []
-        if not isinstance(vid, int) or not isinstance(children, list):
+        if not _is_int(vid) or not isinstance(children, list):
             raise HierarchyError(f"view {pos}: bad temp_id or children")
         raw.append(RawNode(
             vid,
-            parent if isinstance(parent, int) and parent >= 0 else None,
-            [c for c in children if isinstance(c, int)],
+            parent if _is_int(parent) and parent >= 0 else None,
+            [c for c in children if _is_int(c)],
             _view_attrs(view, f"view {vid}"),
         ))
     return raw
@@ -197,8 +205,8 @@ def parse_droidbot_state(state: Mapping[str, object]) -> UITree:
     height = state.get("height")
     return assemble(
         _raw_views(views), source="droidbot",
-        width=width if isinstance(width, int) else 0,
-        height=height if isinstance(height, int) else 0,
+        width=width if _is_int(width) else 0,
+        height=height if _is_int(height) else 0,
         package=package, activity=activity,
     )
 

@@ -269,6 +269,15 @@ class _Connection:
             self.send(A_CLSE, 0, remote_id)
             return
         if service.startswith(("shell", "exec:")) and self.device.faults.take_drop():
+            command = service.partition(":")[2]
+            if self.device.faults.drop_at == "reply" and command:
+                # the service opens and the command runs on the device; its answer never comes back
+                self.server._trace(f"fault: dropping the connection after running {service!r}")
+                self.send(A_OKAY, self._next_id, remote_id)
+                self._next_id += 1
+                threading.Thread(target=self._run_then_drop, args=(command,), daemon=True,
+                                 name="sim-adbd-drop").start()
+                return
             self.server._trace(f"fault: dropping the connection at {service!r}")
             self.abort()
             return
@@ -281,6 +290,12 @@ class _Connection:
         thread = threading.Thread(target=self._serve, args=(handler, stream), daemon=True,
                                   name=f"sim-adbd-{service.split(':', 1)[0]}-{local_id}")
         thread.start()
+
+    def _run_then_drop(self, command: str) -> None:
+        try:
+            self.device.run_shell(command)
+        finally:
+            self.abort()
 
     def _serve(self, handler: Callable[[Stream], None], stream: Stream) -> None:
         try:

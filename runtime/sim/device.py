@@ -13,6 +13,10 @@ or ``am start -S`` ends it; ``pm clear`` wipes its data (``SimApp.reset``). BACK
 does not consume and HOME show the launcher. The extras of an ``am start`` intent
 (``--es``/``--ez``/``--ei``...) reach apps that have ``on_intent(extras)``.
 
+Faults (``faults.py``) are consulted as commands run: latency before each, dump errors, a late
+app (``input_lag``: for a while after an input, dumps still show the screen from before it) and events after
+each (the app crashing, a system dialog covering it: ``show_dialog``, ``SystemDialog``).
+
 Time is the apps' own (deterministic, moved by inputs); ``advance_time(seconds)`` and the shell's
 ``sleep N`` let it pass at once for every app that keeps time, as a wait on a phone would
 (``tapir.runtime.clock``).
@@ -27,6 +31,7 @@ import random
 import re
 import struct
 import threading
+import time
 import zlib
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -34,12 +39,13 @@ from typing import Any
 
 from PIL import Image
 from tapir.runtime.sim.app import SCREEN_HEIGHT, SCREEN_WIDTH, SimApp
-from tapir.runtime.sim.faults import IDLE_STATE_ERROR, Faults
+from tapir.runtime.sim.faults import IDLE_STATE_ERROR, FaultEvent, Faults
 from tapir.runtime.sim.files import FileSystem as FileSystem
 from tapir.runtime.sim.files import FsError
 from tapir.runtime.sim.keycodes import parse_keycode
 from tapir.runtime.sim.launcher import LAUNCHER_PACKAGE, Launcher
 from tapir.runtime.sim.shell import GENERIC_COMMANDS, CommandFn, Ctx, Shell, ShellResult
+from tapir.runtime.sim.system_dialog import SystemDialog
 
 DEFAULT_DUMP_PATH = "/sdcard/window_dump.xml"
 DENSITY = 420
@@ -125,6 +131,12 @@ class SimDevice:
         self._front = LAUNCHER_PACKAGE
         self._enabled_imes = {LATIN_IME}
         self._time_debt = 0.0
+        #: A system dialog covering the screen (it takes every touch), if one shows.
+        self.dialog: SystemDialog | None = None
+        #: The labels tapped on system dialogs, oldest first.
+        self.dialog_answers: list[str] = []
+        # a late app: the screen dumps still show, and until when (time.monotonic())
+        self._stale: tuple[str, float] | None = None
         self.launcher = Launcher(self._launcher_entries, self._open_from_launcher, self.screen_size)
         for app in apps:
             self.install(app)
@@ -224,6 +236,28 @@ class SimDevice:
             self._running.pop(package, None)
             if self._front == package:
                 self._front = LAUNCHER_PACKAGE
+            if self.dialog is not None and self.dialog.owner == package:
+                self.dialog = None
+
+    def crash(self) -> str | None:
+        """The foreground app dies (the launcher shows, its process is gone); its package, or None
+        when the launcher was in front."""
+        with self._lock:
+            package = self._front
+            if package == LAUNCHER_PACKAGE:
+                return None
+            self.force_stop(package)
+            return package
+
+    def show_dialog(self, dialog: SystemDialog | None = None) -> SystemDialog:
+        """Cover the screen with a system dialog (default: the notification-permission prompt of
+        the foreground app) until one of its buttons is tapped."""
+        with self._lock:
+            if dialog is None:
+                front = self.foreground
+                dialog = SystemDialog.permission(front.label, owner=front.package, size=self.screen_size)
+            self.dialog = dialog
+            return dialog
 
     def clear_data(self, package: str) -> None:
         with self._lock:
@@ -237,6 +271,10 @@ class SimDevice:
                 self.go_home()
                 return
             if keycode in ("KEYCODE_POWER", "KEYCODE_WAKEUP", "KEYCODE_SLEEP", "KEYCODE_APP_SWITCH"):
+                return
+            if self.dialog is not None:
+                if keycode == "KEYCODE_BACK" and self.dialog.cancelable:
+                    self.dialog = None
                 return
             front = self.foreground
             consumed = front.key(keycode)
@@ -264,11 +302,56 @@ class SimDevice:
 
     def dump_xml(self) -> str:
         with self._lock:
-            return self.foreground.dump_xml()
+            return self.dialog.dump_xml() if self.dialog is not None else self.foreground.dump_xml()
 
     def screenshot_png(self) -> bytes:
         with self._lock:
-            return self.foreground.screenshot_png()
+            below = self.foreground.screenshot_png()
+            return self.dialog.screenshot_png(below) if self.dialog is not None else below
+
+    def tap(self, x: int, y: int, *, long: bool = False) -> None:
+        """A touch at (x, y): on the dialog when one shows (only its buttons react), else the app."""
+        with self._lock:
+            if self.dialog is not None:
+                label = self.dialog.button_at(x, y)
+                if label is not None:
+                    dialog, self.dialog = self.dialog, None
+                    self.dialog_answers.append(label)
+                    if dialog.on_answer is not None:
+                        dialog.on_answer(label)
+            elif long:
+                self.foreground.long_tap(x, y)
+            else:
+                self.foreground.tap(x, y)
+
+    def _type(self, text: str) -> None:
+        """Text into the focused input (a system dialog has none: typing on it does nothing)."""
+        with self._lock:
+            if self.dialog is None:
+                self.foreground.input_text(text)
+
+    def _fire(self, event: FaultEvent) -> None:
+        """A fault event happens now (``Faults.events``)."""
+        with self._lock:
+            if callable(event.what):
+                event.what(self)
+            elif event.what == "crash":
+                self.crash()
+            elif event.what == "dialog":
+                self.show_dialog()
+            elif event.what == "home":
+                self.go_home()
+            elif event.what == "back":
+                self.press_key("KEYCODE_BACK")
+
+    def _input_begins(self) -> None:
+        """A late app (``Faults.input_lag``): for a while, dumps show the screen from before this
+        input (or from before the first of several inputs in quick succession)."""
+        lag = self.faults.input_lag
+        if lag > 0:
+            now = time.monotonic()
+            shown = self._stale[0] if self._stale is not None and now < self._stale[1] else self.dump_xml()
+            self._stale = (shown, now + lag)
 
     # -- the shell -----------------------------------------------------------------------------
 
@@ -311,7 +394,10 @@ class SimDevice:
     def _locked(self, fn: CommandFn) -> CommandFn:
         def run(ctx: Ctx) -> int:
             with self._lock:
-                return fn(ctx)
+                status = fn(ctx)
+                for event in self.faults.take_events(ctx.argv[0]) if self.faults.events else ():
+                    self._fire(event)
+                return status
         return run
 
     # -- uiautomator ---------------------------------------------------------------------------
@@ -336,7 +422,12 @@ class SimDevice:
             # uiautomator prints the error and returns normally: exit status 0, no file.
             ctx.err(IDLE_STATE_ERROR + "\n")
             return 0
-        xml = self.foreground.dump_xml()
+        xml = self.dump_xml()
+        if self._stale is not None:
+            if time.monotonic() < self._stale[1]:
+                xml = self._stale[0]
+            else:
+                self._stale = None
         try:
             ctx.write_file(path, xml.encode("utf-8"))
         except FsError as exc:
@@ -356,6 +447,7 @@ class SimDevice:
         if not args:
             return self._input_usage(ctx)
         verb, rest = args[0], args[1:]
+        self._input_begins()
         if verb == "text":
             if not rest:
                 return self._input_invalid(ctx, verb)
@@ -371,7 +463,7 @@ class SimDevice:
                 if piece in ("\n", "\t"):
                     self.press_key("KEYCODE_ENTER" if piece == "\n" else "KEYCODE_TAB")
                 elif piece:
-                    self.foreground.input_text(piece)
+                    self._type(piece)
             return 0
         if verb == "keyevent":
             flags = [a for a in rest if a.startswith("--")]
@@ -391,7 +483,7 @@ class SimDevice:
             coords = self._coords(rest, 2)
             if coords is None:
                 return self._input_invalid(ctx, verb)
-            self.foreground.tap(coords[0], coords[1])
+            self.tap(coords[0], coords[1])
             return 0
         if verb in ("swipe", "draganddrop"):
             coords = self._coords(rest[:4], 4)
@@ -404,14 +496,11 @@ class SimDevice:
             if coords is None:
                 return self._input_invalid(ctx, verb)
             x1, y1, x2, y2 = coords
-            front = self.foreground
             still = abs(x2 - x1) <= TOUCH_SLOP_PX and abs(y2 - y1) <= TOUCH_SLOP_PX
-            if still and duration >= LONG_PRESS_MS:
-                front.long_tap(x1, y1)
-            elif still:
-                front.tap(x1, y1)
-            else:
-                front.swipe(x1, y1, x2, y2, duration)
+            if still:
+                self.tap(x1, y1, long=duration >= LONG_PRESS_MS)
+            elif self.dialog is None:
+                self.foreground.swipe(x1, y1, x2, y2, duration)
             return 0
         ctx.err(f"Error: Unknown command: {verb}\n")
         self._input_usage(ctx)
@@ -595,10 +684,10 @@ class SimDevice:
     def _adb_keyboard(self, action: str, extras: dict[str, str]) -> None:
         """ADBKeyBoard, the IME that types any Unicode text sent to it by broadcast."""
         if action == "ADB_INPUT_TEXT" and "msg" in extras:
-            self.foreground.input_text(extras["msg"])
+            self._type(extras["msg"])
         elif action == "ADB_INPUT_B64" and "msg" in extras:
             try:
-                self.foreground.input_text(base64.b64decode(extras["msg"]).decode("utf-8"))
+                self._type(base64.b64decode(extras["msg"]).decode("utf-8"))
             except (binascii.Error, UnicodeDecodeError):
                 pass  # the IME ignores a message it cannot decode
         elif action == "ADB_INPUT_CODE" and extras.get("code", "").isdigit():
@@ -943,7 +1032,7 @@ class SimDevice:
                 continue
             else:
                 operands.append(a)
-        data = self.foreground.screenshot_png()
+        data = self.screenshot_png()
         if operands and operands[0].endswith(".png"):
             png = True
         if not png:

@@ -324,6 +324,22 @@ class RunningSim:
         connect_device(self.adb_port, self.serial, timeout=timeout,
                        expect="unauthorized" if self.server.auth == "reject" else "device")
 
+    def reattach(self, timeout: float = 15.0) -> None:
+        """Attach again after the adb server went away or forgot the device (``adb kill-server``
+        and a new server, a dropped link the server gave up on): start a server on the same port
+        when none answers, and ``adb connect`` when it does not list the device as usable."""
+        if self._stopped:
+            raise SimDeviceError(f"the simulator at {self.serial} was stopped")
+        if not server_running(self.adb_port):
+            start_adb_server(self.adb_port, self.adb_path)
+        expect = "unauthorized" if self.server.auth == "reject" else "device"
+        state = self.state()
+        if state == expect:
+            return
+        if state is not None:
+            disconnect_device(self.adb_port, self.serial)
+        connect_device(self.adb_port, self.serial, timeout=timeout, expect=expect)
+
     def stop(self) -> None:
         """Disconnect from the adb server, stop the fake adbd, and kill a private adb server."""
         if self._stopped:

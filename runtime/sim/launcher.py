@@ -24,8 +24,9 @@ _NODE_ATTRS = ("index", "text", "resource-id", "class", "package", "content-desc
                "selected", "bounds")
 
 
-def _node(index: int, cls: str, bounds: tuple[int, int, int, int], children: str = "", **attrs: str) -> str:
-    """One ``<node>`` with uiautomator's attributes in uiautomator's order."""
+def xml_node(index: int, cls: str, bounds: tuple[int, int, int, int], children: str = "", **attrs: str) -> str:
+    """One ``<node>`` with uiautomator's attributes in uiautomator's order (in the launcher's
+    package unless ``package=`` names another)."""
     values = {name: "false" for name in _NODE_ATTRS}
     values.update({"index": str(index), "text": "", "resource-id": "", "class": cls,
                    "package": LAUNCHER_PACKAGE, "content-desc": "", "enabled": "true",
@@ -73,15 +74,15 @@ class Launcher:
 
     def dump_xml(self) -> str:
         icons = "".join(
-            _node(i, "android.widget.TextView", bounds, text=label, content_desc=label,
+            xml_node(i, "android.widget.TextView", bounds, text=label, content_desc=label,
                   clickable="true", focusable="true", long_clickable="true")
             for i, (_, label, bounds) in enumerate(self.icons()))
         w, h = self._size
         full = (0, 0, w, h)
-        workspace = _node(0, "android.view.ViewGroup", (0, 110, w, h), icons,
+        workspace = xml_node(0, "android.view.ViewGroup", (0, 110, w, h), icons,
                           resource_id="com.android.launcher3:id/workspace", scrollable="true")
-        root = _node(0, "android.widget.FrameLayout", full,
-                     _node(0, "android.widget.FrameLayout", full, workspace,
+        root = xml_node(0, "android.widget.FrameLayout", full,
+                     xml_node(0, "android.widget.FrameLayout", full, workspace,
                            resource_id="com.android.launcher3:id/launcher"))
         return ("<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>"
                 f'<hierarchy rotation="0">{root}</hierarchy>')

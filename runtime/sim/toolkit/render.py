@@ -1,11 +1,21 @@
 """A wireframe screenshot: boxes and texts of the laid-out nodes, drawn with Pillow.
 
 Good enough for a person (or a vision model) to recognise the screen; not a pixel-faithful phone.
+
+    png = render_png([(screen_root, False), (dialog_root, True)], (1080, 2400), status_text="10:08")
+
+Drawing and PNG-encoding a 1080x2400 frame costs about 50 ms, and a test run asks for the same
+screens again and again (every script of an app starts on its launch screen; ``tapir test --html``
+takes a screenshot after each step). The picture is a pure function of what is drawn (the nodes'
+bounds, texts, styles and flags, in drawing order), so frames are kept by that, process-wide
+(every simulator of a run shares them), the most recently used ``CACHE_SIZE`` of them.
 """
 
 from __future__ import annotations
 
 import io
+import threading
+from collections import OrderedDict
 from functools import lru_cache
 
 from PIL import Image, ImageDraw, ImageFont
@@ -92,12 +102,67 @@ def _draw(draw: ImageDraw.ImageDraw, node: Node) -> None:
         _draw(draw, child)
 
 
+#: Frames kept (about 0.2 MB each).
+CACHE_SIZE = 128
+_frames: OrderedDict[tuple[object, ...], bytes] = OrderedDict()
+_frames_lock = threading.Lock()
+#: Frames drawn and frames served from the cache, since the process started.
+stats = {"drawn": 0, "cached": 0}
+
+
+def _drawn(node: Node, out: list[object]) -> None:
+    """What ``_draw`` reads of ``node`` and its subtree, in drawing order."""
+    out.append((node.bounds, node.style, node.text, node.desc, node.enabled, node.focused, node.clickable,
+                bool(node.children), node.checkable, node.checked, node.selected))
+    for child in node.children:
+        _drawn(child, out)
+
+
+def _key(windows: list[tuple[Node, bool]], size: tuple[int, int], status_text: str) -> tuple[object, ...]:
+    drawn: list[object] = [size, status_text]
+    for window, dim in windows:
+        drawn.append(("window", dim))
+        _drawn(window, drawn)
+    return tuple(drawn)
+
+
 def render_png(windows: list[tuple[Node, bool]], size: tuple[int, int], status_text: str = "") -> bytes:
-    """Draw the windows bottom to top; a window marked ``dim`` (a dialog) shades what lies below it."""
-    image = Image.new("RGB", size, (255, 255, 255))
+    """Draw the windows bottom to top; a window marked ``dim`` (a dialog) shades what lies below it.
+    The same frame drawn before comes from the cache (see the module docstring)."""
+    key = _key(windows, size, status_text)
+    with _frames_lock:
+        png = _frames.get(key)
+        if png is not None:
+            _frames.move_to_end(key)
+            stats["cached"] += 1
+            return png
+    png = _render(windows, size, status_text)
+    with _frames_lock:
+        _frames[key] = png
+        stats["drawn"] += 1
+        while len(_frames) > CACHE_SIZE:
+            _frames.popitem(last=False)
+    return png
+
+
+#: Every colour ``_draw`` uses; drawn on a palette image, each is an index (Pillow maps the RGB
+#: value to it), text included (not anti-aliased there: a wireframe's text reads as well).
+_COLOURS = ((255, 255, 255), INK, MUTED, LINE, ACCENT, BAR)
+#: Shades: a dialog dims what lies below it to 65%, a dialog above a dialog twice.
+_SHADES = 3
+_PALETTE = [round(v * 0.65 ** shade) for shade in range(_SHADES) for colour in _COLOURS for v in colour]
+#: Index -> the same colour one shade darker (the darkest stays).
+_DIM = [i + len(_COLOURS) if i < len(_COLOURS) * (_SHADES - 1) else i for i in range(256)]
+
+
+def _render(windows: list[tuple[Node, bool]], size: tuple[int, int], status_text: str) -> bytes:
+    # A palette image: a third of the bytes of RGB to draw, and PNG-encoded unfiltered, about 6x
+    # faster than an RGB frame (17 ms against 100 on a loaded machine) and half the size.
+    image = Image.new("P", size, 0)
+    image.putpalette(_PALETTE)
     for i, (window, dim) in enumerate(windows):
         if dim and i > 0:
-            image = Image.blend(image, Image.new("RGB", size, (0, 0, 0)), 0.35)
+            image = image.point(_DIM)
         draw = ImageDraw.Draw(image)
         _draw(draw, window)
         if i == 0 and status_text:

@@ -1,0 +1,38 @@
+"""Training-data synthesis (``tapir synth``): validated (task, script) pairs from app documents.
+
+    from tapir.synth import SynthConfig, synthesize, write_outputs
+
+    run = synthesize([("samples/music/music.yaml", "sim:music")], SynthConfig(count=50, seed=1))
+    write_outputs(run, "music.jsonl")     # chat-format JSONL + music.card.json / music.card.md
+    run.card()["rejected"]                # {'navigation': 12, 'effect-not-confirmed': 9, ...}
+
+Modules: ``graph`` (the document's transition graph, walks on it, template task texts and
+scripts), ``validate`` (running a script on a fresh simulated app, categorising its failure,
+confirming its effect on the app's state) and ``pipeline`` (sampling, depth-first repair,
+deduplication, the JSONL and the data card). The format and a fine-tuning recipe are in
+``docs/synth.md``; ``tapir synth`` is the command.
+"""
+
+from tapir.synth.graph import Action, TransitionGraph, Walk, normalise_script, normalise_text
+from tapir.synth.pipeline import FORMAT, Pair, Rejection, SynthConfig, SynthRun, chat_record, synthesize, write_outputs
+from tapir.synth.validate import CATEGORIES, Outcome, Validator, categorise
+
+__all__ = [
+    "CATEGORIES",
+    "FORMAT",
+    "Action",
+    "Outcome",
+    "Pair",
+    "Rejection",
+    "SynthConfig",
+    "SynthRun",
+    "TransitionGraph",
+    "Validator",
+    "Walk",
+    "categorise",
+    "chat_record",
+    "normalise_script",
+    "normalise_text",
+    "synthesize",
+    "write_outputs",
+]
