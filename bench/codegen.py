@@ -10,8 +10,9 @@ Three measurements, printed as one JSON object:
 * **tokens** per task (prompt, cached, computed, generated, with the model's tokenizer) over the
   success run's first rounds, next to the paper's Table 4 (2,828 input of which 2,760 cached, 123
   output).
-* **success** on the evaluation tasks (``tapir.codegen.eval_tasks``, each checked on the simulated
-  app's final state), without repair (the first round) and with repair (up to ``--rounds``).
+* **success** on the sample suite (``samples/suite``, run by ``tapir.eval`` with the code
+  generator as its script source: each task checked on the simulated app's final state), without
+  repair (the first script) and with repair (up to ``--rounds`` scripts), from one run.
 
     python bench/codegen.py                                   # qwen2.5-coder-1.5b, all of it
     python bench/codegen.py --model smollm2-135m --latency-tasks 2 --tasks 4 --out codegen.json
@@ -37,13 +38,21 @@ from typing import Any
 PAPER_TABLE4 = {"input_tokens": 2828.0, "cached_tokens": 2760.1, "remaining_tokens": 67.9, "output_tokens": 122.9}
 
 
+SUITE = Path(__file__).resolve().parent.parent / "samples" / "suite"
+
+
+def _suite() -> Any:
+    from tapir.eval import load_suite
+
+    return load_suite(SUITE)
+
+
 def _generator(app: str, backend: Any, max_tokens: int) -> Any:
     from tapir.codegen import language as L
-    from tapir.codegen.eval_tasks import document_path
     from tapir.codegen.examples import ExampleStore
     from tapir.codegen.generate import GenConfig, Generator
 
-    path = document_path(app)
+    path = _suite().apps[app].document_path
     doc = L.load_document(path)
     return Generator(doc, backend, examples=ExampleStore.for_document(path, L.symbols(doc)),
                      config=GenConfig(max_tokens=max_tokens))
@@ -54,12 +63,11 @@ def _usage(u: Any) -> dict[str, Any]:
 
 
 def latency(args: argparse.Namespace, model: Path, cache: Path) -> dict[str, Any]:
-    from tapir.codegen.eval_tasks import tasks_for
     from tapir.codegen.llama_backend import LlamaCppBackend
 
     backend = LlamaCppBackend(model, cache_dir=cache, n_threads=args.threads)
     gen = _generator(args.app, backend, args.max_tokens)
-    tasks = [t.task for t in tasks_for(args.app)][: args.latency_tasks]
+    tasks = [t.text for t in _suite().select(apps=[args.app]).tasks][: args.latency_tasks]
     t0 = time.perf_counter()
     backend.warm(gen.request(gen.prompt(tasks[0])))  # computes the prefix once and saves it to disk
     warm_s = time.perf_counter() - t0
@@ -121,74 +129,55 @@ def latency(args: argparse.Namespace, model: Path, cache: Path) -> dict[str, Any
 
 
 def success(args: argparse.Namespace, model: Path, cache: Path) -> dict[str, Any]:
-    from tapir.codegen.device import DeviceSession
-    from tapir.codegen.eval_tasks import SAMPLE_TASKS, check_app, document_path
-    from tapir.codegen.generate import Budget
+    """The sample suite through ``tapir.eval`` (as ``tapir eval --model M --repairs R`` runs it),
+    with the first script's verdict and the verdict after repair from the same run."""
+    from tapir.codegen.generate import GenConfig
     from tapir.codegen.llama_backend import LlamaCppBackend
+    from tapir.codegen.source import ModelSource
+    from tapir.eval import EvalConfig, report_json, run_suite
+    from tapir.eval.sources import AdaptedSource
 
-    backend = LlamaCppBackend(model, cache_dir=cache, n_threads=args.threads)
-    tasks = list(SAMPLE_TASKS)
+    suite = _suite()
     if args.per_app:
-        tasks = [t for t in tasks if [u.app for u in tasks].index(t.app) + args.per_app
-                 > tasks.index(t)]
+        keep: list[str] = []
+        for app in suite.apps:
+            keep += [t.id for t in suite.tasks if t.app == app][: args.per_app]
+        suite = suite.select(ids=keep)
     if args.tasks:
-        tasks = tasks[: args.tasks]
-    rows = []
-    gens: dict[str, Any] = {}
-    for t in tasks:
-        gen = gens.get(t.app) or gens.setdefault(t.app, _generator(t.app, backend, args.max_tokens))
-        device = DeviceSession(document_path(t.app), f"sim:{t.app}")
-        started = time.perf_counter()
-        checks: list[bool] = []
+        suite = suite.select(ids=[t.id for t in suite.tasks[: args.tasks]])
+    backend = LlamaCppBackend(model, cache_dir=cache, n_threads=args.threads)
+    source = AdaptedSource(ModelSource(backend, spec=args.model, config=GenConfig(max_tokens=args.max_tokens)))
 
-        def after_round(r: Any, device: Any = device, task: Any = t, checks: list[bool] = checks) -> None:
-            app = device.last_app() if r.ran else None
-            checks.append(bool(r.failure is None and app is not None and check_app(task, app)))
-
-        result = gen.solve(t.task, device=device, budget=Budget(rounds=args.rounds), on_round=after_round)
-        device.close()
-        rows.append({
-            "id": t.id, "app": t.app, "task": t.task, "rounds": len(result.rounds), "stopped": result.stopped,
-            "success_first_round": checks[0], "success_with_repair": checks[-1],
-            "failures": [r.failure.describe() if r.failure else None for r in result.rounds],
-            "script": result.script, "seconds": round(time.perf_counter() - started, 2),
-            "first_round_usage": _usage(result.rounds[0].generation.usage),
-        })
+    def progress(r: Any) -> None:
         if args.out:  # each task as it finishes, so a long run that is stopped still tells something
             with Path(args.out).with_suffix(".partial.jsonl").open("a", encoding="utf-8") as f:
-                f.write(json.dumps(rows[-1]) + "\n")
-        print(f"success: {t.id}: first round {'ok' if checks[0] else 'no'}, with repair "
-              f"{'ok' if checks[-1] else 'no'} ({len(result.rounds)} rounds)", file=sys.stderr)
-    backend.close()
-    n = len(rows)
-    first = [r["first_round_usage"] for r in rows]
-    # Each app's first task computes the document prefix (cold); the others find it in memory.
-    prefix: dict[str, Any] = {}
-    for app in dict.fromkeys(r["app"] for r in rows):
-        mine = [r["first_round_usage"] for r in rows if r["app"] == app]
-        cold = [u for u in mine if u["cache"] == "cold"]
-        warm = [u for u in mine if u["cache"] == "memory"]
-        if cold and warm:
-            wall = statistics.median(u["latency_s"] for u in warm)
-            cpu = statistics.median(u["cpu_s"] for u in warm)
-            prefix[app] = {"cold_s": cold[0]["latency_s"], "cached_median_s": round(wall, 2),
-                           "speedup": round(cold[0]["latency_s"] / wall, 2), "cold_cpu_s": round(cold[0]["cpu_s"], 2),
-                           "cached_median_cpu_s": round(cpu, 2), "speedup_cpu": round(cold[0]["cpu_s"] / cpu, 2),
-                           "prefix_tokens": warm[0]["cached_tokens"]}
+                f.write(json.dumps(r.as_dict()) + "\n")
+        print(f"success: {r.id}: first script {'ok' if r.first_attempt_ok else 'no'}, with repair "
+              f"{'ok' if r.success else 'no'} ({r.attempts} scripts, {r.wall_s:.1f} s)", file=sys.stderr)
 
-    def mean(key: str) -> float:
-        return round(statistics.fmean(u[key] for u in first), 1)
+    try:
+        run = run_suite(suite, source, EvalConfig(repairs=args.rounds - 1), on_result=progress)
+    finally:
+        backend.close()
+    data = report_json(run)
+    rows = data["tasks"]
+    first = [r["tokens"] for r in rows if r.get("tokens") and r["attempts"] == 1]
+
+    def mean(key: str) -> float | None:
+        return round(statistics.fmean(u[key] for u in first), 1) if first else None
 
     return {
-        "tasks": rows, "n": n, "prefix_cold_vs_cached": prefix, "prefix_cache_dir": str(cache),
-        "success_without_repair": round(sum(r["success_first_round"] for r in rows) / n, 3),
-        "success_with_repair": round(sum(r["success_with_repair"] for r in rows) / n, 3),
-        "mean_rounds": round(statistics.fmean(r["rounds"] for r in rows), 2),
-        "tokens_per_task": {
-            "prompt": mean("prompt_tokens"), "cached": mean("cached_tokens"), "computed": mean("computed_tokens"),
-            "generated": mean("generated_tokens"), "counted_by": first[0]["counted_by"],
-            "paper_table4": PAPER_TABLE4,
-        },
+        "n": data["total"], "suite_digest": data["suite"]["digest"], "prefix_cache_dir": str(cache),
+        "success_without_repair": data["success_rate_without_repair"], "success_with_repair": data["success_rate"],
+        "by_difficulty": {lv: {k: s[k] for k in ("total", "success_rate_without_repair", "success_rate")}
+                          for lv, s in data["by_difficulty"].items()},
+        "mean_scripts": round(statistics.fmean(r["attempts"] for r in rows), 2) if rows else None,
+        "model_latency_s_mean": data["model_latency_s"],
+        "tokens_per_task_one_script": {"cached": mean("cached"), "computed": mean("computed"),
+                                       "generated": mean("generated"), "paper_table4": PAPER_TABLE4},
+        "tasks": [{k: r[k] for k in ("id", "app", "difficulty", "verdict", "first_attempt_ok", "repairs_used",
+                                     "attempt_errors", "tokens", "model_latency_s", "wall_s", "script")}
+                  for r in rows],
     }
 
 
@@ -198,9 +187,9 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=min(os.cpu_count() or 2, 8))
     ap.add_argument("--app", default="music", help="the sample app whose document the latency runs use")
     ap.add_argument("--latency-tasks", type=int, default=4, help="tasks timed cold and cached (4)")
-    ap.add_argument("--tasks", type=int, default=0, help="evaluation tasks for the success rate (0: all)")
-    ap.add_argument("--per-app", type=int, default=0, help="only the first N tasks of each app (0: all)")
-    ap.add_argument("--rounds", type=int, default=3, help="repair budget in model calls (3)")
+    ap.add_argument("--tasks", type=int, default=0, help="suite tasks for the success rate (0: all)")
+    ap.add_argument("--per-app", type=int, default=0, help="only the first N suite tasks of each app (0: all)")
+    ap.add_argument("--rounds", type=int, default=3, help="scripts per task at most, repairs included (3)")
     ap.add_argument("--max-tokens", type=int, default=400)
     ap.add_argument("--skip-latency", action="store_true")
     ap.add_argument("--skip-success", action="store_true")

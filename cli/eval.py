@@ -105,8 +105,13 @@ def _run(args: argparse.Namespace) -> int:
     err = _console(sys.stderr)
     for note in suite.notes:
         err.print(f"note: {note}", highlight=False, markup=False)
-    with _Progress(err, len(suite.tasks)) as progress:
-        run = run_suite(suite, source, config, on_result=progress.done)
+    try:
+        with _Progress(err, len(suite.tasks)) as progress:
+            run = run_suite(suite, source, config, on_result=progress.done)
+    finally:
+        close = getattr(source, "close", None)
+        if callable(close):
+            close()  # a model's memory and threads
     data = report_json(run)
     _print_report(data, quiet=args.quiet)
     if args.json:
@@ -194,36 +199,44 @@ def _print_report(data: dict[str, Any], *, quiet: bool) -> None:
         failure_reason,
         percent,
         ratio,
+        repairs_text,
         run_line,
         seconds,
         summary_rows,
         tokens_text,
+        without_repair,
         wrong_text,
     )
 
     out = _console(sys.stdout)
     if not quiet:
         table = Table(title=None, box=None, pad_edge=False, header_style="bold")
-        for name, justify in (("task", "left"), ("level", "left"), ("verdict", "left"), ("RRR", "right"),
+        for name, justify in (("task", "left"), ("level", "left"), ("verdict", "left"), ("repairs", "right"),
+                              ("RRR", "right"),
                               ("actions", "right"), ("wrong", "right"), ("tokens c/c/g", "right"),
                               ("latency", "right"), ("wall", "right"), ("why", "left")):
             table.add_column(name, justify=justify, no_wrap=name != "why")  # type: ignore[arg-type]
         for t in data["tasks"]:
             table.add_row(t["id"], t["difficulty"], f"[{_STYLE.get(t['verdict'], '')}]{t['verdict']}[/]",
-                          ratio(t.get("rrr")), str(t["actions"]), wrong_text(t), tokens_text(t.get("tokens")),
+                          repairs_text(t), ratio(t.get("rrr")), str(t["actions"]), wrong_text(t),
+                          tokens_text(t.get("tokens")),
                           seconds(t.get("model_latency_s")), f"{t['wall_s']:.2f} s", escape(failure_reason(t)))
         out.print(table)
         out.print()
     groups = Table(box=None, pad_edge=False, header_style="bold")
-    for name in ("group", "tasks", "passed", "success", "RRR", "wrong taps", "tokens c/c/g", "latency", "task time"):
+    for name in ("group", "tasks", "passed", "success", "no repair", "RRR", "wrong taps", "tokens c/c/g", "latency",
+                 "task time"):
         groups.add_column(name, justify="left" if name == "group" else "right", no_wrap=True)
     for name, s in summary_rows(data):
-        groups.add_row(name, str(s["total"]), str(s["passed"]), percent(s["success_rate"]), ratio(s["rrr"]),
+        groups.add_row(name, str(s["total"]), str(s["passed"]), percent(s["success_rate"]), without_repair(s),
+                       ratio(s["rrr"]),
                        wrong_text(s), tokens_text(s["tokens"]), seconds(s["model_latency_s"]), f"{s['wall_s']:.1f} s")
     out.print(groups)
     out.print()
     out.print(run_line(data), markup=False)
-    out.print(f"success rate {percent(data['success_rate'])} ({data['passed']}/{data['total']})"
+    first = (f" · without repair {percent(data['success_rate_without_repair'])} "
+             f"({data['passed_first_attempt']}/{data['total']})" if data["settings"].get("repairs") else "")
+    out.print(f"success rate {percent(data['success_rate'])} ({data['passed']}/{data['total']}){first}"
               f" · RRR {ratio(data['rrr'])} · wall time {data['wall_s']:.1f} s", markup=False)
     if data.get("audited_taps"):
         out.print(f"wrong taps {data['wrong_taps']} of {data['audited_taps']} audited, "

@@ -14,7 +14,8 @@ Modules: ``language`` (the one adapter to the registry, checker and documents), 
 its in-context examples), ``backend``, ``llama_backend``, ``http_backend`` (models behind one
 interface), ``prefix_cache`` (the prompt prefix's KV state on disk), ``generate`` (generation and
 the repair loop), ``device`` (running on a device), ``models`` (installing models), ``tokens``
-(token counts with the model's tokenizer), ``eval_tasks`` (sample-app tasks with state checks).
+(token counts with the model's tokenizer), ``source`` (the generator as ``tapir eval``'s script
+source: ``script_source(spec)``).
 ``llama_backend`` and ``http_backend`` are imported lazily (llama-cpp-python is optional).
 """
 
@@ -29,12 +30,13 @@ from tapir.codegen.generate import Budget, Failure, GenConfig, Generation, Gener
 from tapir.codegen.models import MODELS, find_model, install, resolve_model
 from tapir.codegen.prompt import PROMPT_VERSION, Prompt, ScreenInfo, build_prompt
 from tapir.codegen.script_grammar import answer_grammar, split_answer
+from tapir.codegen.source import ModelSource, SourceAnswer, SourceTokens, script_source
 
 __all__ = [
     "MODELS", "PROMPT_VERSION", "Backend", "Budget", "Completion", "DeviceSession", "Example", "ExampleStore",
     "Failure", "GenConfig", "Generation", "Generator", "HttpBackend", "LlamaCppBackend", "Prompt", "Request",
-    "Round", "ScreenInfo", "ScriptedBackend", "SolveResult", "Usage", "answer_grammar", "build_prompt",
-    "find_model", "install", "resolve_model", "split_answer",
+    "ModelSource", "Round", "ScreenInfo", "ScriptedBackend", "SolveResult", "SourceAnswer", "SourceTokens", "Usage",
+    "answer_grammar", "build_prompt", "find_model", "install", "resolve_model", "script_source", "split_answer",
 ]
 
 

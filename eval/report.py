@@ -8,8 +8,12 @@ The JSON (format ``tapir-eval/1``) holds the suite (name, path, digest), the sou
 settings, the run's settings (devices, jobs, seed, budgets, drift, repairs), the environment, the
 overall figures, the same per difficulty level (``by_difficulty``) and per app (``by_app``), and
 ``tasks``: one object per task with its verdict and figures (``tapir.eval.runner.TaskResult``).
+With ``--repairs N`` a task's ``first_attempt_ok`` says whether its first script passed and
+``repairs_used`` how many repaired scripts ran, so one run gives both success rates.
 
-Figures of a group of tasks: ``success_rate`` (passed / tasks, 0 to 1), ``rrr`` (mean reversed
+Figures of a group of tasks: ``success_rate`` (passed / tasks, 0 to 1, repairs included),
+``success_rate_without_repair`` (``passed_first_attempt`` / tasks: the first script alone),
+``repaired`` (tasks passed after a repair) and ``repairs_used``, ``rrr`` (mean reversed
 redundancy ratio over the passed tasks that have ground-truth steps), ``tokens`` (totals; null
 when the source reports none, as the oracle), ``model_latency_s`` (mean per task; null likewise)
 ``wall_s`` (sum of the tasks' wall times; tasks overlap when several devices run at once,
@@ -33,6 +37,8 @@ def summarize(tasks: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """The figures of a group of task objects (as in the report's ``tasks``)."""
     items = list(tasks)
     passed = [t for t in items if t["verdict"] == "pass"]
+    # reports written before first_attempt_ok existed: a pass with one attempt was a first-attempt pass
+    first = [t for t in items if t.get("first_attempt_ok", t["verdict"] == "pass" and t.get("attempts", 1) == 1)]
     rrrs = [t["rrr"] for t in passed if t.get("rrr") is not None]
     with_tokens = [t["tokens"] for t in items if t.get("tokens")]
     latencies = [t["model_latency_s"] for t in items if t.get("model_latency_s") is not None]
@@ -43,6 +49,10 @@ def summarize(tasks: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "total": len(items),
         "passed": len(passed),
         "success_rate": round(len(passed) / len(items), 4) if items else 0.0,
+        "passed_first_attempt": len(first),
+        "success_rate_without_repair": round(len(first) / len(items), 4) if items else 0.0,
+        "repaired": sum(1 for t in items if t["verdict"] == "pass" and t.get("attempts", 1) > 1),
+        "repairs_used": sum(int(t.get("attempts", 1)) - 1 for t in items),
         "finished": sum(1 for t in items if t["finished"]),
         "verdicts": {v: n for v in VERDICTS if (n := sum(1 for t in items if t["verdict"] == v))},
         "rrr": round(sum(rrrs) / len(rrrs), 4) if rrrs else None,
@@ -119,6 +129,17 @@ def failure_reason(task: Mapping[str, Any]) -> str:
     return error[0] if error else task["verdict"]
 
 
+def without_repair(figures: Mapping[str, Any]) -> str:
+    """A group's success rate counting only first scripts, with the count: ``50.0% (8)``."""
+    rate = figures.get("success_rate_without_repair")
+    return "–" if rate is None else f"{percent(rate)} ({figures.get('passed_first_attempt', 0)})"
+
+
+def repairs_text(task: Mapping[str, Any]) -> str:
+    """A task's repairs: ``0``; ``2`` when two repaired scripts ran."""
+    return str(task.get("repairs_used", int(task.get("attempts", 1)) - 1))
+
+
 def wrong_text(figures: Mapping[str, Any]) -> str:
     """Wrong taps of a task or group: ``2 (1 destructive)``; ``–`` when nothing was audited."""
     wrong = figures.get("wrong_taps", ())
@@ -162,19 +183,21 @@ def report_markdown(data: Mapping[str, Any]) -> str:
         lines.append(f"> {note}")
     if data["suite"].get("notes"):
         lines.append("")
-    lines += ["| group | tasks | passed | success | RRR | wrong taps | tokens cached/computed/generated | latency "
-              "| task time |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines += ["| group | tasks | passed | success | without repair | RRR | wrong taps "
+              "| tokens cached/computed/generated | latency | task time |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, s in summary_rows(data):
-        lines.append(f"| {name} | {s['total']} | {s['passed']} | {percent(s['success_rate'])} | {ratio(s['rrr'])} "
+        lines.append(f"| {name} | {s['total']} | {s['passed']} | {percent(s['success_rate'])} "
+                     f"| {without_repair(s)} | {ratio(s['rrr'])} "
                      f"| {wrong_text(s)} | {tokens_text(s['tokens'])} | {seconds(s['model_latency_s'])} "
                      f"| {s['wall_s']:.1f} s |")
     lines += ["", "## Tasks", "",
-              "| task | level | verdict | RRR | actions | wrong taps | tokens | latency | wall | why |",
-              "|---|---|---|---:|---:|---:|---:|---:|---:|---|"]
+              "| task | level | verdict | repairs | RRR | actions | wrong taps | tokens | latency | wall | why |",
+              "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     for t in data["tasks"]:
         why = failure_reason(t).replace("|", "\\|")
-        lines.append(f"| {t['id']} | {t['difficulty']} | {t['verdict']} | {ratio(t.get('rrr'))} | {t['actions']} "
+        lines.append(f"| {t['id']} | {t['difficulty']} | {t['verdict']} | {repairs_text(t)} | {ratio(t.get('rrr'))} "
+                     f"| {t['actions']} "
                      f"| {wrong_text(t)} | {tokens_text(t.get('tokens'))} | {seconds(t.get('model_latency_s'))} "
                      f"| {t['wall_s']:.2f} s | {why} |")
     wrong = [(t["id"], w) for t in data["tasks"] for w in t.get("wrong_taps", ())]
@@ -187,5 +210,6 @@ def report_markdown(data: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["REPORT_FORMAT", "failure_reason", "percent", "ratio", "report_json", "report_markdown",
-           "run_line", "seconds", "summarize", "summary_rows", "tokens_text", "wrong_text"]
+__all__ = ["REPORT_FORMAT", "failure_reason", "percent", "ratio", "repairs_text", "report_json",
+           "report_markdown", "run_line", "seconds", "summarize", "summary_rows", "tokens_text", "without_repair",
+           "wrong_text"]

@@ -105,7 +105,13 @@ class TaskResult:
     actions: int = 0
     tokens: Tokens | None = None
     model_latency_s: float | None = None
+    #: Scripts run: the first one and each repair (``repairs_used`` = ``attempts - 1``).
     attempts: int = 1
+    #: The first script passed, before any repair: the success rate "without repair" counts these,
+    #: so one run with ``--repairs N`` gives both rates.
+    first_attempt_ok: bool = False
+    #: The first line of the error that stopped each attempt sent back for repair, in order.
+    attempt_errors: tuple[str, ...] = ()
     #: Whole task (generation, device start, setup, script, checks) and the script's run alone.
     wall_s: float = 0.0
     run_s: float = 0.0
@@ -129,6 +135,10 @@ class TaskResult:
         return self.verdict == "pass"
 
     @property
+    def repairs_used(self) -> int:
+        return self.attempts - 1
+
+    @property
     def rrr(self) -> float | None:
         """Reversed redundancy ratio, ground-truth steps / executed actions (for a passed task only:
         the actions of a failed run did not do the task)."""
@@ -139,9 +149,11 @@ class TaskResult:
     def as_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
         d["success"] = self.success
+        d["repairs_used"] = self.repairs_used
         d["rrr"] = self.rrr
         d["tokens"] = self.tokens.as_dict() if self.tokens else None
-        for key in ("failed_checks", "missing_actions", "action_log", "printed", "notes", "wrong_taps"):
+        for key in ("failed_checks", "missing_actions", "action_log", "printed", "notes", "wrong_taps",
+                    "attempt_errors"):
             d[key] = list(d[key])
         return d
 
@@ -186,7 +198,7 @@ def _is_sim(slot: str) -> bool:
 
 
 def _execute(task: Task, app: AppSpec, script: str, slot: str, config: EvalConfig, adb_port: int | None,
-             trace: Path, *, trusted: bool = False) -> _Execution:
+             trace: Path, attempt: int = 1, *, trusted: bool = False) -> _Execution:
     """Setup, then the script, in one session on a fresh device; the app's final state kept.
 
     The guards apply (``docs/safety.md``): the script may do what the task and ``--allow`` allow;
@@ -204,10 +216,13 @@ def _execute(task: Task, app: AppSpec, script: str, slot: str, config: EvalConfi
     for token in task.allow:
         safety.grant(token, f"the task's allow: {token}")
     safety.apply_header(script)  # (the connection is given no source when a setup runs first)
+    # errors name the file they quote: the reference's, or the task and attempt of another script
+    # (a model's), never the reference's file for a line it does not hold
+    name = (task.reference_file or task.id) if script == task.reference else f"{task.id} (script {attempt})"
     # The trace quotes each action's line of ``source``; with setup statements in the same session
     # that quote would be wrong for theirs, so the trace then gives line numbers only.
     conn = Connection(device=app.device if _is_sim(slot) else slot, document=app.document, trace_path=str(trace),
-                      source=None if task.setup else script, script=task.reference_file or task.id,
+                      source=None if task.setup else script, script=name,
                       adb_port=adb_port if _is_sim(slot) else None, safety=safety)
     runtime = connect(conn)
     try:
@@ -234,7 +249,7 @@ def _execute(task: Task, app: AppSpec, script: str, slot: str, config: EvalConfi
                 out.touches = sim_app.audit = []  # the script's touches only, not the setup's
         started = time.monotonic()
         result = run_script(script, lambda: borrowed, config.budgets, output=None, symbols=symbols,
-                            filename=task.reference_file or task.id, inputs=ScriptInputs(safety=safety))
+                            filename=name, inputs=ScriptInputs(safety=safety))
         out.run_s = time.monotonic() - started
         out.finished, out.error, out.printed = result.ok, result.error, result.printed
         out.dumps = runtime.stats.dumps - before.dumps
@@ -288,11 +303,14 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
     """Generate (and repair) the task's script, run it on a fresh device, and judge it."""
     started = time.monotonic()
     app = suite.apps[task.app]
-    request = GenerationRequest(task, app.document, seed=config.seed)
+    request = GenerationRequest(task, app.document, seed=config.seed, document_path=app.document_path or None)
+    first_ok = False  # the first script passed (set once it has run)
+    attempt_errors: list[str] = []
 
     def result(**figures: Any) -> TaskResult:
         return TaskResult(id=task.id, app=task.app, difficulty=task.difficulty, task=task.text, steps=task.steps,
-                          device=slot, notes=task.notes, **figures)
+                          device=slot, notes=task.notes, first_attempt_ok=first_ok,
+                          attempt_errors=tuple(attempt_errors), **figures)
 
     tokens: Tokens | None = None
     latency: float | None = None
@@ -315,7 +333,7 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
             suffix = f".{attempts}" if attempts > 1 else ""
             trace = folder / f"{task.id.replace('/', '__')}{suffix}.jsonl"
             try:
-                ex = _execute(task, app, gen.script, slot, config, adb_port, trace,
+                ex = _execute(task, app, gen.script, slot, config, adb_port, trace, attempts,
                               trusted=source.name == "oracle")
             except TapirError as exc:  # the device could not be started or reached
                 ex = _Execution(error=exc)
@@ -326,10 +344,14 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
                               trace=str(trace) if config.trace_dir else None)
             failed, missing, log = _check(task, ex)
             ok = not failed and not missing
+            if attempts == 1:
+                first_ok = ok
             retry = (not ok and ex.error is not None and attempts <= config.repairs and can_repair(source))
             if retry:
-                repaired = source.repair(request, gen, ex.error.render() if ex.error else "")  # type: ignore[attr-defined]
+                rendered = ex.error.render() if ex.error else ""
+                repaired = source.repair(request, gen, rendered)  # type: ignore[attr-defined]
                 if repaired is not None:
+                    attempt_errors.append(_first_line(rendered))
                     account(repaired)
                     gen, attempts = repaired, attempts + 1
                     continue
@@ -356,6 +378,11 @@ def _trace_folder(keep: Path | None) -> Iterator[Path]:
         return
     with tempfile.TemporaryDirectory(prefix="tapir-eval-") as tmp:
         yield Path(tmp)
+
+
+def _first_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[0] if lines else ""
 
 
 def _since(started: float) -> float:

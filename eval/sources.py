@@ -54,6 +54,8 @@ class GenerationRequest:
     document: AppDocument
     #: The run's seed (sources that sample should use it, so that a run can be repeated).
     seed: int = 0
+    #: The document's file (a model's examples live beside it), when the suite names one.
+    document_path: str | None = None
 
 
 @dataclass(frozen=True)
@@ -120,19 +122,24 @@ class CallableSource:
         return {"source": self.name, **self._settings}
 
     def generate(self, request: GenerationRequest) -> Generation:
-        return _as_generation(self._generate(request))
+        return as_generation(self._generate(request))
 
     def repair(self, request: GenerationRequest, previous: Generation, error: str) -> Generation | None:
         if self._repair is None:
             return None
         answer = self._repair(request, previous, error)
-        return None if answer is None else _as_generation(answer)
+        return None if answer is None else as_generation(answer)
 
 
-def model_source(spec: str, *, seed: int = 0) -> ScriptSource:
+def model_source(spec: str, *, seed: int = 0) -> AdaptedSource:
     """The source behind ``tapir eval --model SPEC``: the code generator's
     ``tapir.codegen.script_source(spec, seed=...)`` (the seam a model plugs into); UsageError
-    while this installation has no code generator."""
+    while this installation has no code generator.
+
+    The code generator sits below the harness and cannot name these types: its source is a
+    ``ScriptSource`` by shape, and its answers carry the fields of ``Generation`` (``script``,
+    ``tokens`` with ``cached``/``computed``/``generated``, ``latency_s``, ``error``, ``extra``);
+    ``AdaptedSource`` turns them into ``Generation`` here, at the boundary."""
     import importlib
 
     from tapir.dsl.errors import UsageError
@@ -145,7 +152,54 @@ def model_source(spec: str, *, seed: int = 0) -> ScriptSource:
     source = factory(spec, seed=seed)
     if not isinstance(source, ScriptSource):
         raise UsageError(f"tapir.codegen.script_source({spec!r}) did not give a script source")
-    return source
+    return AdaptedSource(source)
+
+
+class AdaptedSource:
+    """A source whose answers have ``Generation``'s fields but not its type (the code generator's),
+    with each answer converted; ``repair`` is offered when the wrapped source offers it."""
+
+    def __init__(self, inner: Any) -> None:
+        # Any: the inner source's answers are not Generations, so it is a ScriptSource by shape only
+        self.inner = inner
+        self.name = inner.name
+
+    def settings(self) -> dict[str, Any]:
+        return self.inner.settings()
+
+    def generate(self, request: GenerationRequest) -> Generation:
+        return as_generation(self.inner.generate(request))
+
+    def __getattr__(self, name: str) -> Any:
+        # ``repair`` only where the inner source has it (can_repair looks for the attribute)
+        if name == "repair" and callable(getattr(self.inner, "repair", None)):
+            return self._repair
+        raise AttributeError(name)
+
+    def _repair(self, request: GenerationRequest, previous: Generation, error: str) -> Generation | None:
+        answer = self.inner.repair(request, previous, error)  # type: ignore[attr-defined]
+        return None if answer is None else as_generation(answer)
+
+    def close(self) -> None:
+        close = getattr(self.inner, "close", None)
+        if callable(close):
+            close()
+
+
+def as_generation(answer: Any) -> Generation:
+    """A ``Generation`` from a ``Generation``, a script (``str``) or any object with its fields."""
+    if isinstance(answer, Generation):
+        return answer
+    if isinstance(answer, str):
+        return Generation(answer)
+    if not hasattr(answer, "script"):
+        raise TypeError(f"a script source answered {type(answer).__name__}, which has no script")
+    t = getattr(answer, "tokens", None)
+    if t is not None and not isinstance(t, Tokens):
+        get = t.get if isinstance(t, Mapping) else (lambda k, d=0: getattr(t, k, d))
+        t = Tokens(int(get("cached", 0) or 0), int(get("computed", 0) or 0), int(get("generated", 0) or 0))
+    return Generation(answer.script, t, getattr(answer, "latency_s", None), getattr(answer, "error", None),
+                      dict(getattr(answer, "extra", None) or {}))
 
 
 def can_repair(source: ScriptSource) -> bool:
@@ -155,9 +209,5 @@ def can_repair(source: ScriptSource) -> bool:
     return callable(getattr(source, "repair", None))
 
 
-def _as_generation(answer: Generation | str) -> Generation:
-    return Generation(answer) if isinstance(answer, str) else answer
-
-
-__all__ = ["CallableSource", "Generation", "GenerationRequest", "OracleSource", "ScriptSource", "Tokens",
-           "can_repair", "model_source"]
+__all__ = ["AdaptedSource", "CallableSource", "Generation", "GenerationRequest", "OracleSource", "ScriptSource",
+           "Tokens", "as_generation", "can_repair", "model_source"]

@@ -22,11 +22,11 @@ from pathlib import Path
 
 import pytest
 from tapir.codegen import language as L
-from tapir.codegen.eval_tasks import SAMPLE_TASKS, document_path
 from tapir.codegen.examples import ExampleStore, load_examples
 from tapir.codegen.generate import Budget, GenConfig, Generator
 from tapir.codegen.llama_backend import require_llama_cpp  # noqa: F401  (sets OMP_WAIT_POLICY first)
 from tapir.codegen.models import find_model
+from tapir.eval import load_suite
 
 pytest.importorskip("llama_cpp")
 MODEL = find_model("smollm2-135m")
@@ -38,6 +38,10 @@ pytestmark = [
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 APPS = ["music", "clock", "contacts", "notes"]
+
+
+def document_path(app: str) -> Path:
+    return SAMPLES / app / f"{app}.yaml"
 ELEMENT_CODES = {"syntax", "unsupported", "unknown-element", "illegal-action"}
 THREADS = 2
 
@@ -64,7 +68,7 @@ def _generator(app: str, backend: object, max_tokens: int = 320, **config: objec
 
 
 def _fifty_tasks() -> list[tuple[str, str]]:
-    tasks = [(t.app, t.task) for t in SAMPLE_TASKS]
+    tasks = [(t.app, t.text) for t in load_suite(SAMPLE / "suite").tasks[::2]]
     for app in APPS:
         pool = load_examples(SAMPLE / app / "examples" / "hand-written.yaml")
         tasks += [(app, f"{ex.task}, then go back") for ex in pool]
@@ -127,9 +131,8 @@ def test_the_prefix_is_reused_by_the_next_task_and_after_a_restart(tmp_path: Pat
         "from tapir.codegen.examples import ExampleStore\n"
         "from tapir.codegen.generate import GenConfig, Generator\n"
         "from tapir.codegen.llama_backend import LlamaCppBackend\n"
-        "from tapir.codegen.eval_tasks import document_path\n"
         f"b = LlamaCppBackend({str(MODEL)!r}, cache_dir=Path({str(cache)!r}), n_threads={THREADS})\n"
-        "p = document_path('clock'); doc = L.load_document(p)\n"
+        f"p = Path({str(document_path('clock'))!r}); doc = L.load_document(p)\n"
         "ex = ExampleStore.for_document(p, L.symbols(doc))\n"
         "g = Generator(doc, b, examples=ex, config=GenConfig(max_tokens=320))\n"
         "out = g.generate('Start the stopwatch')\n"

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from tapir.codegen import language as L
 from tapir.codegen.backend import ScriptedBackend
-from tapir.codegen.eval_tasks import SAMPLE_TASKS
 from tapir.codegen.examples import Example, ExampleStore, load_examples
 from tapir.codegen.generate import GenConfig, Generator
 from tapir.codegen.prefix_cache import PrefixCache
 from tapir.codegen.prompt import ScreenInfo, build_prompt, render_prefix
+from tapir.eval import load_suite
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 APPS = ["music", "clock", "contacts", "notes"]
@@ -69,7 +69,8 @@ def test_example_files_check_clean_and_are_not_evaluation_tasks(app: str) -> Non
     for ex in examples:
         assert not [i for i in L.check(ex.script, table) if i.is_error], ex.task
         assert set(ex.elements) <= {e.name for e in doc.elements}
-    tasks = {t.task.lower() for t in SAMPLE_TASKS}
+    # the evaluation suite's tasks are never in-context examples
+    tasks = {t.text.lower() for t in load_suite(SAMPLES / "suite").tasks}
     assert not tasks & {ex.task.lower() for ex in examples}
 
 

@@ -9,7 +9,6 @@ import pytest
 from tapir.codegen import language as L
 from tapir.codegen.backend import Request, ScriptedBackend
 from tapir.codegen.device import DeviceSession
-from tapir.codegen.eval_tasks import SAMPLE_TASKS, check_app, document_path, run_on_sim
 from tapir.codegen.generate import Budget, Generator, categorize
 from tapir.dsl.errors import (
     ActionError,
@@ -114,21 +113,8 @@ def test_a_run_failure_goes_back_with_the_screen_and_the_fix_runs(music: L.AppDo
     assert "match or index failure" in backend.requests[1].user_rest
     assert "The screen when it failed: songs_screen" in backend.requests[1].user_rest
     app = device.last_app()
-    task = next(t for t in SAMPLE_TASKS if t.id == "music-play")
-    assert app is not None and check_app(task, app)
-
-
-@pytest.mark.adb
-def test_reference_scripts_solve_their_tasks_and_checks_fail_on_a_fresh_app(adb_port: int) -> None:
-    """The evaluation tasks are solvable with their documents, and their checks are not vacuous."""
-    from tapir.runtime.sim.apps import get_app
-
-    assert len(SAMPLE_TASKS) >= 20 and len({t.id for t in SAMPLE_TASKS}) == len(SAMPLE_TASKS)
-    for task in SAMPLE_TASKS:
-        assert not check_app(task, get_app(task.app)), f"{task.id} holds before anything ran"
-        assert document_path(task.app).is_file()
-        ok, detail = run_on_sim(task, task.reference, adb_port=adb_port)
-        assert ok, f"{task.id}: {detail}"
+    assert app is not None and app.state.now_playing is not None
+    assert app.state.song(app.state.now_playing).title == "Midnight Drive" and app.state.playing
 
 
 @pytest.mark.adb

@@ -213,8 +213,8 @@ def test_summaries_count_rrr_over_passed_tasks_and_tokens_only_when_reported() -
 def test_markdown_has_the_groups_and_a_row_per_task() -> None:
     tasks = [_task("music/x", "pass"), _task("music/y", "fail", "hard", failed_checks=["state.x is false"])]
     text = report_markdown(_report(tasks))
-    assert "| all | 2 | 1 | 50.0% |" in text and "| hard | 1 | 0 | 0.0% |" in text
-    assert "| music/y | hard | fail | – | 2 | – | – | – | 1.00 s | check: state.x is false |" in text
+    assert "| all | 2 | 1 | 50.0% | 50.0% (1) |" in text and "| hard | 1 | 0 | 0.0% | 0.0% (0) |" in text
+    assert "| music/y | hard | fail | 0 | – | 2 | – | – | – | 1.00 s | check: state.x is false |" in text
 
 
 WRONG = {"action": "line 5: milk.tap($note_screen__item_checkbox)", "meant": "$note_screen__item_list.match('Milk')",
@@ -229,7 +229,7 @@ def test_wrong_taps_are_counted_per_group_and_listed() -> None:
     assert (data["audited_taps"], data["wrong_taps"], data["destructive_taps"]) == (5, 1, 1)
     assert wrong_text(data) == "1 (1 destructive)" and wrong_text(tasks[1]) == "0" and wrong_text(tasks[2]) == "–"
     text = report_markdown(data)
-    assert "| notes/x | easy | fail | – | 2 | 1 (1 destructive) |" in text
+    assert "| notes/x | easy | fail | 0 | – | 2 | 1 (1 destructive) |" in text
     assert "## Wrong taps" in text and "checklist_item_delete 'Delete item' (destructive)" in text
 
 
@@ -278,7 +278,7 @@ def test_reports_that_are_not_reports_are_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("argv", "message"), [
     (["eval"], "give a suite"),
     (["eval", str(SUITE)], "choose where scripts come from"),
-    (["eval", str(SUITE), "--model", "qwen"], "model runs need the code generator"),
+    (["eval", str(SUITE), "--model", "qwen"], "--model: qwen is neither a GGUF file nor a model name"),
     (["eval", str(SUITE), "--oracle", "-j", "0"], "--jobs must be positive"),
     (["eval", str(SUITE), "--oracle", "--device", "sim:music"], "a suite names each task's app"),
     (["eval", str(SUITE), "--oracle", "--device", "emulator-5554"], "which only a simulated app exposes"),
