@@ -101,7 +101,9 @@ def workload(kind: str) -> Callable[[], tuple[int, int, list[str]]]:
 
         def test_round() -> tuple[int, int, list[str]]:
             with tempfile.TemporaryDirectory(prefix="tapir-soak-") as folder:
-                run = run_tests(scripts, RunOptions(artifacts=Path(folder)))
+                # in this process (not one child a script, tapir test's default): the soak
+                # measures what runs accumulate in the process that runs them
+                run = run_tests(scripts, RunOptions(artifacts=Path(folder), in_process=True))
             errors = [f"{r.script}: {(r.error or '').splitlines()[0]}" for r in run.results if not r.ok]
             return len(run.results), run.failed, errors[:3]
 

@@ -27,6 +27,7 @@ The harness (``tapir.eval.runner``) runs the tasks on the recording replayed as 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -380,6 +381,9 @@ def load_droidtask_suite(tasks_json: Path) -> Suite:
                 steps=len(expected) or None, reference=script.source, reference_file=f"{app}/{stem}.tap",
                 setup=None, checks=(), actions=expected, where=Location(str(app_dir / "traces" / name)),
                 notes=tuple(f"reference incomplete: {u}" for u in script.unmapped),
+                # the recorded person did these: the task allows its own ground-truth elements
+                # (a warning dialog's OK among them), nothing more
+                allow=tuple(dict.fromkeys(re.findall(r"\$(\w+__\w+)", script.source))),
             ))
     if not tasks:
         raise UsageError(f"{tasks_json}: no DroidTask app here has a recording and a document to replay "

@@ -142,6 +142,9 @@ class DeviceRuntime:
         self.resolver = Resolver(self.screen, self.reacher, self.lists)
         self.watching = Watching(document, self.screen, self.reacher, self.checks, self.calls, guards=self.guards)
         self.reacher.watching = self.watching
+        # a system dialog over the app (a permission prompt) is the watchers' before it is the
+        # confinement's: answering it is how the run gets back to its app
+        self.guards.confinement.watch = self.watching.check
         self.wait_clock: WaitClock = wait_clock or HostClock(clock, sleep)
         self.waiter = Waiter(self.screen, self.reacher, grounder, self.watching, self.wait_clock, self.config)
         self.artifacts = Artifacts(artifacts if artifacts is not None else default_folder(script))

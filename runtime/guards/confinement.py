@@ -39,9 +39,11 @@ __all__ = ["Confinement", "describe_package"]
 
 def describe_package(package: str) -> str:
     """A package as errors name it: ``the home screen (com.android.launcher3)``, else the package."""
-    if "launcher" in package or package.endswith((".home", ".launcher")):
-        return f"the home screen ({package})"
-    return package
+    return f"the home screen ({package})" if _is_home(package) else package
+
+
+def _is_home(package: str) -> bool:
+    return "launcher" in package or package.endswith((".home", ".launcher"))
 
 
 class Confinement:
@@ -65,6 +67,9 @@ class Confinement:
         #: What happened, in words, for the front end to show (``tapir run`` prints them).
         self.notices: list[str] = []
         self._dumpsys: tuple[int, str] | None = None
+        #: The run's watchers (``Watching.check``): consulted before another app in front is left,
+        #: so a document's watcher answers a system dialog as it would over the app itself.
+        self.watch: Callable[[Observation, Call | None], Observation | None] | None = None
 
     def foreground(self, obs: Observation) -> str:
         """The package in front on ``obs`` (``dumpsys`` once per dump when the dump has none)."""
@@ -118,6 +123,13 @@ class Confinement:
                 "t": self.screen.elapsed()}
 
     def _left(self, package: str, obs: Observation, c: Call | None, span: Span | None, *, when: str) -> Observation:
+        if self.watch is not None:
+            answered = self.watch(obs, c)
+            if answered is not None:
+                now = self.foreground(answered)
+                if now == self.app or self.allows(now):
+                    return answered
+                obs, package = answered, now
         record = self._record(package, obs, when)
         if self.safety.foreign_app == "stop":
             self._write({**record, "decision": "stopped"})
@@ -141,13 +153,14 @@ class Confinement:
             c.extra["left_app"] = package
         if now != self.app and not self.allows(now):
             self._write({**record, "decision": "failed", "done": done, "now": now})
-            raise self._error(package, when, span, tried=" and ".join(done), now=now)
+            raise self._error(package, when, span, tried=" and ".join(done), now=now,
+                              shown="" if _is_home(now) else _texts(after))
         self._write({**record, "decision": "returned", "done": done, "screen_after": after.screen})
         self.notices.append(f"{describe_package(package)} was in front {when}; the run {' and '.join(done)}")
         return after
 
     def _error(self, package: str, when: str, span: Span | None, *, tried: str | None = None,
-               now: str | None = None) -> OutsideApp:
+               now: str | None = None, shown: str = "") -> OutsideApp:
         others = sorted(self.allowed - {self.app})
         bound = f"the run is bound to {self.app}" + (f" (and {', '.join(others)})" if others else "")
         where = f" {when}" if when else ""
@@ -157,8 +170,16 @@ class Confinement:
             back = "or let the run go back to its app: --foreign-app return"
         else:
             message = f"{describe_package(package)} came to the front{where}, not {self.app}: {bound}; it " \
-                      f"{tried}, but {describe_package(now or '') if now else 'an unknown app'} is still in front"
+                      f"{tried}, but {describe_package(now or '') if now else 'an unknown app'} is still in front" \
+                      + (f" (it shows {shown}: a watcher could answer it)" if shown else "")
             back = "or check why the app does not come back (did it crash?)"
         return OutsideApp(message, span, hint=f"if the run may use {package}, allow it: --allow-app {package} "
                                               f"(or `allow_apps:` under the document's `app:`, or [safety] "
                                               f"allow_apps in tapir.toml); {back}")
+
+
+def _texts(obs: Observation, limit: int = 4) -> str:
+    """The first texts a screen shows, quoted, for an error (a dialog's question and its buttons)."""
+    texts = [str(n.text) for n in obs.tree.nodes if getattr(n, "text", "")]
+    return ", ".join(repr(t) for t in dict.fromkeys(texts)) if len(texts) <= limit else \
+        ", ".join(repr(t) for t in list(dict.fromkeys(texts))[:limit]) + ", ..."
