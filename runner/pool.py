@@ -82,11 +82,9 @@ class DevicePool:
 
     def __enter__(self) -> DevicePool:
         if self._adb_port is None and any(is_sim_spec(device) for _, device in self.plan):
-            from tapir.runtime.sim.launch import free_port, start_adb_server
+            from tapir.runtime.sim.launch import start_private_adb_server
 
-            port = free_port()
-            start_adb_server(port)
-            self._adb_port, self._own_server = port, True
+            self._adb_port, self._own_server = start_private_adb_server(), True
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -127,11 +127,9 @@ class Validator:
         self.runs = 0
 
     def __enter__(self) -> Validator:
-        from tapir.runtime.sim.launch import free_port, start_adb_server
+        from tapir.runtime.sim.launch import start_private_adb_server
 
-        port = free_port()
-        start_adb_server(port)
-        self._adb_port, self._own_server = port, True
+        self._adb_port, self._own_server = start_private_adb_server(), True
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -139,6 +139,21 @@ def kill_adb_server(adb_port: int, timeout: float = 5.0) -> None:
         time.sleep(0.02)
 
 
+def start_private_adb_server(adb: str | None = None, *, tries: int = 3) -> int:
+    """Start an adb server of our own on a free port; its port. A port found free can be taken by
+    another process before adb binds it (several runs on one machine), so a failed start is tried
+    again on another port."""
+    for attempt in range(tries):
+        port = free_port()
+        try:
+            start_adb_server(port, adb)
+            return port
+        except SimDeviceError:
+            if attempt == tries - 1:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 def free_port() -> int:
     """A free TCP port from the ephemeral range (so never adb's 5037 or emulator ports 5555-5585)."""
     with socket.socket() as sock:
@@ -385,7 +400,7 @@ def start_sim(apps: SimApp | Sequence[SimApp] | SimDevice | None = None, *, port
         device.start_app(foreground)
     binary = find_adb(adb_path)
     owns = adb_port is None
-    server_port = free_port() if adb_port is None else adb_port
+    server_port = adb_port if adb_port is not None else 0
     try:
         server = AdbdServer(device, port=port, auth=auth, trace=trace)
     except OSError as exc:
@@ -397,7 +412,10 @@ def start_sim(apps: SimApp | Sequence[SimApp] | SimDevice | None = None, *, port
     device.props["ro.serialno"] = server.serial
     started = False
     try:
-        started = start_adb_server(server_port, binary)
+        if owns:
+            server_port, started = start_private_adb_server(binary), True
+        else:
+            started = start_adb_server(server_port, binary)
         connect_device(server_port, server.serial, timeout=timeout,
                        expect="unauthorized" if auth == "reject" else "device")
     except BaseException:
