@@ -25,9 +25,7 @@ is replaced atomically (a temporary file renamed over it), keeping its permissio
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +37,7 @@ from tapir.docgen.model import AppDocument, Dialect
 from tapir.dsl.api import Kind
 from tapir.dsl.diagnostics import Diagnostic, render_diagnostics
 from tapir.dsl.errors import TapirError
+from tapir.inspector.files import write_atomic
 
 __all__ = ["DocumentEditor", "Edit", "EditRefused"]
 
@@ -357,20 +356,7 @@ class DocumentEditor:
         return added
 
     def _write(self, text: str) -> None:
-        folder = self.path.parent
-        mode = self.path.stat().st_mode & 0o7777 if self.path.exists() else 0o644
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=folder)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-                f.write(text)
-            os.chmod(tmp, mode)
-            os.replace(tmp, self.path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        write_atomic(self.path, text)
 
     # -- JSON documents ----------------------------------------------------------------------
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ from pathlib import Path
 from tapir.docgen.model import AppDocument, Element
 from tapir.dsl.api import Kind
 from tapir.dsl.errors import TapirError
+from tapir.inspector.files import write_atomic
 from tapir.inspector.screen import node_at, receiver
 from tapir.inspector.views import checked_identifiers
 from tapir.runtime.hierarchy.model import UINode, UITree
@@ -208,19 +208,7 @@ class ScriptRecorder:
         """Write the script to ``output`` (atomically), if there is one."""
         if self.output is None:
             return
-        text = self.script()
-        folder = self.output.resolve().parent
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.output.name}.", suffix=".tmp", dir=folder)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.replace(tmp, self.output)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        write_atomic(self.output, self.script())
 
     def _add(self, step: RecordedStep) -> RecordedStep:
         self.steps.append(step)

@@ -287,3 +287,25 @@ def test_usage_errors_exit_2_with_a_message(capsys: pytest.CaptureFixture[str]) 
     assert main(["record", "--device", "sim:music", "-o", str(ROOT)]) == 2
     assert "is a directory" in capsys.readouterr().err
     assert main(["inspect", "--device", "sim:music", "--doc", "nope.yaml"]) == 2
+
+
+def test_write_atomic_keeps_the_mode_and_leaves_nothing_behind_on_failure(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from tapir.inspector.files import write_atomic
+
+    doc = tmp_path / "app.yaml"
+    doc.write_text("app: old\n", encoding="utf-8")
+    doc.chmod(0o600)
+    write_atomic(doc, "app: new\r\n")
+    assert doc.read_bytes() == b"app: new\r\n" and doc.stat().st_mode & 0o777 == 0o600
+
+    def fail(src: str, dst: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", fail)
+    with pytest.raises(OSError):
+        write_atomic(doc, "app: lost\n")
+    assert doc.read_bytes() == b"app: new\r\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["app.yaml"]  # the temporary file is gone
