@@ -101,6 +101,11 @@ class NavigationHost(Protocol):
         """Bring the document's app to the front."""
         ...
 
+    def handed_over(self, obs: Observation) -> bool:
+        """True when another app in front on ``obs`` is one the run's app handed over to (a document
+        picker, or an app whose screens the document describes): navigation goes on from there."""
+        ...
+
 
 @dataclass(frozen=True)
 class NavStep:
@@ -292,7 +297,8 @@ class Navigator:
         for _ in range(cfg.max_rounds):
             if self._budget <= 0:
                 break
-            if obs.package and obs.package != self.host.document.app.package and not launched:
+            if (obs.package and obs.package != self.host.document.app.package and not launched
+                    and not self.host.handed_over(obs)):
                 before = obs.screen
                 obs = self.host.launch_app(span)
                 launched = True

@@ -159,6 +159,9 @@ class PathSteps:
             return screen.settle(Expectation(change=False), None).observation
         raise ActionError(f"navigation step {step}: cannot perform {step.action}()", span)
 
+    def handed_over(self, obs: Observation) -> bool:
+        return self.guards is not None and obs.package in self.guards.confinement.handed_over
+
     def launch_app(self, span: Span | None) -> Observation:
         package = self.document.app.package
         before = self.screen.current.screen if self.screen.current else None

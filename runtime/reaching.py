@@ -41,6 +41,13 @@ class Reacher:
         self.navigator: Navigator | None = None
         #: Set by ``DeviceRuntime``: the watchers, which tap with the action checks (which need this).
         self.watching: Watching | None = None
+        #: Set by ``DeviceRuntime``: the packages other than the app that the app handed over to
+        #: (app confinement's ``handed_over``): their screens are part of the run.
+        self.handed_over: frozenset[str] | set[str] = frozenset()
+
+    def foreign(self, obs: Observation) -> bool:
+        """Whether another app than the run's (and those it handed over to) is in front on ``obs``."""
+        return bool(obs.package) and obs.package != self.document.app.package and obs.package not in self.handed_over
 
     def element(self, name: str, span: Span | None) -> Element:
         el = self.document.element(name)
@@ -56,7 +63,7 @@ class Reacher:
     def where(self, obs: Observation) -> str:
         """Where the device is, in words, for errors: the screen, or another app or an unknown
         screen with the first texts it shows (what a watcher for an interruption would name)."""
-        if obs.screen is not None and not (obs.package and obs.package != self.document.app.package):
+        if obs.screen is not None and not self.foreign(obs):
             return repr(obs.screen)
         texts: list[str] = []
         for n in obs.tree.nodes:
@@ -73,7 +80,7 @@ class Reacher:
     def present(self, el: Element, obs: Observation) -> Grounding | None:
         """The grounding of ``el`` on ``obs``, or None when it is not there (element first: the
         screen's name does not matter, see the module docstring)."""
-        if obs.package and obs.package != self.document.app.package:
+        if self.foreign(obs):
             return None
         g = self.screen.ground(el.name, obs)
         if g is None:

@@ -41,6 +41,8 @@ class ScreenCache:
         self._t0 = clock()
         #: The last dump (None before the first).
         self.current: Observation | None = None
+        #: The last dump before the last input was sent: where the last action was taken.
+        self.acted_on: Observation | None = None
         self._last_raw: str | bytes | None = None
         self._dumped_at = 0.0
         #: Bumped by every input but a list swipe, and by a fresh dump of a changed screen.
@@ -150,6 +152,7 @@ class ScreenCache:
 
     def input(self, fn: Callable[[], None], c: Call | None) -> None:
         started = self.clock()
+        self.acted_on = self.current
         fn()
         self.stats.device_actions += 1
         if c is not None:

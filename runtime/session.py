@@ -132,6 +132,7 @@ class DeviceRuntime:
         self.guards.check_tokens()
         self.calls.mask_error = self.guards.mask_error
         self.reacher = Reacher(document, self.screen, self.config)
+        self.reacher.handed_over = self.guards.confinement.handed_over  # the same set, kept up to date there
         self.lists = ListAccess(self.screen, self.reacher, grounder, self.config, self.calls)
         self.checks = ActionChecks(self.screen, self.reacher)
         self.steps = PathSteps(document, self.screen, self.reacher, self.lists, self.checks, self.calls,

@@ -202,3 +202,73 @@ def test_allowed_apps_come_from_the_document_and_tapir_toml(tmp_path: Path) -> N
     assert [p.message for p in info.value.problems] == [
         "[safety] foreign_app must be one of return, stop, not 'wander'",
         "[safety] has no setting 'allowed' (known: allow, allow_apps, foreign_app)"]
+
+
+# -- handing over: the document picker, the share sheet, another app the document describes --------
+
+
+class _Screen:
+    """The two dumps confinement reads: where the last action was taken, and the one after it."""
+
+    def __init__(self, acted_on: str, now: str, screen: str | None = None) -> None:
+        from tapir.runtime.hierarchy.parse import parse_uiautomator
+        from tapir.runtime.settle import Observation
+
+        def obs(package: str, shown: str | None, seq: int) -> Observation:
+            xml = f'<hierarchy><node package="{package}" class="android.widget.FrameLayout" text="x" ' \
+                  'bounds="[0,0][100,100]" /></hierarchy>'
+            return Observation(parse_uiautomator(xml), shown, f"d{seq}", package, seq)
+
+        self.acted_on = obs(acted_on, "main_screen", 1)
+        self.current = obs(now, screen, 2)
+        self.device = None
+
+    def elapsed(self) -> float:
+        return 0.0
+
+
+def _confinement(screen: _Screen) -> tuple[Any, list[dict[str, Any]]]:
+    from tapir.runtime.guards import Confinement
+
+    written: list[dict[str, Any]] = []
+    return Confinement(load_document(NOTES_DOC), screen, Safety.from_options(foreign_app="stop"),  # type: ignore[arg-type]
+                       written.append), written
+
+
+NOTES = "org.tapir.notes"
+
+
+@pytest.mark.parametrize("package", ["com.google.android.documentsui", "com.android.intentresolver",
+                                     "com.android.permissioncontroller", "com.android.printspooler"])
+def test_a_system_handover_opened_by_the_app_is_part_of_the_run(package: str) -> None:
+    confinement, written = _confinement(_Screen(NOTES, package))
+    confinement.ensure(None, None)  # no OutsideApp under --foreign-app stop: nothing was left
+    assert package in confinement.handed_over
+    assert written[-1]["decision"] == "handed over" and written[-1]["why"] == "a system handover"
+
+
+def test_another_app_showing_a_document_screen_after_the_apps_action_is_handed_over() -> None:
+    confinement, written = _confinement(_Screen(NOTES, "org.example.gallery", screen="main_screen"))
+    confinement.ensure(None, None)
+    assert "org.example.gallery" in confinement.handed_over and "main_screen" in written[-1]["why"]
+
+
+@pytest.mark.parametrize(("acted_on", "now", "screen"), [
+    (NOTES, "org.example.ads", None),  # not a handover package, and no screen of the document
+    (LAUNCHER, "com.google.android.documentsui", None),  # not opened from the app
+    (NOTES, LAUNCHER, "main_screen"),  # the home screen is never a handover
+])
+def test_an_app_that_was_not_handed_over_to_is_still_left(acted_on: str, now: str, screen: str | None) -> None:
+    confinement, _ = _confinement(_Screen(acted_on, now, screen))
+    with pytest.raises(OutsideApp):
+        confinement.ensure(None, None)
+    assert not confinement.handed_over
+
+
+def test_a_handover_ends_when_the_app_is_back_in_front() -> None:
+    screen = _Screen(NOTES, "com.google.android.documentsui")
+    confinement, _ = _confinement(screen)
+    confinement.ensure(None, None)
+    screen.acted_on, screen.current = screen.current, _Screen(NOTES, NOTES).current
+    confinement.ensure(None, None)
+    assert not confinement.handed_over

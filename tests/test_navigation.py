@@ -153,6 +153,9 @@ class ScriptedHost:
             self.screen = GRAPH[self.screen or ""].get(step.target, self.screen)
         return self.observe()
 
+    def handed_over(self, obs: Observation) -> bool:
+        return False
+
     def launch_app(self, span: object) -> Observation:
         self.done.append("launch org.t")
         self.package, self.screen = "org.t", "home"

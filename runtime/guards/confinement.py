@@ -13,6 +13,14 @@ When another app is in front, one not allowed (``--allow-app``, the document's `
   ``OutsideApp``.
 * ``--foreign-app stop``: ``OutsideApp`` at once, nothing sent.
 
+An app hands over to others as part of its work: it opens Android's document picker to save a
+file, the share sheet, a permission prompt, the print dialog, or another app whose screens the
+document itself describes (a camera's "last photo" opening the gallery's viewer). Such a package
+is *handed over*, and part of the run while it is in front, when it came to the front straight
+from the run's app (or from another handed-over package) and either is one of the system's
+handover packages (``HANDOVER_PACKAGES``) or shows a screen of the document. An app that pushes
+itself to the front otherwise (an ad, a notification's app, the home screen) is still left.
+
 After the script's own ``stop_app()`` or ``clear_app()`` the home screen is expected: nothing is
 checked until the app is in front again (the next element relaunches it through navigation).
 Navigation that finds another app in front (a dump taken mid-call) passes here too
@@ -34,7 +42,25 @@ from tapir.runtime.screen_cache import ScreenCache
 from tapir.runtime.session_model import Call
 from tapir.runtime.settle import Expectation, Observation
 
-__all__ = ["Confinement", "describe_package"]
+__all__ = ["HANDOVER_PACKAGES", "Confinement", "describe_package", "is_handover_package"]
+
+#: Packages (or prefixes, ending in ".") that Android or the vendor shows *for* an app when the app
+#: asks: the document picker, the share sheet and app chooser, permission prompts, the installer,
+#: the print spooler. They act on the app's behalf, so an app handing over to one has not been left.
+HANDOVER_PACKAGES = (
+    "android",  # ResolverActivity / ChooserActivity on older releases
+    "com.android.intentresolver",
+    "com.android.documentsui", "com.google.android.documentsui",
+    "com.android.permissioncontroller", "com.google.android.permissioncontroller",
+    "com.android.packageinstaller", "com.google.android.packageinstaller",
+    "com.android.printspooler",
+    "com.android.providers.media", "com.google.android.providers.media.module",  # the photo picker
+)
+
+
+def is_handover_package(package: str) -> bool:
+    """Whether ``package`` is one of the system's handover packages (``HANDOVER_PACKAGES``)."""
+    return package in HANDOVER_PACKAGES
 
 
 def describe_package(package: str) -> str:
@@ -67,6 +93,8 @@ class Confinement:
         #: What happened, in words, for the front end to show (``tapir run`` prints them).
         self.notices: list[str] = []
         self._dumpsys: tuple[int, str] | None = None
+        #: Packages the run's app handed over to (see the module docstring), while they are in front.
+        self.handed_over: set[str] = set()
         #: The run's watchers (``Watching.check``): consulted before another app in front is left,
         #: so a document's watcher answers a system dialog as it would over the app itself.
         self.watch: Callable[[Observation, Call | None], Observation | None] | None = None
@@ -88,7 +116,28 @@ class Confinement:
         return package
 
     def allows(self, package: str) -> bool:
-        return not package or package in self.allowed
+        return not package or package in self.allowed or package in self.handed_over
+
+    def _handover(self, package: str, obs: Observation) -> bool:
+        """Whether ``package`` in front on ``obs`` is the app handing over (see the module docstring);
+        records the package in front either way."""
+        if package == self.app:
+            self.handed_over.clear()  # back in the app: the next handover is judged afresh
+            return False
+        if package in self.handed_over:
+            return True
+        acted_on = self.screen.acted_on
+        previous = "" if acted_on is None else acted_on.package or (
+            self._dumpsys[1] if self._dumpsys is not None and self._dumpsys[0] == acted_on.seq else "")
+        # straight from the app: the last input was sent while the app (or a handover) was in front
+        from_app = previous == self.app or previous in self.handed_over
+        if from_app and not _is_home(package) and (is_handover_package(package) or obs.screen is not None):
+            self.handed_over.add(package)
+            why = "a system handover" if is_handover_package(package) else f"it shows the document's {obs.screen!r}"
+            self._write({**self._record(package, obs, "after the app's own action"), "decision": "handed over",
+                         "why": why})
+            return True
+        return False
 
     def ensure(self, c: Call, span: Span | None) -> None:
         """Before a call: if another app is in front, go back to the run's app or stop. Reads the
@@ -99,10 +148,11 @@ class Confinement:
         if obs is None:
             return  # the call's first dump comes next: where the run starts (see ``starting``)
         package = self.foreground(obs)
+        handover = self._handover(package, obs)
         if package == self.app:
             self.outside_expected = False
             return
-        if self.allows(package) or self.outside_expected:
+        if handover or self.allows(package) or self.outside_expected:
             return
         self._left(package, obs, c, span, when=f"before line {span.line}" if span is not None else "")
 
@@ -114,7 +164,8 @@ class Confinement:
             return None
         package = self.foreground(obs)
         self.starting = self.starting and package != self.app
-        if package == self.app or self.allows(package) or self.outside_expected or self.starting:
+        handover = self._handover(package, obs)
+        if package == self.app or handover or self.allows(package) or self.outside_expected or self.starting:
             return None
         return self._left(package, obs, None, span, when="during navigation")
 
