@@ -18,6 +18,8 @@ def register(sub: Subparsers) -> None:
     imp.add_argument("--package", help="the app's package name (upstream documents do not say)")
     imp.add_argument("--name", help="the app's name (default: from the file name)")
     imp.add_argument("--json", action="store_true", help="print the import report as JSON")
+    imp.add_argument("--strict", action="store_true",
+                     help="refuse a document with defects instead of repairing them (the repairs become errors)")
     imp.set_defaults(handler=_cmd_doc_import)
     val = dsub.add_parser("validate", help="load a document and report every problem")
     val.add_argument("document", help="app document (YAML or JSON)")
@@ -41,7 +43,7 @@ def _cmd_doc_import(args: argparse.Namespace) -> int:
     if not Path(args.upstream).is_file():
         raise UsageError(f"no such file: {args.upstream}")
     try:
-        text, report = import_file(args.upstream, package=args.package, app_name=args.name)
+        text, report = import_file(args.upstream, package=args.package, app_name=args.name, strict=args.strict)
     except DocumentError as exc:
         if exc.problems:
             print_problems(exc.problems, exc.filename or args.upstream)
@@ -51,13 +53,16 @@ def _cmd_doc_import(args: argparse.Namespace) -> int:
         Path(args.output).write_text(text, encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
+    if report.repairs:
+        # On stderr, as warnings, even with --json: what was changed or left out must reach the user.
+        print_problems(report.repair_warnings(), args.upstream, source="")
     if args.json:
         data = asdict(report)
         data["problems"] = [p.to_dict() for p in report.problems]
         data["output"] = args.output
         print(json.dumps(data, indent=2, sort_keys=True))
     else:
-        print(report.render())
+        print(report.render(repairs=False))
         print(f"wrote {args.output}")
     return 0
 

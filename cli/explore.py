@@ -117,7 +117,7 @@ def _import(args: argparse.Namespace) -> int:
 
         print(json.dumps({"source": summary.source, "output": summary.output, "package": summary.package,
                           "states": summary.states, "steps": summary.steps, "actions": dict(summary.actions),
-                          "left_out": dict(summary.skipped)}, indent=2))
+                          "left_out": dict(summary.skipped), "warnings": summary.warnings}, indent=2))
     else:
         print(summary.render())
     return 0

@@ -1,15 +1,18 @@
 """DroidTask as a task suite: ground-truth traces become reference scripts, scored by the upstream rule.
 
 A DroidTask folder (``tasks.json`` beside ``apps/<app>/``) is a suite as it is: every app with a
-DroidBot recording (``states/``, ``events/``) and an AutoDroid-V2 document (``doc.json``) becomes a
-replay app, and each of its tasks with a trace (``traces/taskN.yaml``) a task::
+DroidBot recording (``states/``, ``events/``) becomes a replay app, with its AutoDroid-V2 document
+(``doc.json``) when it has one and otherwise a document built from the recording (the paper's
+offline stage, ``tapir.docgen.build.document_from_recording``; the suite's notes name those), and
+each of its tasks with a trace (``traces/taskN.yaml``) a task::
 
     suite = load_droidtask_suite(Path("../shared/upstream/droidtask/tasks.json"))
     suite.tasks[0].id, suite.tasks[0].actions    # 'applauncher/task1', ('tap: search input text: clock', ...)
 
 For each app this module
 
-1. imports the app's AutoDroid-V2 document (``tapir.docgen.upstream``);
+1. imports the app's AutoDroid-V2 document (``tapir.docgen.upstream``, repairing its defects), or
+   builds one from the recording (kept in Tapir's cache folder, so that the report can name it);
 2. turns each ground-truth task trace into a Tapir script (the task's reference), mechanically:
    each acted view (the record's ``Choice``, a DroidBot ``temp_id``, on the recorded state of
    the record's ``tag``) is mapped to the document element whose identifier finds exactly that
@@ -26,7 +29,9 @@ The harness (``tapir.eval.runner``) runs the tasks on the recording replayed as 
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -333,12 +338,47 @@ def action_log(records: Iterable[dict[str, Any]]) -> list[str]:
 
 
 def replay_apps(folder: Path) -> list[str]:
-    """Apps of a DroidTask folder with a recording (states and events) and a document."""
+    """Apps of a DroidTask folder with a recording (states and events), with or without a document."""
     base = folder / "apps"
     if not base.is_dir():
         return []
-    return sorted(p.name for p in base.iterdir()
-                  if (p / "states").is_dir() and (p / "events").is_dir() and (p / "doc.json").is_file())
+    return sorted(p.name for p in base.iterdir() if (p / "states").is_dir() and (p / "events").is_dir())
+
+
+def built_documents_dir() -> Path:
+    """Where documents built from recordings are kept: ``$TAPIR_CACHE_DIR/documents``, else
+    ``$XDG_CACHE_HOME/tapir/documents``, else ``~/.cache/tapir/documents``."""
+    base = os.environ.get("TAPIR_CACHE_DIR")
+    if base:
+        return Path(base) / "documents"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "tapir" / "documents"
+
+
+def document_for(app_dir: Path, package: str) -> tuple[AppDocument, Path, bool]:
+    """The app's document, the file it was read from, and whether it was built from the recording
+    (the app has no ``doc.json``). A built document is written to ``built_documents_dir()`` under a
+    name that changes with the recording, so it is built once per recording."""
+    upstream = app_dir / "doc.json"
+    if upstream.is_file():
+        return import_document(app_dir, package), upstream, False
+    from tapir.docgen.build import document_from_recording
+
+    digest = hashlib.sha256()
+    for sub in ("states", "events"):
+        for f in sorted((app_dir / sub).glob("*.json")):
+            digest.update(f"{sub}/{f.name}:{f.stat().st_size}".encode())
+    path = built_documents_dir() / f"{app_dir.name}-{digest.hexdigest()[:12]}.yaml"
+    if not path.is_file():
+        text, _ = document_from_recording(app_dir, package)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)  # two runs building at once each write whole files
+    result = loads_document(path.read_text(encoding="utf-8"), source=str(path))
+    if result.document is None:
+        raise DocumentError(f"the document built from {app_dir} does not load", list(result.errors))
+    return result.document, path, True
 
 
 def difficulty_of(ground_truth_steps: int) -> str:
@@ -361,16 +401,19 @@ def load_droidtask_suite(tasks_json: Path) -> Suite:
         raise UsageError(f"{tasks_json} is not a DroidTask tasks.json ({{app: {{taskN.yaml: {{task, solution}}}}}})")
     playable = set(replay_apps(folder))
     unplayable = [app for app in listed if app not in playable]
-    notes = [f"skipped {len(unplayable)} app(s) without a recording (apps/APP/states, events) and a document "
-             f"(doc.json) to replay: {', '.join(unplayable)}"] if unplayable else []
+    notes = [f"skipped {len(unplayable)} app(s) without a recording (apps/APP/states, events) to replay: "
+             f"{', '.join(unplayable)}"] if unplayable else []
     apps: dict[str, AppSpec] = {}
     tasks: list[Task] = []
     data = [tasks_json.read_bytes()]
+    built: list[str] = []
     for app in sorted(playable & set(listed)):
         app_dir = folder / "apps" / app
-        document = import_document(app_dir, ReplayApp(app_dir).package)
-        data.append((app_dir / "doc.json").read_bytes())
-        apps[app] = AppSpec(app, document, f"sim:{app_dir.resolve()}", str(app_dir / "doc.json"))
+        document, path, was_built = document_for(app_dir, ReplayApp(app_dir).package)
+        if was_built:
+            built.append(f"{app} ({path})")
+        data.append(path.read_bytes())
+        apps[app] = AppSpec(app, document, f"sim:{app_dir.resolve()}", str(path))
         writer = ScriptWriter(document, app_dir)
         for name, text, steps in load_tasks(folder, app):
             script = writer.write(name, text, steps)
@@ -385,12 +428,15 @@ def load_droidtask_suite(tasks_json: Path) -> Suite:
                 # (a warning dialog's OK among them), nothing more
                 allow=tuple(dict.fromkeys(re.findall(r"\$(\w+__\w+)", script.source))),
             ))
+    if built:
+        notes.append(f"built {len(built)} document(s) from the recording (no doc.json): {', '.join(built)}")
     if not tasks:
-        raise UsageError(f"{tasks_json}: no DroidTask app here has a recording and a document to replay "
-                         "(each app needs apps/APP/states, events and doc.json beside tasks.json)")
+        raise UsageError(f"{tasks_json}: no DroidTask app here has a recording to replay "
+                         "(each app needs apps/APP/states and events beside tasks.json)")
     return Suite(name=f"droidtask-replay ({', '.join(apps)})", path=str(tasks_json), kind="droidtask", apps=apps,
                  tasks=tuple(tasks), notes=tuple(notes), digest=suite_digest(tasks, data))
 
 
-__all__ = ["GroundTruthStep", "ScriptWriter", "TaskScript", "action_log", "difficulty_of", "import_document",
+__all__ = ["GroundTruthStep", "ScriptWriter", "TaskScript", "action_log", "built_documents_dir", "difficulty_of",
+           "document_for", "import_document",
            "load_droidtask_suite", "load_tasks", "performed_actions", "render_action", "replay_apps"]

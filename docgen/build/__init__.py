@@ -11,7 +11,8 @@ Modules, in pipeline order: ``trace`` (the recorded trace format, reading and wr
 layout, function), ``grouping`` (screens), ``elements`` and ``identifiers`` (abstract elements and
 their checked identifier queues), ``graph`` (transitions, effects, dependency paths), ``naming``,
 ``policy`` (dangerous elements), ``builder`` (the whole), ``merge`` (regenerating with hand edits
-kept) and ``xpath`` (evaluating identifiers on recorded hierarchies).
+kept), ``xpath`` (evaluating identifiers on recorded hierarchies) and ``recording`` (a document from
+a DroidBot recording in one call: ``document_from_recording(app_dir) -> (yaml_text, report)``).
 """
 
 from tapir.docgen.build.builder import BuildOptions, BuildReport, BuildResult, build_document
@@ -19,6 +20,7 @@ from tapir.docgen.build.droidbot import DroidBotImport, import_droidbot
 from tapir.docgen.build.merge import MergeReport, merge
 from tapir.docgen.build.naming import Annotation, Annotator
 from tapir.docgen.build.policy import DangerPolicy
+from tapir.docgen.build.recording import RecordingReport, document_from_recording
 from tapir.docgen.build.trace import Action, Target, Trace, TraceWriter, read_trace
 
 __all__ = [
@@ -31,10 +33,12 @@ __all__ = [
     "DangerPolicy",
     "DroidBotImport",
     "MergeReport",
+    "RecordingReport",
     "Target",
     "Trace",
     "TraceWriter",
     "build_document",
+    "document_from_recording",
     "import_droidbot",
     "merge",
     "read_trace",

@@ -59,6 +59,10 @@ class BuildOptions:
     max_identifiers: int = 3
     policy: DangerPolicy = field(default_factory=DangerPolicy.default)
     annotator: Annotator | None = None
+    #: What the traces are called in the report and the document's header (default: their
+    #: directories): a trace made in a temporary directory is named after what it was made from,
+    #: so that the same input gives the same document.
+    sources: tuple[str, ...] = ()
 
 
 @dataclass
@@ -164,7 +168,8 @@ class _Builder:
         else:
             raise UsageError(f"the traces are of different apps ({', '.join(sorted(packages)) or 'unknown'})",
                              hint="pass --package to say which app the document is for")
-        self.report = BuildReport([str(t.directory) for t in traces], self.package, 0, 0, 0)
+        sources = list(options.sources) or [str(t.directory) for t in traces]
+        self.report = BuildReport(sources, self.package, 0, 0, 0)
 
     # -- stages ---------------------------------------------------------------------------------
 
@@ -309,6 +314,9 @@ class _Builder:
                          for g in self._opener_screens(s.group.index)]
             shared = counts[name] > 1 and first_for[name] != i
             options = [*by_opener, *alternatives] if shared else [name, *by_opener, *alternatives]
+            # a shared name with neither an opener nor another candidate ("dialog" opened from
+            # nowhere recorded) is told apart by a number
+            options = options or [name]
             s.name = namer.unique(options[0], options[1:])
             s.description = annotations.get(i) or self._screen_description(s)
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from tapir.docgen.build.trace import Action, Target, TraceWriter
-from tapir.dsl.errors import UsageError
+from tapir.dsl.errors import HierarchyError, UsageError
 from tapir.runtime.hierarchy import Bounds, UITree, parse_droidbot_state
 
 _START = re.compile(r"\bam start\s+(?:-n\s+)?([\w.]+)/")
@@ -41,6 +41,8 @@ class DroidBotImport:
     steps: int = 0
     actions: Counter[str] = field(default_factory=Counter)
     skipped: Counter[str] = field(default_factory=Counter)
+    #: One line per file or event left out because the recording is broken there.
+    warnings: list[str] = field(default_factory=list)
 
     def render(self) -> str:
         acts = ", ".join(f"{k} {n}" for k, n in sorted(self.actions.items()))
@@ -48,7 +50,14 @@ class DroidBotImport:
                  f"for {self.package} -> {self.output}"]
         for reason, n in sorted(self.skipped.items()):
             lines.append(f"left out: {n} {reason}")
+        lines += [f"warning: {w}" for w in self.warnings]
         return "\n".join(lines)
+
+    def skip(self, reason: str, warning: str | None = None) -> None:
+        """Count what is left out; a broken recording also says where, one line each."""
+        self.skipped[reason] += 1
+        if warning:
+            self.warnings.append(warning)
 
 
 @dataclass(frozen=True)
@@ -57,16 +66,100 @@ class _StateFile:
     path: Path
     state_str: str
     raw: dict[str, Any]
+    tree: UITree
 
 
-def _load(path: Path) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _EventFile:
+    tag: str
+    path: Path
+    raw: dict[str, Any]
+
+    @property
+    def event(self) -> dict[str, Any]:
+        ev = self.raw.get("event")
+        return ev if isinstance(ev, dict) else {}
+
+
+_UNREADABLE_STATES = "state files that cannot be read"
+_UNREADABLE_EVENTS = "event files that cannot be read"
+_MISSING_STATES = "events whose start or stop state was not recorded"
+
+
+def _load(path: Path) -> dict[str, Any] | str:
+    """The record in a file, or why it cannot be read (recordings have empty or cut-off files)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(f"cannot read {path}: {exc}") from None
+        return str(getattr(exc, "strerror", None) or exc)
     if not isinstance(data, dict):
-        raise UsageError(f"{path} is not a DroidBot record (expected a JSON object)")
+        return "not a DroidBot record (expected a JSON object)"
     return data
+
+
+def _read_states(state_dir: Path, summary: DroidBotImport) -> list[_StateFile]:
+    """The readable state files, by tag; each one that is not is left out with a warning."""
+    files: list[_StateFile] = []
+    for path in sorted(state_dir.glob("state_*.json")):
+        raw = _load(path)
+        if isinstance(raw, dict):
+            try:
+                # parsed here so that a broken hierarchy is left out now, not met by docgen later
+                tree = parse_droidbot_state(raw)
+            except (HierarchyError, ValueError, TypeError, KeyError) as exc:
+                raw = str(exc)
+        if isinstance(raw, str):
+            summary.skip(_UNREADABLE_STATES, f"state file {path.name} cannot be read: {raw}")
+            continue
+        files.append(_StateFile(str(raw.get("tag") or path.stem.removeprefix("state_")), path,
+                                str(raw.get("state_str") or ""), raw, tree))
+    files.sort(key=lambda f: f.tag)
+    return files
+
+
+def _read_events(event_dir: Path, summary: DroidBotImport) -> list[_EventFile]:
+    """The readable event files, by tag; each one that is not is left out with a warning."""
+    events: list[_EventFile] = []
+    for path in sorted(event_dir.glob("event_*.json")):
+        raw = _load(path)
+        if isinstance(raw, str):
+            summary.skip(_UNREADABLE_EVENTS, f"event file {path.name} cannot be read: {raw}")
+            continue
+        events.append(_EventFile(str(raw.get("tag") or path.stem.removeprefix("event_")), path, raw))
+    events.sort(key=lambda e: e.tag)
+    return events
+
+
+def _package(events: list[_EventFile], files: list[_StateFile]) -> str:
+    """The app the recording launched (``am start``), else the one most of its views belong to."""
+    for e in events:
+        m = _START.search(str(e.event.get("intent") or ""))
+        if m:
+            return m.group(1)
+    counts = Counter(v.get("package") for f in files for v in f.raw.get("views") or []
+                     if isinstance(v, dict) and v.get("package"))
+    return str(counts.most_common(1)[0][0]) if counts else "unknown"
+
+
+class _Timeline:
+    """The state files by hash, each hash's files in tag (time) order."""
+
+    def __init__(self, files: list[_StateFile]) -> None:
+        self.by_hash: dict[str, list[_StateFile]] = {}
+        for f in files:
+            self.by_hash.setdefault(f.state_str, []).append(f)
+
+    def near(self, state: str, tag: str, before: bool) -> _StateFile | None:
+        """The file of ``state`` recorded closest before ``tag`` (or after it)."""
+        candidates = self.by_hash.get(state)
+        if not candidates:
+            return None
+        tags = [c.tag for c in candidates]
+        if before:
+            i = bisect.bisect_right(tags, tag) - 1
+            return candidates[i] if i >= 0 else candidates[0]
+        i = bisect.bisect_left(tags, tag)
+        return candidates[i] if i < len(candidates) else candidates[-1]
 
 
 def _target(view: dict[str, Any], tree: UITree) -> Target | None:
@@ -82,44 +175,52 @@ def _target(view: dict[str, Any], tree: UITree) -> Target | None:
     return Target.of(same[-1]) if same else None
 
 
+_VIEW_ACTIONS = {"click": "tap", "long_click": "long_tap", "set_text": "text", "scroll": "scroll"}
+
+
+def _action(ev: dict[str, Any], start: _StateFile, summary: DroidBotImport) -> Action | None:
+    """The trace action of one event, or None (counted in ``summary``) when there is none."""
+    kind = str(ev.get("event_type") or "")
+    if kind in _VIEW_ACTIONS:
+        view = ev.get("view")
+        target = _target(view, start.tree) if isinstance(view, dict) and view else None
+        if target is None:
+            summary.skip(f"{kind} events whose view is not in their start state")
+            return None
+        direction = str(ev.get("direction") or "down").lower() if kind == "scroll" else None
+        text = ev.get("text") if kind == "set_text" else None
+        return Action(_VIEW_ACTIONS[kind], target, str(text) if text is not None else None, direction)
+    if kind == "key":
+        name = str(ev.get("name") or "").upper()
+        if name in ("BACK", "ENTER"):
+            return Action(name.lower())
+        summary.skip(f"key events other than BACK and ENTER ({name})")
+        return None
+    if kind == "intent" and _START.search(str(ev.get("intent") or "")):
+        return Action("start")
+    summary.skip(f"{kind or 'unknown'} events (nothing to act on)")
+    return None
+
+
 def import_droidbot(source: str | Path, output: str | Path) -> DroidBotImport:
+    """Convert the recording in ``source`` into a trace in ``output`` (see the module docstring).
+
+    A broken recording is imported as far as it can be read: unreadable state or event files and
+    events whose states were not recorded are left out, each with a line in ``warnings``."""
     src = Path(source)
     TraceWriter.check_target(output)
     state_dir, event_dir = src / "states", src / "events"
     if not state_dir.is_dir() or not event_dir.is_dir():
         raise UsageError(f"{source} is not a DroidBot recording: it needs states/ and events/ folders")
-    files: list[_StateFile] = []
-    for path in sorted(state_dir.glob("state_*.json")):
-        raw = _load(path)
-        files.append(_StateFile(str(raw.get("tag") or path.stem.removeprefix("state_")), path,
-                                str(raw.get("state_str") or ""), raw))
+    summary = DroidBotImport(str(source), str(output), "")
+    files = _read_states(state_dir, summary)
     if not files:
-        raise UsageError(f"{state_dir} holds no state_*.json files")
-    files.sort(key=lambda f: f.tag)
-    events = sorted((_load(p) for p in event_dir.glob("event_*.json")), key=lambda e: str(e.get("tag") or ""))
-    by_hash: dict[str, list[_StateFile]] = {}
-    for f in files:
-        by_hash.setdefault(f.state_str, []).append(f)
-    package = next((m.group(1) for e in events
-                    if (m := _START.search(str((e.get("event") or {}).get("intent") or "")))), "")
-    if not package:
-        counts = Counter(v.get("package") for f in files for v in f.raw.get("views") or [] if v.get("package"))
-        package = counts.most_common(1)[0][0] if counts else "unknown"
-
-    def near(state: str, tag: str, before: bool) -> _StateFile | None:
-        candidates = by_hash.get(state)
-        if not candidates:
-            return None
-        tags = [c.tag for c in candidates]
-        if before:
-            i = bisect.bisect_right(tags, tag) - 1
-            return candidates[i] if i >= 0 else candidates[0]
-        i = bisect.bisect_left(tags, tag)
-        return candidates[i] if i < len(candidates) else candidates[-1]
-
-    summary = DroidBotImport(str(source), str(output), package)
-    trees: dict[Path, UITree] = {}
-    with TraceWriter.create(output, app=package, source="droidbot", recording=str(src.resolve())) as writer:
+        raise UsageError(f"{state_dir} holds no readable state_*.json files",
+                         hint="; ".join(summary.warnings[:3]) or None)
+    events = _read_events(event_dir, summary)
+    summary.package = _package(events, files)
+    timeline = _Timeline(files)
+    with TraceWriter.create(output, app=summary.package, source="droidbot", recording=str(src.resolve())) as writer:
         ids: dict[Path, str] = {}
 
         def state_id(f: _StateFile) -> str:
@@ -132,39 +233,16 @@ def import_droidbot(source: str | Path, output: str | Path) -> DroidBotImport:
                 ids[f.path] = sid
             return sid
 
-        for raw in events:
-            ev = raw.get("event") or {}
-            kind = str(ev.get("event_type") or "")
-            tag = str(raw.get("tag") or "")
-            start = near(str(raw.get("start_state") or ""), tag, before=True)
-            stop = near(str(raw.get("stop_state") or ""), tag, before=False)
+        for e in events:
+            start = timeline.near(str(e.raw.get("start_state") or ""), e.tag, before=True)
+            stop = timeline.near(str(e.raw.get("stop_state") or ""), e.tag, before=False)
             if start is None or stop is None:
-                summary.skipped["events whose start or stop state was not recorded"] += 1
+                which = "start" if start is None else "stop"
+                summary.skip(_MISSING_STATES, f"event file {e.path.name}: its {which} state "
+                             f"{str(e.raw.get(which + '_state') or '(none)')[:12]} was not recorded")
                 continue
-            action: Action | None = None
-            if kind in ("click", "long_click", "set_text", "scroll"):
-                view = ev.get("view") or {}
-                tree = trees.get(start.path)
-                if tree is None:
-                    tree = trees[start.path] = parse_droidbot_state(start.raw)
-                target = _target(view, tree) if view else None
-                if target is None:
-                    summary.skipped[f"{kind} events whose view is not in their start state"] += 1
-                    continue
-                mapped = {"click": "tap", "long_click": "long_tap", "set_text": "text", "scroll": "scroll"}[kind]
-                direction = str(ev.get("direction") or "down").lower() if kind == "scroll" else None
-                action = Action(mapped, target, ev.get("text") if kind == "set_text" else None, direction)
-            elif kind == "key":
-                name = str(ev.get("name") or "").upper()
-                if name in ("BACK", "ENTER"):
-                    action = Action(name.lower())
-                else:
-                    summary.skipped[f"key events other than BACK and ENTER ({name})"] += 1
-                    continue
-            elif kind == "intent" and _START.search(str(ev.get("intent") or "")):
-                action = Action("start")
-            else:
-                summary.skipped[f"{kind or 'unknown'} events (nothing to act on)"] += 1
+            action = _action(e.event, start, summary)
+            if action is None:
                 continue
             writer.add_step(state_id(start), action, state_id(stop))
             summary.actions[action.kind] += 1

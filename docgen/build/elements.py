@@ -232,7 +232,21 @@ def collect(group: ScreenGroup, index_of: dict[str, TreeIndex], max_identifiers:
                    if not (d.resource_id or _common(d.descs) or _common(d.texts))
                    else "no identifier finds it, and only it, in every hierarchy of its screen")
             dropped.append(Dropped(f"{d.display or d.class_name} on screen #{group.index}", why))
-    return ScreenDraft(group, final, dropped, index_of)
+    return ScreenDraft(group, _without_orphans(final, dropped, group.index), dropped, index_of)
+
+
+def _without_orphans(drafts: list[ElementDraft], dropped: list[Dropped], screen: int) -> list[ElementDraft]:
+    """The drafts less the children of a list that found no identifier: a child is written as an
+    item of its list (``item_of``), so it cannot stand without it."""
+    lists = {d.key for d in drafts if d.role == "list"}
+    out = []
+    for d in drafts:
+        if d.role == "child" and d.list_key not in lists:
+            dropped.append(Dropped(f"{d.display or d.key} on screen #{screen}",
+                                   "its list was left out (no identifier finds the list)"))
+            continue
+        out.append(d)
+    return out
 
 
 def _describe_nodes(d: ElementDraft, group: ScreenGroup) -> None:

@@ -22,10 +22,12 @@ screen led where. ``ReplayApp`` walks that map:
   acting on a screen that did not change; BACK returns from it;
 * anything else leaves the state unchanged and is logged in ``unmatched``.
 
-Start state: the state reached by the first recorded launch (an ``intent`` event, in tag order),
-because the recording's first state is the phone's home screen before the app was started and
-the state most events start from is that same home screen (every run began with kill + launch).
-A recording without launches starts at its first state by tag. ``reset()`` and ``launch()`` go
+Start state: the state recorded launches (``intent`` events) reach most often, the first of them in
+tag order on a tie, because the recording's first state is the phone's home screen before the app
+was started and the state most events start from is that same home screen (every run began with
+kill + launch). Not simply the first launch's: an app's very first launch often shows a one-time
+dialog (a warning, a what's-new) that later launches never show again, and whose answer may not
+have been recorded. A recording without launches starts at its first state by tag. ``reset()`` and ``launch()`` go
 back to the start state.
 """
 
@@ -161,26 +163,48 @@ class ReplayApp:
         state_dir, event_dir = self.directory / "states", self.directory / "events"
         if not state_dir.is_dir() or not event_dir.is_dir():
             raise SimUsageError(f"{self.directory} is not a DroidBot recording (it needs states/ and events/ folders)")
+        #: One line per file left out because it cannot be read (real recordings hold empty ones).
+        self.warnings: list[str] = []
         self.states: dict[str, dict[str, Any]] = {}
         for path in sorted(state_dir.glob("state_*.json")):
-            raw = json.loads(path.read_text(encoding="utf-8"))
-            self.states.setdefault(raw["state_str"], raw)  # the first recording of a state stands for it
+            raw = self._record(path, ("state_str", "tag"))
+            if raw is not None:
+                self.states.setdefault(raw["state_str"], raw)  # the first recording of a state stands for it
         if not self.states:
-            raise SimUsageError(f"{state_dir} holds no state_*.json files")
+            raise SimUsageError(f"{state_dir} holds no readable state_*.json files")
         self.events: list[RecordedEvent] = []
         for path in sorted(event_dir.glob("event_*.json")):
-            raw = json.loads(path.read_text(encoding="utf-8"))
-            self.events.append(_event(str(raw.get("tag") or path.stem.removeprefix("event_")), raw))
+            raw = self._record(path, ("event",))
+            if raw is not None:
+                self.events.append(_event(str(raw.get("tag") or path.stem.removeprefix("event_")), raw))
         self.events.sort(key=lambda e: e.tag)
         first = min(self.states.values(), key=lambda s: s["tag"])
         launches = [e for e in self.events if e.kind == "intent" and e.stop in self.states]
-        self.start_state: str = launches[0].stop if launches else first["state_str"]
+        reached = Counter(e.stop for e in launches)
+        self.start_state: str = max(reached, key=lambda s: (reached[s], -next(
+            i for i, e in enumerate(launches) if e.stop == s))) if launches else first["state_str"]
         self.package: str = self._package(launches)
         self.label: str = self.package.rsplit(".", 1)[-1].title()
         start = self.states[self.start_state]
         self._size = (int(start.get("width") or 1080), int(start.get("height") or 2280))
         self._trees: dict[str, list[Node]] = {}
         self.reset()
+
+    def _record(self, path: Path, needs: tuple[str, ...]) -> dict[str, Any] | None:
+        """The record in a file, or None (with a warning) when it cannot be read or lacks a key."""
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            self.warnings.append(f"{path.name} cannot be read: {exc}")
+            return None
+        if not isinstance(raw, dict) or any(not raw.get(k) for k in needs):
+            self.warnings.append(f"{path.name} is not a DroidBot record with {', '.join(needs)}")
+            return None
+        if ("event" in needs and not isinstance(raw["event"], dict)) or (
+                "state_str" in needs and not isinstance(raw.get("views"), list)):
+            self.warnings.append(f"{path.name} is not a DroidBot record (its event or views are missing)")
+            return None
+        return raw
 
     def _package(self, launches: list[RecordedEvent]) -> str:
         for e in launches:
