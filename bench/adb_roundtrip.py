@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     # adbutils must never start a stray server on 5037 if ours goes away.
     os.environ["ADBUTILS_ADB_PATH"] = "/bin/false"
 
-    from tapir.runtime.sim.launch import known_app_names, resolve_app, start_sim
+    from tapir.sim.launch import known_app_names, resolve_app, start_sim
 
     apps = [resolve_app(args.app)] if args.app in known_app_names() else []
     with start_sim(apps, foreground=apps[0].package if apps else None) as sim:

@@ -122,8 +122,8 @@ def droidbot(upstream: Path, work: Path) -> dict[str, Any]:
     from tapir.docgen.build import build_document, import_droidbot, read_trace
     from tapir.docgen.loader import loads_document
     from tapir.eval.droidtask import import_document, load_tasks
-    from tapir.runtime.explore.compare import RecordedStep, compare_documents, step_coverage
-    from tapir.runtime.hierarchy import parse_droidbot_state
+    from tapir.hierarchy import parse_droidbot_state
+    from tapir.runtime.explore.compare import RecordedTaskStep, compare_documents, step_coverage
 
     out: dict[str, Any] = {}
     for app in ("applauncher", "clock"):
@@ -139,7 +139,7 @@ def droidbot(upstream: Path, work: Path) -> dict[str, Any]:
         reference = import_document(app_dir, summary.package)
         trees = [trace.tree(s) for s in trace.states if trace.package_of(s) == summary.package]
         comparison = compare_documents(generated, reference, trees)
-        steps: list[RecordedStep] = []
+        steps: list[RecordedTaskStep] = []
         without_state = 0
         for _, _, gt in load_tasks(Path(upstream) / "droidtask", app):
             for step in gt:
@@ -148,7 +148,7 @@ def droidbot(upstream: Path, work: Path) -> dict[str, Any]:
                 if tree is None or tree.get(step.choice) is None:
                     without_state += 1
                     continue
-                steps.append(RecordedStep(tree, step.choice, step.label))
+                steps.append(RecordedTaskStep(tree, step.choice, step.label))
         gen_cov = step_coverage(generated, steps)
         ref_cov = step_coverage(reference, steps)
         out[app] = {
@@ -181,7 +181,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--allow-dangerous", action="store_true",
                         help="explore the sample apps without the danger policy (delete dialogs included)")
     args = parser.parse_args(argv)
-    from tapir.runtime.sim.launch import free_port, kill_adb_server, start_adb_server
+    from tapir.sim.launch import free_port, kill_adb_server, start_adb_server
 
     os.environ.setdefault("ADBUTILS_ADB_PATH", "/bin/false")  # never start a stray adb server on 5037
     report: dict[str, Any] = {}

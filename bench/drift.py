@@ -48,12 +48,13 @@ from typing import Any
 
 import yaml
 from lxml import etree
-from tapir.docgen.model import AppDocument, AppInfo, Element, Screen, Signature
+
+from tapir.core.document import AppDocument, AppInfo, Element, Screen, Signature
 from tapir.dsl.api import Kind
+from tapir.hierarchy import UINode, UITree, load_tree, parse_view_list, render_html
 from tapir.runtime.grounding import Grounder, GroundingConfig, default_embedder, embedding_status
 from tapir.runtime.grounding.baseline import first_hit, upstream_identifiers, upstream_locate
 from tapir.runtime.grounding.screen_view import ScreenView
-from tapir.runtime.hierarchy import UINode, UITree, load_tree, parse_view_list, render_html
 
 UPSTREAM = Path(os.environ.get("TAPIR_UPSTREAM")
                 or Path(__file__).resolve().parent.parent.parent / "shared" / "upstream")

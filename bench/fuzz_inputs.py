@@ -242,10 +242,10 @@ def _fake_runtime() -> Any:
 
 
 def script_target() -> Target:
+    from tapir.core.errors import TapirError
     from tapir.docgen.symbols import build_symbols
     from tapir.dsl.budget import Budgets
     from tapir.dsl.checker import check
-    from tapir.dsl.errors import TapirError
     from tapir.dsl.interpreter import run_script
     from tapir.dsl.parser import parse, parse_tolerant
 
@@ -341,8 +341,8 @@ DOCUMENT_PIECES = ["\n", ":", ": ", "- ", "  ", "    ", "[", "]", "{", "}", ",",
 
 
 def document_target() -> Target:
+    from tapir.core.errors import DocumentError
     from tapir.docgen.loader import loads_document
-    from tapir.dsl.errors import DocumentError
 
     texts = [SMALL_DOCUMENT] + [p.read_text(encoding="utf-8") for p in sorted(SAMPLES.glob("*/*.yaml"))
                                 if p.parent.name != "suite"]
@@ -390,8 +390,8 @@ def document_target() -> Target:
 def _screens() -> list[str]:
     """uiautomator dumps of the simulator's screens: each sample app on a few screens, the
     launcher, a system dialog."""
-    from tapir.runtime.sim.apps import APP_NAMES, get_app
-    from tapir.runtime.sim.device import SimDevice
+    from tapir.sim.apps import APP_NAMES, get_app
+    from tapir.sim.device import SimDevice
 
     dumps = []
     for name in APP_NAMES:
@@ -429,7 +429,7 @@ ATTRIBUTE_VALUES = ["", "[0,0][0,0]", "[-5,3][2,1]", "[1080,2400][0,0]", "[0,0][
 
 def _as_droidbot(xml: str) -> dict[str, Any]:
     """A uiautomator dump as a DroidBot state (``views`` linked by temp_id/parent/children)."""
-    from tapir.runtime.hierarchy import parse_uiautomator
+    from tapir.hierarchy import parse_uiautomator
 
     tree = parse_uiautomator(xml)
     views = []
@@ -449,9 +449,9 @@ def _as_droidbot(xml: str) -> dict[str, Any]:
 
 
 def hierarchy_targets() -> tuple[Target, Target]:
-    from tapir.dsl.errors import HierarchyError
-    from tapir.runtime.hierarchy import html_view, parse_droidbot_state, parse_uiautomator
-    from tapir.runtime.hierarchy.parse import parse_tree
+    from tapir.core.errors import HierarchyError
+    from tapir.hierarchy import html_view, parse_droidbot_state, parse_uiautomator
+    from tapir.hierarchy.parse import parse_tree
 
     dumps = _screens()
     counts = {"uiautomator_parsed": 0, "droidbot_parsed": 0, "refused": 0, "refused_when_read": 0, "nodes_read": 0}

@@ -382,9 +382,9 @@ def adb_probe(port: int) -> None:
 
 
 def adb_target() -> Target:
-    from tapir.runtime.sim.adbd import AdbdServer
-    from tapir.runtime.sim.apps import get_app
-    from tapir.runtime.sim.device import SimDevice
+    from tapir.sim.adbd import AdbdServer
+    from tapir.sim.apps import get_app
+    from tapir.sim.device import SimDevice
 
     device = SimDevice([get_app("music")])
     device.start_app("org.tapir.music")

@@ -32,12 +32,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tapir.docgen.model import AppDocument, AppInfo, Dialect, Element, Identifier, Screen, Signature
+from tapir.core.document import AppDocument, AppInfo, Dialect, Element, Identifier, Screen, Signature
 from tapir.dsl.api import Kind
+from tapir.hierarchy import UITree, parse_uiautomator, parse_view_list
 from tapir.runtime.grounding import Grounder, GroundingConfig, default_embedder
 from tapir.runtime.grounding.baseline import upstream_identifiers
 from tapir.runtime.grounding.screen_view import ScreenView
-from tapir.runtime.hierarchy import UITree, parse_uiautomator, parse_view_list
 
 DUMPS = Path(__file__).resolve().parent.parent.parent / "shared" / "upstream" / "uiautomator"
 

@@ -86,10 +86,10 @@ def _scripts(apps: list[str]) -> list[Any]:
 
 def _run_once(script: Any, adb_port: int, clock: Callable[[], float]) -> tuple[float, int, list[dict[str, Any]]]:
     """(seconds from the first call to the end, UI actions, trace records) of one fresh run."""
+    from tapir.core.safety import Safety
+    from tapir.core.secrets import SecretStore
     from tapir.dsl.inputs import ScriptInputs
     from tapir.dsl.interpreter import run_script
-    from tapir.dsl.safety import Safety
-    from tapir.dsl.secrets import SecretStore
     from tapir.runtime.borrowed import Borrowed
     from tapir.runtime.connect import Connection, connect
     from tapir.runtime.trace import JsonLinesTrace
@@ -167,7 +167,7 @@ def _per_item(fn: Callable[[Any], Any], items: list[Any], repeat: int) -> float:
 
 def _dumps() -> list[tuple[str, str]]:
     """(screen name, dump) of the Notes screens a delete taps on."""
-    from tapir.runtime.sim.apps import get_app
+    from tapir.sim.apps import get_app
 
     out = []
     for name, bring in (("notes_screen", lambda a: None), ("note_screen", lambda a: a.open("note", note=2)),
@@ -181,7 +181,7 @@ def _dumps() -> list[tuple[str, str]]:
 
 
 def _masking(records: list[dict[str, Any]], repeat: int) -> dict[str, Any]:
-    from tapir.dsl.secrets import Redactor
+    from tapir.core.secrets import Redactor
 
     empty, loaded = Redactor(), Redactor([SECRET])
     out: dict[str, Any] = {
@@ -195,10 +195,10 @@ def _masking(records: list[dict[str, Any]], repeat: int) -> dict[str, Any]:
 
 
 def _gate(repeat: int) -> dict[str, Any]:
+    from tapir.core.safety import Safety
     from tapir.docgen.loader import load_document
-    from tapir.dsl.safety import Safety
+    from tapir.hierarchy import parse_uiautomator
     from tapir.runtime.guards import SensitiveGate
-    from tapir.runtime.hierarchy import parse_uiautomator
     from tapir.runtime.settle import Observation
 
     doc = load_document(REPO / "samples" / "notes" / "notes.yaml")
@@ -232,7 +232,7 @@ def main(argv: list[str]) -> int:
         parser.error("--rounds and --repeat must be at least 1")
     os.environ["ADBUTILS_ADB_PATH"] = "/bin/false"  # never start a stray adb server on 5037
     from tapir.runtime.heap import settle
-    from tapir.runtime.sim.launch import free_port, kill_adb_server, start_adb_server
+    from tapir.sim.launch import free_port, kill_adb_server, start_adb_server
 
     scripts = _scripts([a.strip() for a in args.apps.split(",") if a.strip()])
     if not scripts:

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tapir.runtime.hierarchy import html_view, parse_uiautomator, parse_view_list, render_html
+from tapir.hierarchy import html_view, parse_uiautomator, parse_view_list, render_html
 
 UPSTREAM = Path(__file__).resolve().parent.parent.parent / "shared" / "upstream" / "uiautomator"
 

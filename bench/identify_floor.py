@@ -35,9 +35,10 @@ from typing import Any
 
 from lxml import etree
 from rapidfuzz import process
-from tapir.docgen.model import AppDocument, AppInfo
+
+from tapir.core.document import AppDocument, AppInfo
+from tapir.hierarchy import parse_uiautomator
 from tapir.runtime.grounding import Grounder, GroundingConfig
-from tapir.runtime.hierarchy import parse_uiautomator
 
 REPO = Path(__file__).resolve().parent.parent
 DUMPS = Path(os.environ.get("TAPIR_UPSTREAM") or REPO.parent / "shared" / "upstream") / "uiautomator"
@@ -63,7 +64,7 @@ def chrome_setup() -> tuple[bytes, AppDocument, str, str, str] | None:
 
 def weather_setup() -> tuple[bytes, AppDocument, str, str, str]:
     from tapir.docgen.loader import load_document
-    from tapir.runtime.sim.apps import get_app
+    from tapir.sim.apps import get_app
 
     data = get_app("weather").dump_xml().encode()
     doc = load_document(REPO / "samples" / "weather" / "weather.yaml")

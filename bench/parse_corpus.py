@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from tapir.dsl.errors import TapirSyntaxError
+from tapir.core.errors import TapirSyntaxError
 from tapir.dsl.parser import parse
 
 DEFAULT_UPSTREAM = Path(__file__).resolve().parent.parent.parent / "shared" / "upstream"

@@ -34,10 +34,10 @@ from typing import Any
 CATEGORIES: list[tuple[str, tuple[str, ...]]] = [
     ("imports", ("importlib._bootstrap", "<frozen importlib")),
     ("adbutils", ("/adbutils/",)),
-    ("simulator start/stop", ("runtime/sim/launch.py", "runtime/simulator.py")),
+    ("simulator start/stop", ("sim/launch.py", "runtime/simulator.py")),
     ("device round trip", ("runtime/adb_transport.py", "runtime/device.py")),
-    ("parse dump", ("runtime/hierarchy/parse.py",)),
-    ("grounding", ("runtime/grounding/", "runtime/hierarchy/")),
+    ("parse dump", ("hierarchy/parse.py",)),
+    ("grounding", ("runtime/grounding/", "hierarchy/")),
     ("document load", ("docgen/",)),
     ("interpreter", ("tapir/dsl/", "/dsl/")),
     ("runtime glue", ("runtime/",)),

@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tapir.runtime.sim.apps import APP_NAMES, get_app
-from tapir.runtime.sim.replay import ReplayApp
+from tapir.sim.apps import APP_NAMES, get_app
+from tapir.sim.replay import ReplayApp
 
 RECORDING = Path(__file__).resolve().parent.parent.parent / "shared" / "upstream" / "droidtask" / "apps" / "applauncher"
 

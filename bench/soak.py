@@ -64,7 +64,7 @@ class AdbServers:
     """Records the port of every adb server this process starts, to tell which still run."""
 
     def __init__(self) -> None:
-        from tapir.runtime.sim import launch
+        from tapir.sim import launch
 
         self.ports: set[int] = set()
         self._launch = launch
@@ -193,8 +193,8 @@ def soak_devices(n: int, rounds: int, servers: AdbServers) -> dict[str, Any]:
     from tapir.dsl.interpreter import run_script
     from tapir.runner import collect
     from tapir.runtime.connect import connection_for
-    from tapir.runtime.sim.apps import get_app
-    from tapir.runtime.sim.launch import kill_adb_server, start_private_adb_server, start_sim
+    from tapir.sim.apps import get_app
+    from tapir.sim.launch import kill_adb_server, start_private_adb_server, start_sim
 
     before = figures(servers)
     port = start_private_adb_server()

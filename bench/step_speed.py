@@ -48,11 +48,12 @@ from typing import Any
 
 from lxml import etree
 from rapidfuzz import fuzz, process
-from tapir.docgen.model import AppDocument, AppInfo, Dialect, Element, Identifier, Screen, Signature
+
+from tapir.core.document import AppDocument, AppInfo, Dialect, Element, Identifier, Screen, Signature
 from tapir.dsl.api import Kind
+from tapir.hierarchy import UITree, html_view, parse_uiautomator
 from tapir.runtime.grounding import Grounder, GroundingConfig
 from tapir.runtime.heap import settle
-from tapir.runtime.hierarchy import UITree, html_view, parse_uiautomator
 
 UPSTREAM = Path(os.environ.get("TAPIR_UPSTREAM")
                 or Path(__file__).resolve().parent.parent.parent / "shared" / "upstream")
@@ -234,7 +235,7 @@ def device_section(n: int, rounds: int) -> dict[str, Any]:
     os.environ["ADBUTILS_ADB_PATH"] = "/bin/false"  # adbutils must never start a stray server
     from tapir.runtime.adb_shell import dump_command, tap_command
     from tapir.runtime.device import AdbDevice
-    from tapir.runtime.sim.launch import resolve_app, start_sim
+    from tapir.sim.launch import resolve_app, start_sim
 
     app = resolve_app("music")
     with start_sim([app], foreground=app.package) as sim:

@@ -43,8 +43,8 @@ def adb_port() -> Iterator[int]:
 
     adbutils is pointed at /bin/false meanwhile, so that it can never start a stray server on
     the default port; the test is skipped when no adb binary is installed."""
-    from tapir.runtime.sim.errors import SimDeviceError
-    from tapir.runtime.sim.launch import find_adb, free_port, kill_adb_server, start_adb_server
+    from tapir.sim.errors import SimDeviceError
+    from tapir.sim.launch import find_adb, free_port, kill_adb_server, start_adb_server
 
     try:
         find_adb()

@@ -12,8 +12,8 @@ import ast
 from dataclasses import fields
 from typing import Any
 
+from tapir.core.errors import Span
 from tapir.dsl import ast as T
-from tapir.dsl.errors import Span
 
 DOLLAR = "Ж"  # stands for '$': a letter, so `Жa__b` is a Python name
 PERCENT = "Ю"  # stands for '%' inside element names

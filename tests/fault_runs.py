@@ -3,7 +3,7 @@
 ``run_with_faults`` runs a script as ``tapir run --device sim:APP --trace FILE`` does (the
 document loaded, a simulator started by ``connect`` behind a private adb server), and hands the
 fresh ``RunningSim`` to ``arm`` before the script's first UI call, so that a test can break the
-device in any way ``tapir.runtime.sim.faults`` offers::
+device in any way ``tapir.sim.faults`` offers::
 
     out = run_with_faults(tmp_path, SCRIPT, lambda sim: setattr(sim.device.faults, "dump_errors", 2))
     assert out.result.ok and out.trace_complete()
@@ -17,15 +17,16 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tapir.docgen.loader import load_document
 from tapir.dsl.budget import Budgets
 from tapir.dsl.interpreter import RunResult, run_script
-from tapir.runtime.connect import connect, connection_for
+from tapir.runtime.connect import Connection, connect
 from tapir.runtime.session import DeviceRuntime, SessionConfig
-from tapir.runtime.sim.launch import RunningSim
+from tapir.sim.launch import RunningSim
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"
@@ -72,20 +73,20 @@ def run_with_faults(tmp: Path, source: str, arm: Callable[[RunningSim], None] | 
     script.write_text(source, encoding="utf-8")
     trace = tmp / "trace.jsonl"
     document = doc or SAMPLES / app / f"{app}.yaml"
-    conn = connection_for(script, source, device=f"sim:{app}", doc=str(document), trace=str(trace))
-    if config is not None:
-        conn = replace(conn, config=config)
+    conn = Connection(device=f"sim:{app}", document=load_document(document), trace_path=str(trace), source=source,
+                      script=str(script), config=config)
     made: list[DeviceRuntime] = []
 
     def factory() -> DeviceRuntime:
         rt = connect(conn)
         made.append(rt)
         if arm is not None:
-            arm(rt.simulator)
+            arm(rt.simulator.handle)  # type: ignore[union-attr]  # the running simulator itself
         return rt
 
     started = time.monotonic()
     result = run_script(source, factory, budgets, output=None, filename=str(script))
     seconds = time.monotonic() - started
     rt = made[0] if made else None
-    return FaultRun(result, rt, rt.simulator if rt is not None else None, trace, seconds)
+    sim = rt.simulator.handle if rt is not None and rt.simulator is not None else None  # type: ignore[attr-defined]
+    return FaultRun(result, rt, sim, trace, seconds)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from xml.sax.saxutils import quoteattr
 
-from tapir.docgen.model import AppDocument, AppInfo, Dialect, Element, Identifier, Screen, Signature
+from tapir.core.document import AppDocument, AppInfo, Dialect, Element, Identifier, Screen, Signature
 from tapir.dsl.api import Kind
-from tapir.runtime.hierarchy import UINode, UITree, parse_uiautomator
+from tapir.hierarchy import UINode, UITree, parse_uiautomator
 
 PKG = "org.example.app"
 WIDTH, HEIGHT = 1080, 2400

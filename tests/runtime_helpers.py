@@ -11,18 +11,19 @@ from __future__ import annotations
 from typing import Any
 
 from lxml import etree
-from tapir.docgen.model import AppDocument, Dialect
-from tapir.dsl.safety import Safety
+
+from tapir.core.document import AppDocument, Dialect
+from tapir.core.safety import Safety
+from tapir.hierarchy.model import UINode, UITree
 from tapir.runtime.clock import SimulatedClock
 from tapir.runtime.device import AdbDevice
 from tapir.runtime.grounding.items import node_text
 from tapir.runtime.grounding.result import Grounding, ScreenMatch
-from tapir.runtime.hierarchy.model import UINode, UITree
 from tapir.runtime.retry import RetryPolicy
 from tapir.runtime.session import DeviceRuntime, SessionConfig
 from tapir.runtime.settle import SettleConfig
-from tapir.runtime.sim.device import SimDevice
 from tapir.runtime.trace import MemoryTrace
+from tapir.sim.device import SimDevice
 
 
 class DirectTransport:

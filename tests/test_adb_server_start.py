@@ -8,8 +8,9 @@ import threading
 from collections.abc import Iterator
 
 import pytest
-from tapir.runtime.sim import launch
-from tapir.runtime.sim.errors import SimDeviceError
+
+from tapir.sim import launch
+from tapir.sim.errors import SimDeviceError
 
 
 @pytest.fixture

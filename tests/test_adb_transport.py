@@ -17,7 +17,8 @@ from pathlib import Path
 
 import adbutils
 import pytest
-from tapir.dsl.errors import DeviceError, UsageError
+
+from tapir.core.errors import DeviceError, UsageError
 from tapir.runtime.adb_transport import AdbServerTransport, list_devices, server_address
 from tapir.runtime.device import AdbDevice, open_device, resolve_serial
 from tapir.runtime.retry import AdbServerError, FailureKind, NotSent, classify

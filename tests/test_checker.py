@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from tapir.docgen.symbols import load_symbols
 from tapir.dsl.checker import Diagnostic, check, check_source, doc_comment
 from tapir.dsl.parser import parse

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from tapir.cli import main
 from tapir.cli.sim import try_commands
 
@@ -20,8 +21,8 @@ PLAY_SONG = Path(__file__).resolve().parent.parent / "samples" / "music" / "play
 
 @pytest.fixture
 def music(adb_port: int, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, Any]]:
-    from tapir.runtime.sim.apps import get_app
-    from tapir.runtime.sim.launch import start_sim
+    from tapir.sim.apps import get_app
+    from tapir.sim.launch import start_sim
 
     for name in ("ANDROID_SERIAL", "ANDROID_ADB_SERVER_PORT"):
         monkeypatch.delenv(name, raising=False)
@@ -112,9 +113,9 @@ def test_sim_suggests_commands_for_a_fresh_shell(tmp_path: Path, monkeypatch: py
 
 
 def test_simulator_errors_become_tapir_errors() -> None:
-    from tapir.dsl.errors import DeviceError, UsageError
-    from tapir.runtime.sim.errors import SimDeviceError, SimUsageError
+    from tapir.core.errors import DeviceError, UsageError
     from tapir.runtime.simulator import simulator_errors
+    from tapir.sim.errors import SimDeviceError, SimUsageError
 
     with pytest.raises(UsageError) as usage, simulator_errors():
         raise SimUsageError("unknown simulated app 'x'", hint="known apps: music")

@@ -10,10 +10,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
 from tapir.cli import main
 from tapir.codegen import models as M
 from tapir.codegen.backend import ScriptedBackend
-from tapir.dsl.errors import TapirError
+from tapir.core.errors import TapirError
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 MUSIC = str(SAMPLES / "music" / "music.yaml")
@@ -87,7 +88,7 @@ def test_usage_errors(argv: list[str], message: str, capsys: pytest.CaptureFixtu
 
 
 def test_an_unreachable_server_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
-    from tapir.runtime.sim.launch import free_port
+    from tapir.sim.launch import free_port
 
     code = main(["gen", "Play Lanterns", "--doc", MUSIC, "--url", f"http://127.0.0.1:{free_port()}/v1"])
     assert code == 1

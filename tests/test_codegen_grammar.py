@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from tapir.codegen import language as L
 from tapir.codegen.gbnf import Grammar, alt, chars, lit, opt, ref, rep, seq
 from tapir.codegen.script_grammar import answer_grammar, script_grammar, split_answer

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from tapir.codegen import language as L
 from tapir.codegen.examples import ExampleStore, load_examples
 from tapir.codegen.generate import Budget, GenConfig, Generator
@@ -166,7 +167,7 @@ def test_the_repair_loop_stops_within_its_budget(backend: object, adb_port: int)
 
 
 def _free_port() -> int:
-    from tapir.runtime.sim.launch import free_port
+    from tapir.sim.launch import free_port
 
     return free_port()
 

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from tapir.codegen import language as L
 from tapir.codegen.backend import ScriptedBackend
 from tapir.codegen.examples import Example, ExampleStore, load_examples

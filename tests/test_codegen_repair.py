@@ -6,11 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from tapir.codegen import language as L
 from tapir.codegen.backend import Request, ScriptedBackend
 from tapir.codegen.device import DeviceSession
 from tapir.codegen.generate import Budget, Generator, categorize
-from tapir.dsl.errors import (
+from tapir.core.errors import (
     ActionError,
     BudgetExceeded,
     DeviceError,
@@ -142,3 +143,23 @@ def test_isolated_runs_bring_the_failure_screen_back_from_the_child(music: L.App
     assert "The screen when it failed: songs_screen" in backend.requests[1].user_rest
     assert printed == ["played"]
     assert device.last_app() is None  # the simulated app lived in the child
+
+
+@pytest.mark.adb
+def test_a_script_without_ui_calls_leaves_the_screen_it_was_shown_to_the_next(adb_port: int) -> None:
+    """In-process runs share ``screen()``'s connection (a ``Runner`` session) until a script uses it."""
+    device = DeviceSession(SAMPLES / "music" / "music.yaml", "sim:music", adb_port=adb_port)
+    printed: list[str] = []
+    try:
+        shown = device.screen()
+        assert shown is not None and shown.name == "songs_screen"
+        outcome = device.run('print("no device")\n', output=printed.append)
+        assert outcome.ok and outcome.actions == 0 and outcome.collected is None
+        assert printed == ["no device"] and device.failure_screen is None and device.last_app() is None
+        outcome = device.run('$songs_screen__song_list.match("Midnight Drive").tap()\n', output=printed.append)
+        assert outcome.ok and outcome.actions == 1 and printed == ["no device"]
+        assert device.failure_screen is not None and outcome.collected[0] == device.failure_screen.name
+        app = device.last_app()
+        assert app is not None and app.state.song(app.state.now_playing).title == "Midnight Drive"
+    finally:
+        device.close()

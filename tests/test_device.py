@@ -15,10 +15,11 @@ import adbutils
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tapir.dsl.errors import DeviceError, UsageError
+
+from tapir.core.errors import DeviceError, UsageError
+from tapir.hierarchy import parse_uiautomator
 from tapir.runtime import adb_shell
 from tapir.runtime.device import AdbDevice, Device, resolve_serial
-from tapir.runtime.hierarchy import parse_uiautomator
 from tapir.runtime.retry import FailureKind, NotSent, RetryPolicy, TransientError, call_with_retry, classify
 
 # -- what `input text` does on the device -----------------------------------------------------

@@ -1,4 +1,4 @@
-"""AdbDevice against the simulated device (tapir.runtime.sim).
+"""AdbDevice against the simulated device (tapir.sim).
 
 Two tiers run the same scenario on the tiny two-screen test app:
 
@@ -17,20 +17,22 @@ from collections.abc import Iterator
 
 import pytest
 from PIL import Image
-from tapir.dsl.errors import DeviceError
+
+from tapir.core.errors import DeviceError
+from tapir.hierarchy import html_view, parse_uiautomator
 from tapir.runtime import adb_shell
 from tapir.runtime.device import AdbDevice, Device, open_device, resolve_serial
-from tapir.runtime.hierarchy import html_view, parse_uiautomator
 
-if importlib.util.find_spec("tapir.runtime.sim.launch") is None:  # pragma: no cover - sim not installed
-    pytest.skip("tapir.runtime.sim has no launcher (start_sim) yet", allow_module_level=True)
+if importlib.util.find_spec("tapir.sim.launch") is None:  # pragma: no cover - sim not installed
+    pytest.skip("tapir.sim has no launcher (start_sim) yet", allow_module_level=True)
 
 from runtime_helpers import DirectTransport  # noqa: E402
 from sim_tiny_app import DETAILS, MAIN, PACKAGE, TinyApp  # noqa: E402  (tests/ is on sys.path)
-from tapir.runtime.sim.device import SimDevice  # noqa: E402
-from tapir.runtime.sim.errors import SimDeviceError  # noqa: E402
-from tapir.runtime.sim.faults import Faults  # noqa: E402
-from tapir.runtime.sim.launch import RunningSim, start_sim  # noqa: E402
+
+from tapir.sim.device import SimDevice  # noqa: E402
+from tapir.sim.errors import SimDeviceError  # noqa: E402
+from tapir.sim.faults import Faults  # noqa: E402
+from tapir.sim.launch import RunningSim, start_sim  # noqa: E402
 
 
 def _screen(dev: Device):  # type: ignore[no-untyped-def]

@@ -11,6 +11,9 @@ from xml.sax.saxutils import quoteattr
 
 import pytest
 from runtime_helpers import sim_device
+
+from tapir.core.document import Dialect, Identifier
+from tapir.core.errors import DocumentError, UsageError
 from tapir.docgen.build import BuildOptions, build_document, read_trace
 from tapir.docgen.build.anatomy import Anatomy
 from tapir.docgen.build.graph import Edge, screen_paths
@@ -21,13 +24,11 @@ from tapir.docgen.build.policy import DangerPolicy
 from tapir.docgen.build.trace import Action, Target, TraceWriter
 from tapir.docgen.build.xpath import XPathView
 from tapir.docgen.loader import loads_document
-from tapir.docgen.model import Dialect, Identifier
 from tapir.dsl.api import Kind
-from tapir.dsl.errors import DocumentError, UsageError
+from tapir.hierarchy import parse_uiautomator
 from tapir.runtime.explore import ExploreConfig, Explorer
-from tapir.runtime.hierarchy import parse_uiautomator
-from tapir.runtime.sim.apps import get_app
-from tapir.runtime.sim.toolkit.explore import crawl
+from tapir.sim.apps import get_app
+from tapir.sim.toolkit.explore import crawl
 
 PACKAGES = {"music": "org.tapir.music", "notes": "org.tapir.notes", "clock": "org.tapir.clock",
             "contacts": "org.tapir.contacts"}

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from tapir.cli import main
 from tapir.docgen.compile import compile_document, module_stem
 from tapir.docgen.loader import load_document

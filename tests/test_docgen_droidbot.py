@@ -7,11 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
+
 from tapir.docgen.build import build_document, import_droidbot, read_trace
 from tapir.docgen.loader import loads_document
 from tapir.eval.droidtask import import_document, load_tasks
-from tapir.runtime.explore.compare import RecordedStep, compare_documents, step_coverage
-from tapir.runtime.hierarchy import parse_droidbot_state
+from tapir.hierarchy import parse_droidbot_state
+from tapir.runtime.explore.compare import RecordedTaskStep, compare_documents, step_coverage
 
 pytestmark = pytest.mark.upstream
 
@@ -63,6 +64,6 @@ def test_every_ground_truth_step_is_grounded_by_a_generated_element(built: tuple
             if path.is_file():
                 tree = parse_droidbot_state(json.loads(path.read_text()))
                 if tree.get(s.choice) is not None:
-                    steps.append(RecordedStep(tree, s.choice, s.label))
+                    steps.append(RecordedTaskStep(tree, s.choice, s.label))
     covered, total = step_coverage(doc, steps)
     assert total >= 15 and covered == total

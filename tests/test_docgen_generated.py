@@ -21,17 +21,18 @@ from typing import Any
 
 import pytest
 from runtime_helpers import make_runtime, sim_device
+
+from tapir.core.safety import Safety
 from tapir.docgen.build import build_document, merge, read_trace
 from tapir.docgen.build.trace import TraceWriter
 from tapir.docgen.loader import load_document, loads_document
 from tapir.docgen.symbols import build_symbols
 from tapir.docgen.writer import to_yaml
 from tapir.dsl.interpreter import run_script
-from tapir.dsl.safety import Safety
 from tapir.runtime.explore import ExploreConfig, Explorer
 from tapir.runtime.explore.compare import compare_documents
 from tapir.runtime.grounding import Grounder, GroundingConfig
-from tapir.runtime.sim.apps import get_app
+from tapir.sim.apps import get_app
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = {"music": "org.tapir.music", "notes": "org.tapir.notes", "clock": "org.tapir.clock",

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+from tapir.core.document import Dialect, Step
+from tapir.core.errors import DocumentError
 from tapir.docgen.loader import load_document, load_document_report, loads_document, parse_step
-from tapir.docgen.model import Dialect, Step
 from tapir.docgen.writer import document_to_dict, to_yaml
 from tapir.dsl.api import Kind
-from tapir.dsl.errors import DocumentError
 
 GOLDEN = Path(__file__).parent / "golden"
 EXAMPLE = GOLDEN / "example_app.yaml"

@@ -10,14 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tapir.core.errors import ActionError, Span
+from tapir.core.watchers import Watcher
 from tapir.docgen import pages
 from tapir.docgen.loader import load_document
 from tapir.docgen.stubs import KIND_CLASS_NAMES, attribute_name, class_name, generate_stubs
 from tapir.dsl.api import ELEMENT_METHODS, LIST_KINDS, Kind, methods_for
-from tapir.dsl.errors import ActionError, Span
 from tapir.dsl.runtime_api import UIRuntime
 from tapir.dsl.values import ElementHandle
-from tapir.dsl.watchers import Watcher
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "tests" / "golden" / "example_app.yaml"

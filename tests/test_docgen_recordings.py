@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from tapir.docgen.build import document_from_recording, import_droidbot
 from tapir.docgen.loader import loads_document
 
@@ -146,7 +147,7 @@ def test_documents_from_recordings_are_deterministic(tmp_path: Path) -> None:
 
 
 def test_a_recording_with_no_readable_state_is_refused(tmp_path: Path) -> None:
-    from tapir.dsl.errors import UsageError
+    from tapir.core.errors import UsageError
 
     _write(tmp_path / "rec" / "states", "state_1.json", "")
     (tmp_path / "rec" / "events").mkdir()
@@ -155,7 +156,7 @@ def test_a_recording_with_no_readable_state_is_refused(tmp_path: Path) -> None:
 
 
 def test_the_replayed_app_skips_what_it_cannot_read(tmp_path: Path) -> None:
-    from tapir.runtime.sim.replay import ReplayApp
+    from tapir.sim.replay import ReplayApp
 
     rec = _recording(tmp_path / "rec")
     _break(rec)

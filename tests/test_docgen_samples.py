@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 from lxml import etree
+
+from tapir.core.document import AppDocument, Dialect
 from tapir.docgen.loader import load_document, load_document_report
-from tapir.docgen.model import AppDocument, Dialect
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 DOCUMENTS = sorted(p for p in SAMPLES.glob("*/*.yaml") if p.parent.name != "suite")  # suite/: tapir eval's tasks
@@ -74,7 +75,7 @@ def _center(app: Any, desc: str) -> tuple[int, int]:
 
 def _dumps(app_name: str, plan: dict[str, tuple[Callable[[Any], None], set[str]]]) -> dict[str, tuple[str, str]]:
     """Each planned screen's dump and activity, from a fresh app brought there."""
-    from tapir.runtime.sim.apps import get_app
+    from tapir.sim.apps import get_app
 
     dumps = {}
     for name, (bring, _) in plan.items():
@@ -156,7 +157,7 @@ SIM_DOCUMENTS = {"music": MUSIC_SCREENS, "notes": NOTES_SCREENS, "contacts": CON
 
 @pytest.mark.parametrize("app_name", sorted(SIM_DOCUMENTS))
 def test_document_describes_the_simulated_app(app_name: str) -> None:
-    pytest.importorskip("tapir.runtime.sim.apps")
+    pytest.importorskip("tapir.sim.apps")
     plan = SIM_DOCUMENTS[app_name]
     doc = load_document(SAMPLES / app_name / f"{app_name}.yaml")
     assert set(plan) == {s.name for s in doc.screens}
@@ -188,8 +189,8 @@ def test_document_describes_the_simulated_app(app_name: str) -> None:
             if not any(_matches(root, i.xpath) for i in e.identifiers):
                 problems.append(f"{e.name}: no identifier matches on {screen.name}")
     if app_name in LOOKALIKE_DOCUMENTS:
+        from tapir.hierarchy import parse_uiautomator
         from tapir.runtime.grounding import Grounder, GroundingConfig
-        from tapir.runtime.hierarchy import parse_uiautomator
 
         grounder = Grounder(doc, config=GroundingConfig(use_embedding=False))
         for name, (xml, _) in _dumps(app_name, plan).items():

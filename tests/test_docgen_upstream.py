@@ -6,12 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
+
 from tapir.cli import main
+from tapir.core.document import Dialect
+from tapir.core.errors import DocumentError
 from tapir.docgen.loader import load_document, loads_document
-from tapir.docgen.model import Dialect
 from tapir.docgen.upstream import default_app_name, import_data, import_file, map_type, xpath_literal
 from tapir.dsl.api import Kind
-from tapir.dsl.errors import DocumentError
 
 UPSTREAM_DOCS = [
     "droidtask/apps/applauncher/doc.json",

@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from tapir.cli import main
+from tapir.core.document import AppDocument
+from tapir.core.errors import DocumentError
 from tapir.docgen.loader import loads_document
-from tapir.docgen.model import AppDocument
 from tapir.docgen.upstream import ImportReport, import_data, import_file
-from tapir.dsl.errors import DocumentError
 
 DROIDTASK_APPS = ["applauncher", "camera", "clock", "filemanager", "firefox", "gallery", "notes"]
 LLAMATOUCH_DOCS = ["clock_doc.json", "play_store_doc.json"]

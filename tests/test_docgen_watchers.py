@@ -7,11 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
+from tapir.core.watchers import DEFAULT_LIMIT, Watcher
 from tapir.docgen.loader import load_document, loads_document
 from tapir.docgen.prompt import render_compressed, render_full
 from tapir.docgen.reference import render_reference
 from tapir.docgen.writer import document_to_dict, to_yaml
-from tapir.dsl.watchers import DEFAULT_LIMIT, Watcher
 
 EXAMPLE = Path(__file__).parent / "golden" / "example_app.yaml"
 NOTES = Path(__file__).resolve().parent.parent / "samples" / "notes" / "notes.yaml"
@@ -133,10 +134,11 @@ def test_new_functions_are_no_path_steps(step: str, message: str) -> None:
 
 def test_docgen_update_keeps_the_hand_written_watchers(tmp_path: Path) -> None:
     from runtime_helpers import sim_device
+
     from tapir.docgen.build import build_document, merge, read_trace
     from tapir.docgen.build.trace import TraceWriter
     from tapir.runtime.explore import ExploreConfig, Explorer
-    from tapir.runtime.sim.apps import get_app
+    from tapir.sim.apps import get_app
 
     _, device, _ = sim_device(get_app("notes"), foreground=False)
     writer = TraceWriter.create(tmp_path / "trace", app="org.tapir.notes", source="explore")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from tapir.eval import EvalConfig, OracleSource, load_suite, run_suite
 from tapir.eval.droidtask import (
     ScriptWriter,
@@ -17,8 +18,8 @@ from tapir.eval.droidtask import (
     render_action,
     replay_apps,
 )
-from tapir.runtime.sim.replay import ReplayApp
 from tapir.runtime.trace import JsonLinesTrace
+from tapir.sim.replay import ReplayApp
 
 pytestmark = [pytest.mark.upstream]
 

@@ -58,7 +58,7 @@ def _regex_words(regex: str) -> set[str]:
 
 def element_regex() -> re.Pattern[str]:
     """The ELEMENT terminal of the language's own grammar."""
-    text = (REPO / "grammar" / "tapir.lark").read_text(encoding="utf-8")
+    text = (REPO / "src" / "tapir" / "grammar" / "tapir.lark").read_text(encoding="utf-8")
     m = re.search(r"^ELEMENT:\s*/(.+)/\s*$", text, re.M)
     assert m, "grammar/tapir.lark has no ELEMENT terminal"
     return re.compile(m.group(1))

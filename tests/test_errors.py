@@ -1,7 +1,11 @@
 """Rendering of errors: file:line:col, the source line, and a caret under the span."""
 
-from tapir.dsl.diagnostics import Diagnostic, render_diagnostics
-from tapir.dsl.errors import DocumentError, ScriptError, Span, TapirSyntaxError
+from pathlib import Path
+
+import pytest
+
+from tapir.core.diagnostics import Diagnostic, render_diagnostics
+from tapir.core.errors import DocumentError, ScriptError, Span, TapirSyntaxError
 
 
 def test_render_points_at_the_span() -> None:
@@ -53,7 +57,7 @@ def test_diagnostics_and_errors_share_one_renderer_with_the_caret_right_on_tabs(
 
 
 def test_an_error_of_no_file_names_no_file() -> None:
-    from tapir.dsl.errors import DeviceError
+    from tapir.core.errors import DeviceError
 
     assert DeviceError("device emulator-5554 is offline").render() == "DeviceError: device emulator-5554 is offline"
 
@@ -65,3 +69,20 @@ def test_long_lines_are_cut_around_the_error() -> None:
     _, line, caret = err.render().splitlines()
     assert len(line) < 200 and line.strip().startswith("...")
     assert line[caret.index("^")] == "y" and caret.count("^") == 1
+
+
+def test_usage_errors_below_the_cli_name_settings_and_the_cli_names_flags(capsys: pytest.CaptureFixture[str],
+                                                                            tmp_path: Path) -> None:
+    """A layer below the command line names the setting; only the CLI turns it into its flag."""
+    from tapir.cli import main
+    from tapir.core.errors import UsageError
+    from tapir.dsl.inputs import ScriptInputs
+
+    with pytest.raises(UsageError) as caught:
+        ScriptInputs.from_options(["user"])
+    assert caught.value.setting == "param" and "--" not in caught.value.message
+    assert caught.value.in_words() == "param: 'user': expected NAME=VALUE, e.g. user=ada"
+    script = tmp_path / "s.tap"
+    script.write_text("print(1)\n")
+    assert main(["run", str(script), "--param", "user"]) == 2
+    assert "tapir: --param: 'user': expected NAME=VALUE" in capsys.readouterr().err

@@ -9,7 +9,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from tapir.dsl.errors import UsageError
+
+from tapir.core.errors import UsageError
 from tapir.eval import LEVELS, SuiteError, compare_reports, load_suite, report_markdown, summarize
 from tapir.eval.checks import CheckSyntaxError, compile_check
 from tapir.eval.compare import load_report
@@ -340,7 +341,7 @@ def test_executed_actions_count_what_a_person_would_do() -> None:
 
 def test_a_device_that_fails_is_a_task_error_and_a_bug_is_reported_not_raised(monkeypatch: pytest.MonkeyPatch) -> None:
     import tapir.runtime.connect as connect_module
-    from tapir.dsl.errors import DeviceError
+    from tapir.core.errors import DeviceError
     from tapir.eval import EvalConfig, run_suite
 
     suite = load_suite(SUITE).select(ids=["music/play_song", "music/delete_song"])

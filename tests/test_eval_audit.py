@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tapir.core.document import AppDocument
 from tapir.docgen.loader import load_document
-from tapir.docgen.model import AppDocument
 from tapir.eval.audit import Meant, audit_touches, meant_of
-from tapir.runtime.sim.apps import get_app
-from tapir.runtime.sim.toolkit.app import TouchAudit
+from tapir.sim.apps import get_app
+from tapir.sim.toolkit.app import TouchAudit
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -117,7 +118,7 @@ def test_what_a_record_meant(record: dict[str, Any], meant: Meant | None) -> Non
 def test_the_twin_of_a_scrolled_list_whose_id_was_renamed_shows_the_same_rows() -> None:
     """Ids renamed (the list's too, under which it keeps its scroll offset) and widgets
     inserted: view i of the twin is view i of the touched window, showing the same row."""
-    from tapir.runtime.hierarchy import parse_uiautomator
+    from tapir.hierarchy import parse_uiautomator
 
     app: Any = get_app("music")
     app.reset()

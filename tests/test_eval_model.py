@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 import tapir.codegen
 from tapir.codegen.backend import Request, ScriptedBackend
 from tapir.codegen.source import ModelSource, SourceAnswer, SourceTokens, repair_note, script_source
-from tapir.dsl.errors import UsageError
+from tapir.core.errors import UsageError
 from tapir.eval import EvalConfig, Tokens, load_suite, report_json, report_markdown, run_suite
 from tapir.eval.sources import AdaptedSource, Generation, as_generation, can_repair, model_source
 

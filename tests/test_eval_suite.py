@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from tapir.eval import CallableSource, EvalConfig, Generation, OracleSource, Tokens, load_suite, run_suite
 from tapir.eval.sources import GenerationRequest
 
@@ -143,8 +144,8 @@ def test_a_device_given_by_serial_runs_tasks_judged_by_their_actions(adb_port: i
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """The DroidTask rule needs no app state, so such tasks run on a phone; here the phone is a
     simulator attached to the test's adb server and reached by its serial."""
-    from tapir.runtime.sim.apps import get_app
-    from tapir.runtime.sim.launch import start_sim
+    from tapir.sim.apps import get_app
+    from tapir.sim.launch import start_sim
 
     doc = REPO / "samples" / "music" / "music.yaml"
     (tmp_path / "suite.yaml").write_text(

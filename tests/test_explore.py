@@ -18,13 +18,14 @@ from typing import Any
 
 import pytest
 from runtime_helpers import sim_device
+
+from tapir.core.errors import UsageError
 from tapir.docgen.build.anatomy import Anatomy
 from tapir.docgen.build.policy import DangerPolicy
 from tapir.docgen.build.trace import TraceWriter, read_trace
-from tapir.dsl.errors import UsageError
+from tapir.hierarchy import parse_uiautomator
 from tapir.runtime.explore import ExploreConfig, Explorer, candidates, make_strategy, plausible_text
-from tapir.runtime.hierarchy import parse_uiautomator
-from tapir.runtime.sim.apps import get_app
+from tapir.sim.apps import get_app
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = {"music": "org.tapir.music", "notes": "org.tapir.notes", "clock": "org.tapir.clock",

@@ -1,5 +1,5 @@
 """Fault injection: scripts on the simulator, through the real adb server, while the device
-misbehaves (``tapir.runtime.sim.faults``).
+misbehaves (``tapir.sim.faults``).
 
 Each scenario must end in the right error category with a message that says what happened, or
 in a recovery, within a hard time limit (never a hang), and the trace must be whole: every line
@@ -14,18 +14,20 @@ from pathlib import Path
 
 import pytest
 from fault_runs import SAMPLES, run_with_faults
+
+from tapir.core.errors import ActionError, AssertionFailed, BudgetExceeded, DeviceError, OutsideApp, ScreenNotReached
 from tapir.docgen.loader import load_document
 from tapir.dsl.budget import Budgets
-from tapir.dsl.errors import ActionError, AssertionFailed, BudgetExceeded, DeviceError, OutsideApp, ScreenNotReached
 from tapir.dsl.interpreter import run_script
 from tapir.runtime.connect import Connection
 from tapir.runtime.session import SessionConfig
 from tapir.runtime.settle import SettleConfig
-from tapir.runtime.sim.apps import get_app
-from tapir.runtime.sim.device import SimDevice
-from tapir.runtime.sim.errors import SimDeviceError
-from tapir.runtime.sim.faults import FaultEvent
-from tapir.runtime.sim.launch import (
+from tapir.runtime.trace import read_trace
+from tapir.sim.apps import get_app
+from tapir.sim.device import SimDevice
+from tapir.sim.errors import SimDeviceError
+from tapir.sim.faults import FaultEvent
+from tapir.sim.launch import (
     RunningSim,
     find_adb,
     free_port,
@@ -34,7 +36,6 @@ from tapir.runtime.sim.launch import (
     start_adb_server,
     start_sim,
 )
-from tapir.runtime.trace import read_trace
 
 pytestmark = [pytest.mark.adb, pytest.mark.timeout(90)]
 

@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 from cpython_oracle import tapir_form
 from hypothesis import HealthCheck, given, settings
+from test_parser_properties import PROGRAMS
+
 from tapir.cli import main
 from tapir.dsl.parser import parse
 from tapir.service import format_source
-from test_parser_properties import PROGRAMS
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPTS = sorted([*REPO.glob("samples/*/*.tap"), *REPO.glob("tests/golden/checker/*.tap")])

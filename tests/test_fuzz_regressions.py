@@ -6,10 +6,11 @@ fuzz."""
 from __future__ import annotations
 
 import pytest
+
+from tapir.core.errors import HierarchyError, TapirSyntaxError
 from tapir.docgen.loader import loads_document
-from tapir.dsl.errors import HierarchyError, TapirSyntaxError
 from tapir.dsl.parser import parse, parse_tolerant
-from tapir.runtime.hierarchy import html_view, parse_droidbot_state, parse_uiautomator
+from tapir.hierarchy import html_view, parse_droidbot_state, parse_uiautomator
 
 # -- scripts ----------------------------------------------------------------------------------
 

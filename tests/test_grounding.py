@@ -7,9 +7,10 @@ from dataclasses import replace
 
 import pytest
 from grounding_trees import PKG, V, doc, el, find, rid, screen
-from tapir.docgen.model import Dialect, Element, Identifier, Signature
+
+from tapir.core.document import Dialect, Element, Identifier, Signature
+from tapir.core.errors import ActionError, ElementNotFound, UnknownElement
 from tapir.dsl.api import ELEMENT_METHODS
-from tapir.dsl.errors import ActionError, ElementNotFound, UnknownElement
 from tapir.runtime.grounding import Grounder, GroundingConfig, node_attributes
 from tapir.runtime.grounding import embedding as embedding_module
 from tapir.runtime.grounding.fuzzy import label_similarity, rid_similarity, topic

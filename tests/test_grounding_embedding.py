@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from grounding_trees import V, doc, el, rid, screen
+
 from tapir.runtime.grounding import (
     Embedder,
     Grounder,

@@ -19,7 +19,8 @@ from collections.abc import Sequence
 
 import pytest
 from grounding_trees import PKG, V, doc, el, rid, screen
-from tapir.docgen.model import Identifier, Signature
+
+from tapir.core.document import Identifier, Signature
 from tapir.runtime.grounding import Grounder, GroundingConfig
 from tapir.runtime.grounding.fuzzy import rid_similarity, same_id, shown_similarity
 from tapir.runtime.grounding.screen_view import ScreenView

@@ -12,15 +12,16 @@ from pathlib import Path
 
 import pytest
 from lxml import etree
-from tapir.docgen.model import Dialect, Identifier
+
+from tapir.core.document import Dialect, Identifier
+from tapir.hierarchy import UITree, html_view, parse_droidbot_state, parse_uiautomator, parse_view_list
 from tapir.runtime.grounding.identifiers import evaluate
 from tapir.runtime.grounding.screen_view import ScreenView
 from tapir.runtime.grounding.screens import skeleton_paths
 from tapir.runtime.grounding.terms import HtmlFacts, HtmlOnDemand, TreeTerms, html_facts
-from tapir.runtime.hierarchy import UITree, html_view, parse_droidbot_state, parse_uiautomator, parse_view_list
-from tapir.runtime.sim.apps import APP_NAMES, get_app
-from tapir.runtime.sim.toolkit.app import ToolkitApp
-from tapir.runtime.sim.toolkit.explore import crawl
+from tapir.sim.apps import APP_NAMES, get_app
+from tapir.sim.toolkit.app import ToolkitApp
+from tapir.sim.toolkit.explore import crawl
 
 TermSets = dict[tuple[str, str], list[int]]
 

@@ -7,14 +7,15 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+from tapir.core.document import AppDocument, Dialect, Identifier
 from tapir.docgen.loader import loads_document
-from tapir.docgen.model import AppDocument, Dialect, Identifier
 from tapir.docgen.upstream import import_file
+from tapir.hierarchy import load_tree
 from tapir.runtime.grounding import Grounder, GroundingConfig
 from tapir.runtime.grounding.baseline import upstream_identifiers, upstream_locate
 from tapir.runtime.grounding.identifiers import evaluate, simple_xpath
 from tapir.runtime.grounding.screen_view import ScreenView
-from tapir.runtime.hierarchy import load_tree
 
 pytestmark = pytest.mark.upstream
 EXACT = GroundingConfig(use_embedding=False)

@@ -11,12 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tapir.core.errors import OutsideApp
+from tapir.core.safety import Safety
 from tapir.docgen.loader import load_document
 from tapir.docgen.symbols import build_symbols
-from tapir.dsl.errors import OutsideApp
 from tapir.dsl.inputs import ScriptInputs
 from tapir.dsl.interpreter import RunResult, run_script
-from tapir.dsl.safety import Safety
 from tapir.runtime.connect import Connection, connect
 from tapir.runtime.session import DeviceRuntime
 
@@ -211,7 +212,7 @@ class _Screen:
     """The two dumps confinement reads: where the last action was taken, and the one after it."""
 
     def __init__(self, acted_on: str, now: str, screen: str | None = None) -> None:
-        from tapir.runtime.hierarchy.parse import parse_uiautomator
+        from tapir.hierarchy.parse import parse_uiautomator
         from tapir.runtime.settle import Observation
 
         def obs(package: str, shown: str | None, seq: int) -> Observation:

@@ -5,6 +5,7 @@ only, and the danger policy's verbs in every language."""
 from __future__ import annotations
 
 import pytest
+
 from tapir.docgen.build.policy import DangerPolicy
 from tapir.runtime.guards.lexicon import CATEGORIES, DECLINE, LANGUAGES, declines, dialog_category
 

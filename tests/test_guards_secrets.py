@@ -1,4 +1,4 @@
-"""Secrets (dsl/secrets.py, runtime/guards, docs/safety.md): `secret("NAME")` comes from
+"""Secrets (core/secrets.py, runtime/guards, docs/safety.md): `secret("NAME")` comes from
 `--secrets FILE` or `TAPIR_SECRET_NAME`, prints as `*****`, can only be typed (into a password
 field unless `--allow secrets`), and never appears in what a run leaves behind: every artifact of
 a `tapir run` and a `tapir test` (trace, JUnit, stdout, stderr, screenshots) and of a REPL session
@@ -13,13 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tapir.core.errors import DeviceError, ScriptError, SecretRefused, UsageError
+from tapir.core.safety import Safety
+from tapir.core.secrets import MASK, Redactor, Secret, SecretStore, parse_dotenv
 from tapir.docgen.loader import load_document
 from tapir.docgen.symbols import build_symbols
-from tapir.dsl.errors import DeviceError, ScriptError, SecretRefused, UsageError
 from tapir.dsl.inputs import ScriptInputs
 from tapir.dsl.interpreter import RunResult, run_script
-from tapir.dsl.safety import Safety
-from tapir.dsl.secrets import MASK, Redactor, Secret, SecretStore, parse_dotenv
 from tapir.runtime.connect import Connection, connect
 from tapir.runtime.session import DeviceRuntime
 
@@ -111,7 +112,7 @@ def test_a_malformed_secrets_file_never_shows_its_lines(tmp_path: Path) -> None:
                                   "not shown, it may hold a secret")
     with pytest.raises(UsageError, match="A is given twice"):
         parse_dotenv("A=1\nA=2\n", "f")
-    with pytest.raises(UsageError, match="--secrets: cannot read .*missing.env"):
+    with pytest.raises(UsageError, match="cannot read .*missing.env"):
         SecretStore.from_file(tmp_path / "missing.env")
 
 

@@ -16,16 +16,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tapir.core.document import AppDocument
+from tapir.core.errors import SafetyError, ScreenNotReached, SensitiveActionRefused
+from tapir.core.safety import Safety
 from tapir.docgen.loader import load_document, loads_document
-from tapir.docgen.model import AppDocument
 from tapir.docgen.symbols import build_symbols
-from tapir.dsl.errors import SafetyError, ScreenNotReached, SensitiveActionRefused
 from tapir.dsl.inputs import ScriptInputs
 from tapir.dsl.interpreter import RunResult, run_script
-from tapir.dsl.safety import Safety
+from tapir.hierarchy import parse_uiautomator
 from tapir.runtime.connect import Connection, connect
 from tapir.runtime.guards.sensitive import SensitiveGate
-from tapir.runtime.hierarchy import parse_uiautomator
 from tapir.runtime.session import DeviceRuntime
 from tapir.runtime.settle import Observation
 

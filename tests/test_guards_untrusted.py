@@ -8,8 +8,9 @@ import io
 from pathlib import Path
 
 import pytest
+
 from tapir.cli.confirm import confirm_run, in_ci, script_summary, untrusted_safety
-from tapir.dsl.errors import SafetyError, UsageError
+from tapir.core.errors import SafetyError, UsageError
 
 SCRIPT = ("# allow: delete\n"
           "$note_screen__delete_button.tap()\n"
@@ -72,7 +73,7 @@ def test_the_safety_of_a_generated_script(tmp_path: Path) -> None:
         safety.grant_from_script("sensitive", "allow()", None)
     safety.apply_header("# allow: sensitive\ntap()\n")
     assert "sensitive" not in safety.allowed and safety.ignored_header == ["# allow: sensitive (line 1)"]
-    with pytest.raises(UsageError, match="--allow-app 'not a package'"):
+    with pytest.raises(UsageError, match="'not a package' is not an Android package name"):
         untrusted_safety(allow_apps=["not a package"])
     with pytest.raises(UsageError, match=r"--allow \?\?: '\?\?' is not something to allow"):
         untrusted_safety(allow=["??"])

@@ -6,6 +6,7 @@ import gc
 import weakref
 
 import pytest
+
 from tapir.runtime import heap
 
 

@@ -8,8 +8,9 @@ import pickle
 from pathlib import Path
 
 import pytest
-from tapir.dsl.errors import DocumentError, HierarchyError
-from tapir.runtime.hierarchy import (
+
+from tapir.core.errors import DocumentError, HierarchyError
+from tapir.hierarchy import (
     Bounds,
     UINode,
     html_view,
@@ -20,7 +21,7 @@ from tapir.runtime.hierarchy import (
     parse_view_list,
     render_html,
 )
-from tapir.runtime.hierarchy.model import RawNode, assemble
+from tapir.hierarchy.model import RawNode, assemble
 
 # A small dump in the exact shape `uiautomator dump` writes (attribute order and all).
 _ATTRS = ('checkable="false" checked="false" clickable="{click}" enabled="true" focusable="false" '

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 from lxml import etree
-from tapir.runtime.hierarchy import html_view, load_tree, render_html
+
+from tapir.hierarchy import html_view, load_tree, render_html
 
 pytestmark = pytest.mark.upstream
 

@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tapir.dsl.errors import UsageError
+
+from tapir.core.errors import UsageError
 from tapir.inspector.doc_edit import DocumentEditor, EditRefused
 from tapir.inspector.security import AccessPolicy, is_loopback
 from tapir.inspector.session import InspectorOptions, InspectorSession
 from tapir.runtime.input_events import GestureParser, touch_ranges
-from tapir.runtime.sim.touch import getevent_devices
+from tapir.sim.touch import getevent_devices
 
 ROOT = Path(__file__).resolve().parent.parent
 MUSIC = ROOT / "samples" / "music" / "music.yaml"

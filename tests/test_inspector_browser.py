@@ -28,6 +28,7 @@ from selenium.common.exceptions import WebDriverException  # noqa: E402
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
 from tapir.inspector.session import InspectorOptions, InspectorSession  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

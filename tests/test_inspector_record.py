@@ -15,9 +15,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from tapir.hierarchy.model import UINode
 from tapir.inspector.live import LiveSession
 from tapir.inspector.session import InspectorOptions, InspectorSession
-from tapir.runtime.hierarchy.model import UINode
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.adb, pytest.mark.slow, pytest.mark.timeout(300)]

@@ -7,10 +7,8 @@ import textwrap
 from typing import Any
 
 import pytest
-from tapir.dsl import api
-from tapir.dsl.api import Kind
-from tapir.dsl.budget import Budgets
-from tapir.dsl.errors import (
+
+from tapir.core.errors import (
     ActionError,
     AssertionFailed,
     BudgetExceeded,
@@ -23,6 +21,9 @@ from tapir.dsl.errors import (
     TapirError,
     UnknownElement,
 )
+from tapir.dsl import api
+from tapir.dsl.api import Kind
+from tapir.dsl.budget import Budgets
 from tapir.dsl.fake_runtime import FakeElement, FakeItem, FakeRuntime
 from tapir.dsl.interpreter import Interpreter, RunResult, run_script
 from tapir.dsl.parser import parse

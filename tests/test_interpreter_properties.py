@@ -14,10 +14,11 @@ from typing import Any
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+
+from tapir.core.errors import BudgetExceeded, Span, TapirError, TapirSyntaxError
 from tapir.dsl import ast as A
 from tapir.dsl.api import Kind
 from tapir.dsl.budget import Budgets
-from tapir.dsl.errors import BudgetExceeded, Span, TapirError, TapirSyntaxError
 from tapir.dsl.fake_runtime import FakeElement, FakeItem, FakeRuntime
 from tapir.dsl.interpreter import run_script
 from tapir.dsl.parser import parse

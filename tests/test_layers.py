@@ -1,15 +1,19 @@
-"""The layer rule: grammar -> dsl -> runtime.hierarchy -> docgen -> service -> runtime -> codegen, lsp, repl, runner,
-inspector -> eval -> synth -> cli.
+"""The layer rule: one layer per package, each importing only the layers below it.
 
-Nothing imports upward. ``runtime.hierarchy`` (reading UI dumps) sits below the documents so that
-documents can be built from recorded hierarchies; ``service`` is the language service (workspace,
-configuration) that the command line, the server, the REPL and the code generator share;
-``runner`` runs test scripts on device pools (``tapir test``, the pytest plugin), ``eval``
-shares its device pool, and ``synth`` (training-data synthesis) judges pairs the way ``eval`` does.
+    sim -> core -> grammar, hierarchy -> dsl -> docgen -> service -> runtime -> run
+        -> codegen, lsp, repl, runner, inspector -> eval -> synth -> cli
 
-``runtime.sim``, the simulated phone, sits under everything and imports nothing of Tapir: it may
-only offer what a phone offers (adb services, dumps, screenshots), so that Tapir is tested
-against a device, not against itself.
+``sim``, the simulated phone, sits under everything and imports nothing of Tapir: it may only
+offer what a phone offers (adb services, dumps, screenshots), so that Tapir is tested against a
+device, not against itself. ``core`` is what every layer shares: errors, diagnostics, positions,
+the app document model, element kinds, safety settings and secrets. ``hierarchy`` reads UI dumps
+(below the documents, so that documents can be built from recordings); ``dsl`` is the language;
+``docgen`` loads, imports and builds documents; ``service`` is the language service that the
+command line, the server, the REPL and the code generator share; ``runtime`` drives a device;
+``run`` is the one way to run a script (``tapir.run.Runner``), which every front end above it
+calls; ``eval`` shares the runner's device pool, and ``synth`` judges pairs the way ``eval`` does.
+
+Layers of the same rank are peers: they must not import each other.
 """
 
 from __future__ import annotations
@@ -18,13 +22,11 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "src" / "tapir"
 
-# Each layer may import itself and the layers listed before it; top-level layers are peers
-# that must not import each other.
-# A dotted key is a sub-layer of its package: the longest key that prefixes a module decides.
-RANK: dict[str, float] = {
-    "runtime.sim": -1, "grammar": 0, "dsl": 1, "runtime.hierarchy": 1.5, "docgen": 2, "service": 2.5, "runtime": 3,
-    "codegen": 4, "lsp": 4, "repl": 4, "runner": 4, "inspector": 4, "eval": 4.5, "synth": 4.75, "cli": 5,
+RANK: dict[str, int] = {
+    "sim": 0, "core": 1, "grammar": 2, "hierarchy": 2, "dsl": 3, "docgen": 4, "service": 5, "runtime": 6, "run": 7,
+    "codegen": 8, "lsp": 8, "repl": 8, "runner": 8, "inspector": 8, "eval": 9, "synth": 10, "cli": 11,
 }
 
 
@@ -32,15 +34,11 @@ def _layer_of(module: str) -> str | None:
     parts = module.split(".")
     if parts[0] != "tapir" or len(parts) < 2:
         return None
-    for n in range(len(parts) - 1, 0, -1):
-        key = ".".join(parts[1 : n + 1])
-        if key in RANK:
-            return key
-    return None
+    return parts[1] if parts[1] in RANK else None
 
 
 def _layer_of_path(path: Path) -> str | None:
-    rel = path.relative_to(ROOT).with_suffix("")
+    rel = path.relative_to(PACKAGE).with_suffix("")
     return _layer_of("tapir." + ".".join(rel.parts))
 
 
@@ -56,12 +54,14 @@ def _imports(path: Path) -> list[tuple[int, str]]:
 
 
 def _files() -> list[tuple[str, Path]]:
-    out: list[tuple[str, Path]] = []
-    for top in sorted({key.split(".")[0] for key in RANK}):
-        folder = ROOT / top
-        if folder.is_dir():
-            out += [(layer, p) for p in sorted(folder.rglob("*.py")) if (layer := _layer_of_path(p))]
-    return out
+    return [(layer, p) for p in sorted(PACKAGE.rglob("*.py")) if (layer := _layer_of_path(p))]
+
+
+def test_every_package_is_a_layer() -> None:
+    """No package escapes the rule: each folder under ``src/tapir`` is a layer of its own."""
+    folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    assert folders == set(RANK), f"packages without a rank: {folders - set(RANK)}; ranks without a package: " \
+                                 f"{set(RANK) - folders}"
 
 
 def test_layers_import_only_downward() -> None:
@@ -92,22 +92,23 @@ def test_the_check_sees_a_violation(tmp_path: Path) -> None:
     sample = tmp_path / "x.py"
     sample.write_text("from tapir.runtime import device\n")
     assert [m for _, m in _imports(sample) if _layer_of(m) == "runtime"]
+    assert RANK["runtime"] > RANK["core"]
 
 
-def test_sub_layers_are_told_apart() -> None:
-    assert _layer_of("tapir.runtime.hierarchy.parse") == "runtime.hierarchy"
+def test_layers_are_packages() -> None:
+    assert _layer_of("tapir.hierarchy.parse") == "hierarchy"
     assert _layer_of("tapir.runtime.grounding") == "runtime"
-    assert _layer_of_path(ROOT / "runtime" / "hierarchy" / "model.py") == "runtime.hierarchy"
-    assert _layer_of_path(ROOT / "cli" / "run.py") == "cli"
+    assert _layer_of_path(PACKAGE / "hierarchy" / "model.py") == "hierarchy"
+    assert _layer_of_path(PACKAGE / "cli" / "run.py") == "cli"
+    assert all(isinstance(rank, int) for rank in RANK.values())
 
 
 def test_the_simulator_imports_nothing_of_tapir_but_itself() -> None:
     """Stated on its own (the rank above implies it): a phone knows nothing of Tapir."""
     outside = []
-    for path in sorted((ROOT / "runtime" / "sim").rglob("*.py")):
+    for path in sorted((PACKAGE / "sim").rglob("*.py")):
         for lineno, module in _imports(path):
-            if module.split(".")[0] == "tapir" and not module.startswith("tapir.runtime.sim"):
+            if module.split(".")[0] == "tapir" and not module.startswith("tapir.sim"):
                 outside.append(f"{path.relative_to(ROOT)}:{lineno}: {module}")
     assert not outside, "the simulator imports Tapir:\n" + "\n".join(outside)
-    assert _layer_of("tapir.runtime.sim.launch") == "runtime.sim"
-    assert RANK["runtime.sim"] < min(rank for layer, rank in RANK.items() if layer != "runtime.sim")
+    assert RANK["sim"] < min(rank for layer, rank in RANK.items() if layer != "sim")

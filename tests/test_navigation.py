@@ -10,14 +10,15 @@ from pathlib import Path
 
 import pytest
 from runtime_helpers import make_runtime
+
+from tapir.core.document import AppDocument, Step
+from tapir.core.errors import ScreenNotReached
 from tapir.docgen.loader import load_document, loads_document
-from tapir.docgen.model import AppDocument, Step
-from tapir.dsl.errors import ScreenNotReached
 from tapir.dsl.interpreter import run_script
-from tapir.runtime.hierarchy.model import UITree
+from tapir.hierarchy.model import UITree
 from tapir.runtime.navigation import NavigationConfig, Navigator
 from tapir.runtime.settle import Observation
-from tapir.runtime.sim.apps import get_app
+from tapir.sim.apps import get_app
 
 REPO = Path(__file__).resolve().parent.parent
 MUSIC_DOC = REPO / "samples" / "music" / "music.yaml"

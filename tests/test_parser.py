@@ -8,10 +8,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from cpython_oracle import python_form, substitute_elements, tapir_form
+
 from tapir.cli import main
+from tapir.core.errors import Span, TapirSyntaxError, UnsupportedConstruct
 from tapir.dsl import ast as T
 from tapir.dsl.ast_builder import AstBuilder
-from tapir.dsl.errors import Span, TapirSyntaxError, UnsupportedConstruct
 from tapir.dsl.parser import _lark, parse
 
 

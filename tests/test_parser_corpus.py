@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 from cpython_oracle import python_form, substitute_elements, tapir_form
+
+from tapir.core.errors import TapirSyntaxError, UnsupportedConstruct
 from tapir.dsl.ast import Module
-from tapir.dsl.errors import TapirSyntaxError, UnsupportedConstruct
 from tapir.dsl.parser import parse
 
 pytestmark = pytest.mark.upstream

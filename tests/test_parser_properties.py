@@ -8,10 +8,11 @@ import keyword
 from cpython_oracle import python_form, substitute_elements, tapir_form
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+
+from tapir.core.errors import TapirSyntaxError
+from tapir.core.positions import LineIndex
 from tapir.dsl import ast as T
-from tapir.dsl.errors import TapirSyntaxError
 from tapir.dsl.parser import parse, parse_tolerant
-from tapir.dsl.positions import LineIndex
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

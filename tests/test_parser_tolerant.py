@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 from cpython_oracle import tapir_form
+
+from tapir.core.errors import TapirSyntaxError
+from tapir.core.positions import LineIndex, Span, normalize_newlines
 from tapir.dsl import ast as A
-from tapir.dsl.errors import TapirSyntaxError
 from tapir.dsl.parser import parse, parse_tolerant
-from tapir.dsl.positions import LineIndex, Span, normalize_newlines
 from tapir.dsl.syntax_checks import post_parse_problems
 from tapir.dsl.visitor import NodeVisitor
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from tapir.dsl.interpreter import run_script
 
 FORMATS = [

@@ -13,6 +13,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+
 from tapir.runner.collect import collect
 
 REPO = Path(__file__).resolve().parent.parent
@@ -173,8 +174,8 @@ def test_more_workers_than_phones_is_a_usage_error(tmp_path: Path) -> None:
 @pytest.mark.adb
 @pytest.mark.timeout(300)
 def test_a_device_given_by_serial_runs_the_scripts(adb_port: int, tmp_path: Path) -> None:
-    from tapir.runtime.sim.apps import get_app
-    from tapir.runtime.sim.launch import start_sim
+    from tapir.sim.apps import get_app
+    from tapir.sim.launch import start_sim
 
     _write(tmp_path, {"flows/play.tap": (SAMPLES / "music" / "play_song.tap").read_text().replace(
         "# doc: music.yaml", f"# doc: {MUSIC}")})
@@ -199,7 +200,7 @@ def test_tapir_param_and_the_projects_params_reach_the_scripts(tmp_path: Path) -
     assert failed.returncode == 1 and "AssertionFailed: assertion failed: en" in failed.stdout
     bad = pytest_run("flows", "--tapir-param", "lang", cwd=tmp_path, timeout=300)
     assert bad.returncode == 4  # pytest's usage error, before anything runs
-    assert "--tapir-param 'lang': expected NAME=VALUE" in bad.stderr
+    assert "--tapir-param: 'lang': expected NAME=VALUE" in bad.stderr
 
 
 @pytest.mark.adb

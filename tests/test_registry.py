@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tapir.core.diagnostics import Diagnostic
 from tapir.docgen.loader import load_document
 from tapir.docgen.prompt import render_compressed, render_full
 from tapir.docgen.stubs import generate_stubs
 from tapir.dsl.checker import check_source
-from tapir.dsl.diagnostics import Diagnostic
 from tapir.dsl.fake_runtime import FakeElement, FakeItem, FakeRuntime
 from tapir.dsl.interpreter import run_script
 from tapir.dsl.registry import REGISTRY, ApiCall, Entry, Namespace, ParamKind

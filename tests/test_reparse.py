@@ -8,6 +8,7 @@ import random
 from pathlib import Path
 
 import pytest
+
 from tapir.dsl import ast as A
 from tapir.dsl.parser import ParseResult, parse_tolerant
 from tapir.service import Workspace

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from tapir.dsl.budget import Budgets
 from tapir.repl import ReplSession
 

@@ -19,8 +19,9 @@ import time
 from pathlib import Path
 
 import pytest
+
+from tapir.core.errors import Interrupted
 from tapir.dsl.budget import Budgets
-from tapir.dsl.errors import Interrupted
 from tapir.repl import ReplSession, run_lines
 from tapir.repl.context import preamble
 from tapir.repl.highlight import fragments

@@ -22,6 +22,7 @@ from prompt_toolkit.history import FileHistory
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.input.base import PipeInput
 from prompt_toolkit.output import DummyOutput
+
 from tapir.repl import ReplSession, make_prompt, run_terminal
 from tapir.repl.terminal import ask_in_terminal
 

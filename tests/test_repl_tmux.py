@@ -94,8 +94,8 @@ def _quote(arg: str) -> str:
 def terminals() -> Iterator[list[Terminal]]:
     if shutil.which("tmux") is None:
         pytest.skip("tmux is not installed (apt-get install tmux)")
-    from tapir.dsl.errors import DeviceError
-    from tapir.runtime.sim.launch import find_adb
+    from tapir.core.errors import DeviceError
+    from tapir.sim.launch import find_adb
 
     try:
         find_adb()

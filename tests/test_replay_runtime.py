@@ -11,13 +11,14 @@ from typing import Any
 
 import pytest
 from runtime_helpers import make_runtime
+
+from tapir.core.document import AppDocument
+from tapir.core.errors import ScreenNotReached
 from tapir.docgen.loader import loads_document
-from tapir.docgen.model import AppDocument
-from tapir.dsl.errors import ScreenNotReached
 from tapir.dsl.interpreter import run_script
+from tapir.hierarchy import parse_uiautomator
 from tapir.runtime.grounding import Grounder, GroundingConfig
-from tapir.runtime.hierarchy import parse_uiautomator
-from tapir.runtime.sim.replay import UNRECORDED, ReplayApp
+from tapir.sim.replay import UNRECORDED, ReplayApp
 
 PKG = "org.example.notes"
 

@@ -7,7 +7,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from tapir.dsl.errors import UsageError
+
+from tapir.core.errors import UsageError
 from tapir.runner.collect import Header, collect, read_header, select, split_tags
 from tapir.runner.pool import DevicePool, Slot, plan_slots
 

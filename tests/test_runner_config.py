@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from junitparser import JUnitXml
+
 from tapir.cli import main
 from tapir.dsl.budget import Budgets
 from tapir.service import ConfigError, load_config
@@ -166,7 +167,7 @@ def test_tags_select_and_shards_split(project: Path, capsys: pytest.CaptureFixtu
 
 def test_usage_errors_exit_2(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["test", "flows", "--shard-index", "2", "--shard-total", "2"]) == 2
-    assert "shard-index must be from 0 to 1" in capsys.readouterr().err
+    assert "--shard-index: must be from 0 to 1" in capsys.readouterr().err
     assert main(["test", "flows", "--shard-index", "0"]) == 2
     assert main(["test", "nope/"]) == 2
     assert main(["test", "flows", "--device", ""]) == 2
@@ -250,4 +251,4 @@ def test_tapir_test_passes_params_from_the_flags_over_the_project(project: Path,
     assert "needs the parameter 'user', which was not given" in capsys.readouterr().out
     # a malformed --param is a usage error
     assert main(["test", "p", "--param", "user"]) == 2
-    assert "--param 'user': expected NAME=VALUE" in capsys.readouterr().err
+    assert "--param: 'user': expected NAME=VALUE" in capsys.readouterr().err

@@ -17,12 +17,13 @@ from junitparser import Failure, JUnitXml
 from lxml import etree
 from lxml import html as lxml_html
 from PIL import Image
+from test_runner_reports import css
+
 from tapir.cli import main
+from tapir.hierarchy import parse_uiautomator
 from tapir.runner.collect import collect
 from tapir.runner.suite import ARTIFACTS_MARKER, RunOptions, run_tests
-from tapir.runtime.hierarchy import parse_uiautomator
 from tapir.runtime.trace import read_trace
-from test_runner_reports import css
 
 pytestmark = [pytest.mark.adb]
 
@@ -171,8 +172,8 @@ def test_a_failing_script_leaves_its_line_screenshot_and_dump(tmp_path: Path, mo
 @pytest.mark.timeout(300)
 def test_reset_clears_the_app_on_a_device_given_by_serial(adb_port: int, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from tapir.runtime.sim.apps import get_app
-    from tapir.runtime.sim.launch import start_sim
+    from tapir.sim.apps import get_app
+    from tapir.sim.launch import start_sim
 
     check = tmp_path / "default_playlists.tap"
     check.write_text(f"# doc: {MUSIC}\n"
@@ -195,8 +196,8 @@ def test_reset_clears_the_app_on_a_device_given_by_serial(adb_port: int, tmp_pat
 
 @pytest.mark.timeout(300)
 def test_several_devices_given_by_serial_share_the_scripts(adb_port: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tapir.runtime.sim.apps import get_app
-    from tapir.runtime.sim.launch import start_sim
+    from tapir.sim.apps import get_app
+    from tapir.sim.launch import start_sim
 
     scripts = [SAMPLES / "music" / name for name in ("play_song.tap", "dark_theme.tap", "shuffle_playlist.tap",
                                                       "rename_playlist.tap")]

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from tapir.dsl.isolation import isolation_available
 from tapir.runner.collect import collect
 from tapir.runner.suite import Listener, RunOptions, run_tests

@@ -12,6 +12,7 @@ import pytest
 from junitparser import Error, Failure, JUnitXml, Skipped
 from lxml import html as lxml_html
 from PIL import Image
+
 from tapir.runner import html_report
 from tapir.runner.execute import AttemptOptions, PreparedScript
 from tapir.runner.html_report import report_html

@@ -9,14 +9,15 @@ finished and, from the simulated app's own state, that it did what it says.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tapir.docgen.loader import load_document
 from tapir.docgen.symbols import build_symbols
 from tapir.dsl.interpreter import RunResult, run_script
-from tapir.runtime.connect import connect, connection_for
+from tapir.runtime.connect import Connection, connect
 from tapir.runtime.session import DeviceRuntime
 
 pytestmark = [pytest.mark.adb, pytest.mark.timeout(180)]
@@ -135,8 +136,9 @@ def test_there_are_samples_for_the_required_cases() -> None:
 def test_sample_runs_on_its_simulated_app(script: Path, adb_port: int, tmp_path: Path) -> None:
     name = script.relative_to(SAMPLES).as_posix()
     source = script.read_text(encoding="utf-8")
-    conn = connection_for(script, source, device=f"sim:{script.parent.name}", doc=None)
-    conn = replace(conn, adb_port=adb_port, artifacts=str(tmp_path / "artifacts"))
+    app_name = script.parent.name
+    conn = Connection(device=f"sim:{app_name}", document=load_document(SAMPLES / app_name / f"{app_name}.yaml"),
+                      source=source, script=str(script), adb_port=adb_port, artifacts=str(tmp_path / "artifacts"))
     made: list[DeviceRuntime] = []
 
     def factory() -> DeviceRuntime:
@@ -173,8 +175,8 @@ def test_tapir_run_on_an_adb_serial(adb_port: int, monkeypatch: pytest.MonkeyPat
     """A device given by serial takes the real-device path (resolve_serial, AdbDevice); here the
     device is a simulator attached to the test's adb server."""
     from tapir.cli import main
-    from tapir.runtime.sim.apps import get_app
-    from tapir.runtime.sim.launch import start_sim
+    from tapir.sim.apps import get_app
+    from tapir.sim.launch import start_sim
 
     app = get_app("music")
     with start_sim([app], adb_port=adb_port, foreground="org.tapir.music") as sim:
@@ -254,24 +256,24 @@ def test_run_an_unreachable_serial_fails_quickly_with_a_device_error(
     assert "adb connect 1.2.3.4:5555" in err
 
 
-def test_the_run_document_is_found_as_tapir_check_finds_it(tmp_path: Path) -> None:
-    from tapir.dsl.errors import UsageError
-    from tapir.runtime.connect import find_document
+def test_the_run_document_is_found_as_tapir_check_finds_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                                           ) -> None:
+    from tapir.cli import main
     from tapir.service import Workspace
 
     (tmp_path / "app.yaml").write_text("app: {}\n")
     script = tmp_path / "s.tap"
     source = "# doc: app.yaml\nx = 1\n"
+    script.write_text(source)
     found = Workspace().document_for(script, source)
-    assert found is not None and find_document(script, source, None) == found.path == tmp_path / "app.yaml"
-    with pytest.raises(UsageError, match=r"--doc: .* is a directory"):
-        find_document(script, source, str(tmp_path))
-    with pytest.raises(UsageError, match=r"--doc: .*nope.yaml does not exist"):
-        find_document(script, source, str(tmp_path / "nope.yaml"))
-    with pytest.raises(UsageError, match=r"`# doc: gone.yaml` names .*gone.yaml, which does not exist"):
-        find_document(script, "# doc: gone.yaml\n", None)
-    with pytest.raises(UsageError, match="no app document"):
-        find_document(script, "x = 1\n", "")
+    assert found is not None and found.path == tmp_path / "app.yaml"
+    assert main(["run", str(script), "--device", "sim:music", "--doc", str(tmp_path)]) == 2
+    assert "--doc: " in capsys.readouterr().err
+    assert main(["run", str(script), "--device", "sim:music", "--doc", str(tmp_path / "nope.yaml")]) == 2
+    assert "nope.yaml does not exist" in capsys.readouterr().err
+    script.write_text("# doc: gone.yaml\nx = 1\n")
+    assert main(["run", str(script), "--device", "sim:music"]) == 1
+    assert "gone.yaml" in capsys.readouterr().err
 
 
 def test_tapir_test_refuses_a_file_that_is_not_a_script(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -301,7 +303,7 @@ def test_a_bad_trace_path_is_refused_before_the_device_starts(trace: str, capsys
 
     monkeypatch.chdir(tmp_path)
     started = []
-    monkeypatch.setattr("tapir.runtime.sim.launch.start_sim", lambda *a, **k: started.append(1))
+    monkeypatch.setattr("tapir.sim.launch.start_sim", lambda *a, **k: started.append(1))
     code = main(["run", str(SAMPLES / "music" / "play_song.tap"), "--device", "sim:music", "--trace", trace])
     assert code == 2 and "--trace" in capsys.readouterr().err
     assert not started

@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tapir.core.errors import TapirError
 from tapir.dsl.budget import MAX_DEPTH_CEILING, Budgets
-from tapir.dsl.errors import TapirError
 from tapir.dsl.interpreter import run_script
 from tapir.dsl.isolation import isolation_available
 
@@ -53,7 +54,7 @@ _DRIVER = textwrap.dedent('''
     exec(spec.get("setup", ""))
     run = globals().get("RUN", run_script)
     if spec.get("prelude"):  # run once; each case then runs against its globals (as a REPL would)
-        from tapir.dsl.errors import TapirError
+        from tapir.core.errors import TapirError
         from tapir.dsl.interpreter import Interpreter
 
         shared = Interpreter(budgets=Budgets(**spec["cases"][0]["budgets"]), output=None)
@@ -496,9 +497,10 @@ def test_the_childs_cpu_limit_stops_a_spin_the_clock_would_stop_later() -> None:
 @needs_fork
 def test_the_child_gives_the_same_results_as_in_process() -> None:
     """The escape corpus and the budget messages: same category, message, span and output."""
+    from test_sandbox_escapes import CORPUS, _budgets_for, _fake
+
     from tapir.dsl.fake_runtime import FakeRuntime
     from tapir.dsl.isolation import run_script_isolated
-    from test_sandbox_escapes import CORPUS, _budgets_for, _fake
 
     for case_id, src, _, _ in CORPUS:
         here = run_script(src, _fake().factory(), _budgets_for(case_id), output=None)

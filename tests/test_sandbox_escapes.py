@@ -14,10 +14,8 @@ import time
 from typing import Any
 
 import pytest
-from tapir.dsl import interpreter
-from tapir.dsl.api import Kind
-from tapir.dsl.budget import Budgets
-from tapir.dsl.errors import (
+
+from tapir.core.errors import (
     BudgetExceeded,
     SandboxViolation,
     ScriptError,
@@ -25,6 +23,9 @@ from tapir.dsl.errors import (
     TapirSyntaxError,
     UnsupportedConstruct,
 )
+from tapir.dsl import interpreter
+from tapir.dsl.api import Kind
+from tapir.dsl.budget import Budgets
 from tapir.dsl.fake_runtime import FakeElement, FakeRuntime
 from tapir.dsl.interpreter import run_script
 from tapir.dsl.registry import REGISTRY, Namespace
@@ -220,8 +221,8 @@ def test_no_host_object_reaches_a_script() -> None:
 
 
 def test_a_hand_built_ast_cannot_smuggle_host_objects() -> None:
+    from tapir.core.errors import Span
     from tapir.dsl import ast as A
-    from tapir.dsl.errors import Span
 
     s = Span(1, 1, 1, 5)
     for bad in (

@@ -13,10 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tapir.dsl.api import Kind
-from tapir.dsl.budget import Budgets
-from tapir.dsl.checker import check_source
-from tapir.dsl.errors import (
+
+from tapir.core.errors import (
     ActionError,
     BudgetExceeded,
     ElementNotFound,
@@ -27,11 +25,14 @@ from tapir.dsl.errors import (
     UsageError,
     WaitTimeout,
 )
+from tapir.core.watchers import Watcher
+from tapir.dsl.api import Kind
+from tapir.dsl.budget import Budgets
+from tapir.dsl.checker import check_source
 from tapir.dsl.fake_runtime import FakeElement, FakeItem, FakeRuntime
 from tapir.dsl.inputs import ScriptInputs
 from tapir.dsl.interpreter import RunResult, run_script
 from tapir.dsl.registry import REGISTRY, Namespace
-from tapir.dsl.watchers import Watcher
 
 
 def notes(**kw: Any) -> FakeRuntime:
@@ -156,7 +157,7 @@ def test_sleep_without_a_device_sleeps_here_and_makes_no_runtime(monkeypatch: py
 def test_an_interrupt_cuts_a_sleep_without_a_device_short() -> None:
     import threading
 
-    from tapir.dsl.errors import Interrupted
+    from tapir.core.errors import Interrupted
     from tapir.dsl.interpreter import Interpreter
     from tapir.dsl.parser import parse
 

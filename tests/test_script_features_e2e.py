@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tapir.core.document import AppDocument
+from tapir.core.errors import BudgetExceeded, ScreenNotReached, WaitTimeout
 from tapir.docgen.loader import load_document
-from tapir.docgen.model import AppDocument
 from tapir.docgen.symbols import build_symbols
 from tapir.dsl.budget import Budgets
-from tapir.dsl.errors import BudgetExceeded, ScreenNotReached, WaitTimeout
 from tapir.dsl.interpreter import RunResult, run_script
 from tapir.runtime.clock import DeviceShellClock
 from tapir.runtime.connect import Connection, connect
@@ -289,8 +290,8 @@ def test_tapir_run_with_params_and_artifacts_on_a_device_by_serial(adb_port: int
     """A device by serial may be a `tapir sim` another process serves: waits sleep on the device
     (`adb shell sleep`), which the simulator answers by letting its time pass."""
     from tapir.cli import main
-    from tapir.runtime.sim.apps import get_app
-    from tapir.runtime.sim.launch import start_sim
+    from tapir.sim.apps import get_app
+    from tapir.sim.launch import start_sim
 
     script = tmp_path / "refresh.tap"
     script.write_text(f"# doc: {SAMPLES / 'weather' / 'weather.yaml'}\n"

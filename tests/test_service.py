@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_parser_properties import TAPIR_PIECES
+
 from tapir.cli import main
-from tapir.dsl.positions import LineIndex, Position, Span
+from tapir.core.positions import LineIndex, Position, Span
 from tapir.dsl.registry import REGISTRY
 from tapir.service import CompletionKind, ConfigError, Workspace, load_config
-from test_parser_properties import TAPIR_PIECES
 
 GOLDEN = Path(__file__).parent / "golden"
 

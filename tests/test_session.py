@@ -13,17 +13,18 @@ from typing import Any
 
 import pytest
 from runtime_helpers import make_runtime
+
+from tapir.core.document import AppDocument
+from tapir.core.errors import ActionError, ElementNotFound, Span, UnknownElement
 from tapir.docgen.loader import load_document
-from tapir.docgen.model import AppDocument
-from tapir.dsl.errors import ActionError, ElementNotFound, Span, UnknownElement
 from tapir.dsl.interpreter import RunResult, run_script
 from tapir.dsl.values import ElementHandle
-from tapir.runtime.hierarchy.model import Bounds, UINode, UITree
+from tapir.hierarchy.model import Bounds, UINode, UITree
 from tapir.runtime.lists import align, new_above
 from tapir.runtime.session import DeviceRuntime, SessionConfig
 from tapir.runtime.settle import Expectation, Observation, SettleConfig, settle
-from tapir.runtime.sim.apps import get_app
-from tapir.runtime.sim.apps.music import MusicApp
+from tapir.sim.apps import get_app
+from tapir.sim.apps.music import MusicApp
 
 REPO = Path(__file__).resolve().parent.parent
 SPAN = Span(1, 1, 1, 2)

@@ -20,18 +20,19 @@ from typing import Any
 
 import pytest
 from runtime_helpers import make_runtime
+
+from tapir.core.document import AppDocument
+from tapir.core.errors import ElementNotFound, ScreenNotReached, Span
+from tapir.core.safety import Safety
 from tapir.docgen.loader import load_document
-from tapir.docgen.model import AppDocument
-from tapir.dsl.errors import ElementNotFound, ScreenNotReached, Span
 from tapir.dsl.interpreter import RunResult, run_script
-from tapir.dsl.safety import Safety
 from tapir.dsl.values import ElementHandle
 from tapir.runtime.grounding import Grounder, GroundingConfig
 from tapir.runtime.session import DeviceRuntime, SessionConfig
 from tapir.runtime.settle import SettleConfig
-from tapir.runtime.sim.apps import get_app
-from tapir.runtime.sim.device import SimDevice
 from tapir.runtime.trace import MemoryTrace
+from tapir.sim.apps import get_app
+from tapir.sim.device import SimDevice
 
 REPO = Path(__file__).resolve().parent.parent
 SPAN = Span(1, 1, 1, 2)

@@ -22,9 +22,10 @@ import adbutils
 import pytest
 from PIL import Image
 from sim_tiny_app import DETAILS, DETAILS_BUTTON, LIST_ITEM, MAIN, PACKAGE, TinyApp, center
-from tapir.runtime.sim.errors import SimDeviceError
-from tapir.runtime.sim.launch import RunningSim, find_adb, server_running, start_sim
-from tapir.runtime.sim.launcher import LAUNCHER_PACKAGE
+
+from tapir.sim.errors import SimDeviceError
+from tapir.sim.launch import RunningSim, find_adb, server_running, start_sim
+from tapir.sim.launcher import LAUNCHER_PACKAGE
 
 pytestmark = [pytest.mark.adb, pytest.mark.timeout(120)]
 
@@ -214,7 +215,7 @@ def test_large_output_spans_many_packets(sim: RunningSim) -> None:
 
 
 def test_tapir_sim_command_runs_until_interrupted(sim: RunningSim) -> None:
-    from tapir.runtime.sim.launch import known_app_names
+    from tapir.sim.launch import known_app_names
 
     if "music" not in known_app_names():
         pytest.skip("the sample apps are not installed")

@@ -7,11 +7,12 @@ import re
 from pathlib import Path
 
 import pytest
-from tapir.runtime.sim.app import SimApp
-from tapir.runtime.sim.apps import APP_NAMES, get_app
-from tapir.runtime.sim.errors import SimUsageError
-from tapir.runtime.sim.toolkit import Node, ToolkitApp
-from tapir.runtime.sim.toolkit.explore import crawl
+
+from tapir.sim.app import SimApp
+from tapir.sim.apps import APP_NAMES, get_app
+from tapir.sim.errors import SimUsageError
+from tapir.sim.toolkit import Node, ToolkitApp
+from tapir.sim.toolkit.explore import crawl
 
 
 def scroll_to(app: ToolkitApp, text: str, list_x: int = 540) -> Node:

@@ -7,12 +7,13 @@ import time
 
 import pytest
 from lxml import etree
-from tapir.runtime.sim.apps import get_app
-from tapir.runtime.sim.device import SimDevice
-from tapir.runtime.sim.errors import SimUsageError
-from tapir.runtime.sim.faults import FaultEvent, Faults, parse_event
-from tapir.runtime.sim.launcher import LAUNCHER_PACKAGE
-from tapir.runtime.sim.system_dialog import PERMISSION_PACKAGE, SystemDialog
+
+from tapir.sim.apps import get_app
+from tapir.sim.device import SimDevice
+from tapir.sim.errors import SimUsageError
+from tapir.sim.faults import FaultEvent, Faults, parse_event
+from tapir.sim.launcher import LAUNCHER_PACKAGE
+from tapir.sim.system_dialog import PERMISSION_PACKAGE, SystemDialog
 
 MUSIC = "org.tapir.music"
 

@@ -11,10 +11,11 @@ import pytest
 import yaml
 from lxml import etree
 from PIL import Image
-from tapir.runtime.sim.app import SimApp
-from tapir.runtime.sim.apps import get_app
-from tapir.runtime.sim.errors import SimUsageError
-from tapir.runtime.sim.replay import UNRECORDED, ReplayApp
+
+from tapir.sim.app import SimApp
+from tapir.sim.apps import get_app
+from tapir.sim.errors import SimUsageError
+from tapir.sim.replay import UNRECORDED, ReplayApp
 
 pytestmark = pytest.mark.upstream
 

@@ -20,13 +20,14 @@ from hypothesis import strategies as st
 from lxml import etree
 from PIL import Image
 from sim_tiny_app import DETAILS, DETAILS_BUTTON, GREET_BUTTON, LIST_ITEM, MAIN, PACKAGE, TinyApp, center
-from tapir.runtime.sim.device import ADB_KEYBOARD_IME, SimDevice
-from tapir.runtime.sim.faults import Faults, parse_latency
-from tapir.runtime.sim.files import FileSystem
-from tapir.runtime.sim.filesync import serve_sync
-from tapir.runtime.sim.keycodes import parse_keycode
-from tapir.runtime.sim.launcher import LAUNCHER_ACTIVITY, LAUNCHER_PACKAGE
-from tapir.runtime.sim.shell import GENERIC_COMMANDS, Shell, parse
+
+from tapir.sim.device import ADB_KEYBOARD_IME, SimDevice
+from tapir.sim.faults import Faults, parse_latency
+from tapir.sim.files import FileSystem
+from tapir.sim.filesync import serve_sync
+from tapir.sim.keycodes import parse_keycode
+from tapir.sim.launcher import LAUNCHER_ACTIVITY, LAUNCHER_PACKAGE
+from tapir.sim.shell import GENERIC_COMMANDS, Shell, parse
 
 # The exact patterns adbutils 2.12 applies (shell.py: app_current, _wm_size, rotation).
 ADBUTILS_FOCUS = re.compile(r"mCurrentFocus=Window{.*\s+(?P<package>[^\s]+)/(?P<activity>[^\s]+)\}")
@@ -381,8 +382,8 @@ def test_sync_send_stat_recv_and_errors() -> None:
 
 def test_sim_specs_and_unknown_names(capsys: pytest.CaptureFixture[str]) -> None:
     from tapir.cli import main
-    from tapir.runtime.sim.errors import SimUsageError
-    from tapir.runtime.sim.launch import apps_for_spec, is_sim_spec, known_app_names
+    from tapir.sim.errors import SimUsageError
+    from tapir.sim.launch import apps_for_spec, is_sim_spec, known_app_names
 
     assert is_sim_spec("sim") and is_sim_spec("sim:music") and not is_sim_spec("emulator-5554")
     with pytest.raises(SimUsageError, match="unknown simulated app 'nope'; known apps: "):

@@ -9,10 +9,11 @@ from functools import partial
 import pytest
 from lxml import etree
 from PIL import Image as PILImage
-from tapir.runtime.sim.app import SimApp
-from tapir.runtime.sim.apps import APP_NAMES, get_app
-from tapir.runtime.sim.errors import SimUsageError
-from tapir.runtime.sim.toolkit import (
+
+from tapir.sim.app import SimApp
+from tapir.sim.apps import APP_NAMES, get_app
+from tapir.sim.errors import SimUsageError
+from tapir.sim.toolkit import (
     Button,
     Column,
     Dialog,
@@ -34,8 +35,8 @@ from tapir.runtime.sim.toolkit import (
     menu,
     screen,
 )
-from tapir.runtime.sim.toolkit.explore import crawl
-from tapir.runtime.sim.toolkit.layout import CONTENT
+from tapir.sim.toolkit.explore import crawl
+from tapir.sim.toolkit.layout import CONTENT
 
 ATTRS = ["index", "text", "resource-id", "class", "package", "content-desc", "checkable", "checked", "clickable",
          "enabled", "focusable", "focused", "scrollable", "long-clickable", "password", "selected", "bounds"]
@@ -145,7 +146,7 @@ def test_dump_has_real_uiautomator_format() -> None:
 
 
 def test_dump_escapes_like_xmlserializer() -> None:
-    from tapir.runtime.sim.toolkit.dump import dump_xml
+    from tapir.sim.toolkit.dump import dump_xml
 
     node = Node(cls="android.widget.TextView", bounds=Rect(0, 0, 10, 10), text='a & <b> "c"\nd 😀')
     xml = dump_xml([node])
@@ -433,7 +434,7 @@ def test_screenshot_is_a_wireframe_png_of_the_screen() -> None:
 
 
 def test_a_frame_drawn_before_comes_from_the_cache_and_a_changed_view_is_drawn_anew() -> None:
-    from tapir.runtime.sim.toolkit import render
+    from tapir.sim.toolkit import render
 
     app = get_app("music")
     app.launch()

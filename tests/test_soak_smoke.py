@@ -12,15 +12,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tapir.docgen.loader import load_document
 from tapir.dsl.interpreter import run_script
 from tapir.runner import RunOptions, run_tests
 from tapir.runtime import connect as connect_module
 from tapir.runtime import heap
-from tapir.runtime.connect import connection_for
+from tapir.runtime.connect import Connection
 from tapir.runtime.session import DeviceRuntime
-from tapir.runtime.sim import launch
-from tapir.runtime.sim.apps import get_app
-from tapir.runtime.sim.errors import SimDeviceError
+from tapir.sim import launch
+from tapir.sim.apps import get_app
+from tapir.sim.errors import SimDeviceError
 
 pytestmark = [pytest.mark.adb, pytest.mark.timeout(300)]
 
@@ -96,7 +98,9 @@ def test_three_simulators_driven_at_once(adb_servers: set[int]) -> None:
                 sim.device.clear_data(app.package)
                 sim.device.start_app(app.package)
                 source = script.read_text(encoding="utf-8")
-                conn = connection_for(script, source, device=sim.serial, doc=None, adb_port=port)
+                document = load_document(script.parent / f"{script.parent.name}.yaml")
+                conn = Connection(device=sim.serial, document=document, source=source, script=str(script),
+                                  adb_port=port)
                 result = run_script(source, conn.factory(), None, output=None, filename=str(script))
                 if result.error is not None:
                     failures.append(result.error.render())

@@ -9,15 +9,16 @@ from pathlib import Path
 import pytest
 from PIL import Image
 from runtime_helpers import XPathGrounder, sim_device
+
 from tapir.cli import main
+from tapir.core.errors import DeviceError
 from tapir.docgen.loader import load_document
-from tapir.dsl.errors import DeviceError
 from tapir.dsl.interpreter import run_script
 from tapir.runtime.screenshots import StepScreenshots
 from tapir.runtime.session import DeviceRuntime, SessionConfig
 from tapir.runtime.settle import SettleConfig
-from tapir.runtime.sim.apps import get_app
 from tapir.runtime.trace import MemoryTrace, read_trace
+from tapir.sim.apps import get_app
 
 REPO = Path(__file__).resolve().parent.parent
 MUSIC = REPO / "samples" / "music" / "music.yaml"

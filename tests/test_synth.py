@@ -8,6 +8,7 @@ import random
 from pathlib import Path
 
 import pytest
+
 from tapir.cli import main
 from tapir.docgen.loader import load_document
 from tapir.synth import (

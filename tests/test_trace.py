@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 from runtime_helpers import make_runtime
+
 from tapir.cli import main
 from tapir.docgen.loader import load_document
 from tapir.dsl.interpreter import run_script
-from tapir.runtime.sim.apps import get_app
 from tapir.runtime.trace import JsonLinesTrace, read_trace
+from tapir.sim.apps import get_app
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -12,7 +12,7 @@ from typing import Any, Literal, TypeVar
 
 from tapir.docgen import pages
 from tapir.docgen.pages import App, PageRuntime, Screen
-from tapir.dsl.secrets import Secret
+from tapir.core.secrets import Secret
 from tapir.dsl.types import Kind
 from tapir.dsl.values import ElementHandle
 

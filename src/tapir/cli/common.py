@@ -1,0 +1,115 @@
+"""What the command modules share: reading scripts, printing document problems, flag checks, the
+project's ``tapir.toml``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tapir.core.diagnostics import Diagnostic
+from tapir.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from tapir.core.safety import Confirm, Safety
+    from tapir.service import ProjectConfig, Workspace
+
+#: The ``sub`` argument each command module's ``register`` receives.
+Subparsers = argparse._SubParsersAction  # type: ignore[type-arg]
+
+
+def print_problems(problems: Sequence[Diagnostic], filename: str, source: str | None = None) -> None:
+    """Document problems (or any diagnostics of one file) as every error is shown, then a count."""
+    from pathlib import Path
+
+    from tapir.core.diagnostics import render_diagnostics
+
+    if source is None:
+        try:
+            source = Path(filename).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            source = None
+    print(render_diagnostics(problems, source, filename), file=sys.stderr)
+
+
+def check_device_flag(device: str | None) -> None:
+    # an empty value (e.g. an unset shell variable) must not silently mean "no device" or "sim"
+    if device is not None and not device.strip():
+        raise UsageError("--device is empty: give an adb serial, sim or sim:APP")
+
+
+def project_devices(project: ProjectConfig) -> tuple[str, ...]:
+    """``tapir.toml``'s ``[device] default``, a ``sim:APP`` naming no known app refused now as the
+    file's mistake (a user who gave no --device would not know where 'sim:nope' came from)."""
+    from tapir.sim.errors import SimUsageError
+    from tapir.sim.launch import check_sim_spec
+
+    for spec in project.device.default:
+        try:
+            check_sim_spec(spec)
+        except SimUsageError as exc:
+            raise UsageError(f"{project.path}: [device] default: {exc}") from None
+    return project.device.default
+
+
+def check_positive(**flags: float | None) -> None:
+    """Refuse zero or negative budget flags (``check_positive(max_actions=args.max_actions)``)."""
+    for name, value in flags.items():
+        if value is not None and value <= 0:
+            raise UsageError(f"--{name.replace('_', '-')} must be positive")
+
+
+def add_safety_flags(p: argparse.ArgumentParser, *, foreign_app: bool = True) -> None:
+    """The guards' flags (``docs/safety.md``): ``--allow``, ``--allow-app``, ``--foreign-app``, ``--secrets``."""
+    p.add_argument("--allow", action="append", metavar="WHAT",
+                   help="allow what the guards refuse: 'sensitive' (every sensitive action), a word such as "
+                        "'delete', 'send', 'payment' or 'permission', an element ($screen__element), or 'secrets' "
+                        "(secrets in fields that are not password fields); repeatable")
+    p.add_argument("--allow-app", action="append", metavar="PACKAGE",
+                   help="another app the run may be in besides the document's (repeatable)")
+    if foreign_app:
+        p.add_argument("--foreign-app", choices=("return", "stop"),
+                       help="when another app comes to the front: return to the run's app (BACK, then relaunch; "
+                            "the default) or stop with an error")
+    p.add_argument("--secrets", metavar="FILE",
+                   help="NAME=value lines the script reads with secret('NAME') (else the environment's "
+                        "TAPIR_SECRET_NAME); values are never printed, traced or reported")
+
+
+def safety_from_args(args: argparse.Namespace, workspace: Workspace, script: str | Path | None, *,
+                     confirm: Confirm | None = None, trust_script: bool = True) -> Safety:
+    """The ``Safety`` of a run from the flags of ``add_safety_flags`` and the project's
+    ``tapir.toml`` ``[safety]`` (``UsageError`` for a malformed flag or secrets file)."""
+    from pathlib import Path
+
+    from tapir.core.safety import Safety
+
+    project = workspace.safety_config(script or Path.cwd() / "<script>.tap")
+    return Safety.from_options(allow=args.allow, allow_apps=args.allow_app,
+                               foreign_app=getattr(args, "foreign_app", None), secrets_file=args.secrets,
+                               confirm=confirm, trust_script=trust_script, project=project)
+def project_config(path: str | None) -> ProjectConfig | None:
+    """The ``tapir.toml`` that governs ``path`` (the working folder when None), or None; a
+    ``UsageError`` showing every problem with its line when the file is invalid."""
+    from pathlib import Path
+
+    from tapir.service import ConfigError, Workspace
+
+    try:
+        return Workspace().config_for(Path(path) if path else Path.cwd() / "x.tap")
+    except ConfigError as exc:
+        shown = "\n".join(p.render(exc.text, str(exc.path)) for p in exc.problems)
+        raise UsageError(f"{exc.path} is invalid:\n{shown}") from None
+
+
+#: Settings whose flag is not the setting's name with dashes (``allow_apps`` is ``--allow-app``).
+_FLAGS = {"allow_apps": "--allow-app", "params": "--param", "document": "--doc"}
+
+
+def flag_for(setting: str | None) -> str | None:
+    """The flag that sets ``setting`` (``trace`` -> ``--trace``, ``foreign_app`` -> ``--foreign-app``)."""
+    if setting is None:
+        return None
+    return _FLAGS.get(setting, "--" + setting.replace("_", "-"))

@@ -1,0 +1,250 @@
+"""``tapir eval``: run a task suite end to end and report success rate, RRR, tokens and times."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, Any
+
+from tapir.cli.common import Subparsers, check_positive
+from tapir.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from tapir.eval.runner import TaskResult
+
+
+def register(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "eval",
+        help="run a task suite (task -> script -> execution -> verdict) and report success rate, RRR, tokens",
+        description=(
+            "Run every task of SUITE on a fresh device and judge it by the suite's success checks.\n"
+            "SUITE is a folder with suite.yaml (see docs/eval.md), e.g. samples/suite, or a DroidTask\n"
+            "folder with tasks.json, whose apps with a recording run as a replay suite.\n\n"
+            "Scripts come from --oracle (the suite's reference scripts: separates runtime failures from\n"
+            "generation failures) or --model. A table of the tasks and the success rate per difficulty\n"
+            "level and per app are printed; --json/--markdown write reports. Exit status 1 when the\n"
+            "success rate is below --fail-under (default: 1.0 with --oracle, else 0).\n\n"
+            "  tapir eval samples/suite --oracle -j 2 --json oracle.json\n"
+            "  tapir eval --compare oracle.json model.json"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("suite", nargs="?", metavar="SUITE", help="suite folder or file (suite.yaml, tasks.json)")
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--oracle", action="store_true", help="run the suite's reference scripts")
+    source.add_argument("--model", metavar="SPEC", help="generate each script with the code generator (tapir gen)")
+    p.add_argument("--device", action="append", metavar="sim|SERIAL",
+                   help="where tasks run: sim (a fresh simulator per task; the default) or an adb serial; "
+                        "repeat to spread tasks over several devices")
+    p.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="simulators running at once (default: 1)")
+    p.add_argument("--task", action="append", default=[], metavar="PATTERN",
+                   help="only tasks whose id matches (shell pattern, e.g. 'music/*'); repeatable")
+    p.add_argument("--app", action="append", default=[], metavar="APP", help="only the tasks of APP; repeatable")
+    p.add_argument("--level", action="append", default=[], metavar="LEVEL",
+                   help="only tasks of this difficulty (easy, medium, hard); repeatable")
+    p.add_argument("--json", metavar="FILE", help="write the report as JSON (per task, per level, per app)")
+    p.add_argument("--markdown", metavar="FILE", help="write the report as Markdown")
+    p.add_argument("--trace-dir", metavar="DIR", help="keep each task's trace as DIR/<app>__<task>.jsonl")
+    p.add_argument("--seed", type=int, default=0, help="seed for sampling models and for --drift (default: 0)")
+    p.add_argument("--repairs", type=int, default=0, metavar="N",
+                   help="after a run that stopped on an error, ask the model for a repair, up to N times")
+    p.add_argument("--drift", metavar="KIND",
+                   help="run on a 'next version' of the sample apps: text, ids, insert, reorder or all")
+    p.add_argument("--max-actions", type=int, metavar="N", help="UI action budget per script (default: 50)")
+    p.add_argument("--timeout", type=float, metavar="S", help="wall-clock budget per script in seconds (default: 60)")
+    p.add_argument("--allow", action="append", default=[], metavar="WHAT",
+                   help="allow every task's script what the guards refuse (docs/safety.md): 'sensitive', a word "
+                        "such as 'delete', an element; tasks add their own `allow:`; repeatable")
+    p.add_argument("--fail-under", type=float, metavar="RATE",
+                   help="exit status 1 when the success rate (0 to 1) is below RATE")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only the summary, not a row per task")
+    p.add_argument("--compare", nargs=2, metavar=("A.json", "B.json"),
+                   help="print what changed per task between two reports (exit status 1 when a task regressed)")
+    p.set_defaults(handler=_cmd_eval)
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    if args.compare:
+        if args.suite:
+            raise UsageError("--compare takes two reports, not a suite")
+        return _compare(args.compare[0], args.compare[1])
+    if not args.suite:
+        raise UsageError("give a suite (e.g. samples/suite) or --compare A.json B.json")
+    if not args.oracle and not args.model:
+        raise UsageError("choose where scripts come from: --oracle (the reference scripts) or --model SPEC")
+    check_positive(max_actions=args.max_actions, timeout=args.timeout, jobs=args.jobs)
+    if args.fail_under is not None and not 0 <= args.fail_under <= 1:
+        raise UsageError("--fail-under is a success rate between 0 and 1")
+    return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from tapir.core.safety import Safety
+    from tapir.dsl.budget import Budgets
+    from tapir.eval import EvalConfig, OracleSource, load_suite, report_json, report_markdown, run_suite
+    from tapir.eval.runner import check_config
+    from tapir.eval.sources import ScriptSource, model_source
+
+    for flag, value in (("--json", args.json), ("--markdown", args.markdown)):
+        if value and (Path(value).is_dir() or not Path(value).resolve().parent.is_dir()):
+            raise UsageError(f"{flag}: cannot write {value} (not a file in an existing folder)")
+    suite = load_suite(args.suite).select(ids=args.task, apps=args.app, levels=args.level)
+    config = EvalConfig(
+        devices=tuple(args.device or ["sim"]), jobs=args.jobs, seed=args.seed, repairs=args.repairs, drift=args.drift,
+        budgets=Budgets().replace(max_actions=args.max_actions, timeout_s=args.timeout),
+        trace_dir=Path(args.trace_dir) if args.trace_dir else None,
+        allow=tuple(Safety.from_options(allow=args.allow).allowed),  # a malformed token: a usage error now
+    )
+    check_config(suite, config)
+    source: ScriptSource = OracleSource() if args.oracle else model_source(args.model, seed=args.seed)
+    err = _console(sys.stderr)
+    for note in suite.notes:
+        err.print(f"note: {note}", highlight=False, markup=False)
+    try:
+        with _EvalProgress(err, len(suite.tasks)) as progress:
+            run = run_suite(suite, source, config, on_result=progress.done)
+    finally:
+        close = getattr(source, "close", None)
+        if callable(close):
+            close()  # a model's memory and threads
+    data = report_json(run)
+    _print_report(data, quiet=args.quiet)
+    if args.json:
+        Path(args.json).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if args.markdown:
+        Path(args.markdown).write_text(report_markdown(data), encoding="utf-8")
+    if run.not_run:
+        print(f"interrupted: {len(data['tasks'])} of {len(suite.tasks)} tasks ran; the reports hold those",
+              file=sys.stderr)
+        return 130
+    internal = [t for t in data["tasks"] if t.get("category") == "InternalError"]
+    if internal:
+        print(f"tapir: internal error in {len(internal)} task(s), e.g. {internal[0]['id']}:\n{internal[0]['error']}",
+              file=sys.stderr)
+        return 70
+    threshold = args.fail_under if args.fail_under is not None else (1.0 if args.oracle else 0.0)
+    return 0 if data["success_rate"] >= threshold else 1
+
+
+def _compare(a: str, b: str) -> int:
+    from tapir.eval.compare import compare_reports, load_report
+
+    diff = compare_reports(load_report(a), load_report(b))
+    print(diff.render())
+    return 1 if diff.regressions else 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Presentation
+
+
+def _console(stream: Any) -> Console:
+    from rich.console import Console
+
+    # Off a terminal (CI logs, pipes) rich would wrap tables at 80 columns.
+    return Console(file=stream, width=None if stream.isatty() else 160, highlight=False)
+
+
+_STYLE = {"pass": "green", "fail": "red", "error": "red", "setup_error": "magenta", "no_script": "yellow"}
+
+
+class _EvalProgress:
+    """A progress bar on a terminal; one line per finished task otherwise (CI logs)."""
+
+    def __init__(self, console: Console, total: int) -> None:
+        self.console = console
+        self.total = total
+        self.count = 0
+        self._bar: Any = None
+
+    def __enter__(self) -> _EvalProgress:
+        if self.console.is_terminal:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._bar = Progress(TextColumn("eval"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                 TextColumn("{task.fields[last]}"), console=self.console, transient=True)
+            self._bar.start()
+            self._id = self._bar.add_task("eval", total=self.total, last="")
+        return self
+
+    def done(self, r: TaskResult) -> None:
+        from rich.markup import escape
+
+        from tapir.eval.report import failure_reason
+
+        self.count += 1
+        # (an error quotes paths like "[back()]", which rich would take for markup and drop)
+        why = escape(failure_reason(r.as_dict()))
+        line = f"[{_STYLE.get(r.verdict, '')}]{r.verdict.upper():<5}[/] {r.id} ({r.wall_s:.2f} s)"
+        if self._bar is not None:
+            self._bar.update(self._id, advance=1, last=r.id)
+            if why:
+                self._bar.console.print(f"{line}  {why}", markup=True)
+        else:
+            self.console.print(f"[{self.count}/{self.total}] {line}" + (f"  {why}" if why else ""), markup=True)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+def _print_report(data: dict[str, Any], *, quiet: bool) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from tapir.eval.report import (
+        failure_reason,
+        percent,
+        ratio,
+        repairs_text,
+        run_line,
+        seconds,
+        summary_rows,
+        tokens_text,
+        without_repair,
+        wrong_text,
+    )
+
+    out = _console(sys.stdout)
+    if not quiet:
+        table = Table(title=None, box=None, pad_edge=False, header_style="bold")
+        for name, justify in (("task", "left"), ("level", "left"), ("verdict", "left"), ("repairs", "right"),
+                              ("RRR", "right"),
+                              ("actions", "right"), ("wrong", "right"), ("tokens c/c/g", "right"),
+                              ("latency", "right"), ("wall", "right"), ("why", "left")):
+            table.add_column(name, justify=justify, no_wrap=name != "why")  # type: ignore[arg-type]
+        for t in data["tasks"]:
+            table.add_row(t["id"], t["difficulty"], f"[{_STYLE.get(t['verdict'], '')}]{t['verdict']}[/]",
+                          repairs_text(t), ratio(t.get("rrr")), str(t["actions"]), wrong_text(t),
+                          tokens_text(t.get("tokens")),
+                          seconds(t.get("model_latency_s")), f"{t['wall_s']:.2f} s", escape(failure_reason(t)))
+        out.print(table)
+        out.print()
+    groups = Table(box=None, pad_edge=False, header_style="bold")
+    for name in ("group", "tasks", "passed", "success", "no repair", "RRR", "wrong taps", "tokens c/c/g", "latency",
+                 "task time"):
+        groups.add_column(name, justify="left" if name == "group" else "right", no_wrap=True)
+    for name, s in summary_rows(data):
+        groups.add_row(name, str(s["total"]), str(s["passed"]), percent(s["success_rate"]), without_repair(s),
+                       ratio(s["rrr"]),
+                       wrong_text(s), tokens_text(s["tokens"]), seconds(s["model_latency_s"]), f"{s['wall_s']:.1f} s")
+    out.print(groups)
+    out.print()
+    out.print(run_line(data), markup=False)
+    first = (f" · without repair {percent(data['success_rate_without_repair'])} "
+             f"({data['passed_first_attempt']}/{data['total']})" if data["settings"].get("repairs") else "")
+    out.print(f"success rate {percent(data['success_rate'])} ({data['passed']}/{data['total']}){first}"
+              f" · RRR {ratio(data['rrr'])} · wall time {data['wall_s']:.1f} s", markup=False)
+    if data.get("audited_taps"):
+        out.print(f"wrong taps {data['wrong_taps']} of {data['audited_taps']} audited, "
+                  f"{data['destructive_taps']} destructive", markup=False)
+        for t in data["tasks"]:
+            for w in t.get("wrong_taps", ()):
+                out.print(f"  wrong tap in {t['id']}: {w['action']}: touched {w['touched']} ({w['why']})"
+                          + (" [destructive]" if w.get("destructive") else ""), markup=False)

@@ -1,0 +1,210 @@
+"""``tapir gen``: a task in words to a Tapir script, written by a local model (and run, with repair)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from tapir.cli.common import Subparsers, add_safety_flags, check_device_flag, check_positive
+
+
+def register(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "gen",
+        help="write a script for a task in words with a local model (and run it, repairing on errors)",
+        description=(
+            "One model call writes the whole script against the app document; the answer is constrained\n"
+            "to scripts that parse and name only the document's elements. The script is checked, and with\n"
+            "--run executed on --device; errors go back to the model (--rounds, --token-budget).\n"
+            "Only the script goes to stdout; the plan, each round and the token accounting go to stderr.\n\n"
+            "Model output is untrusted code (docs/safety.md): before each run the script is shown and,\n"
+            "outside CI and with a terminal, you are asked (--yes: do not ask). It may do nothing sensitive\n"
+            "(delete, send, pay...) unless --allow says so, and cannot give itself permissions.\n\n"
+            "examples:\n"
+            "  tapir gen \"Play the song Lanterns\" --doc samples/music/music.yaml\n"
+            "  tapir gen \"Turn off vibration\" --doc samples/clock/clock.yaml --run --device sim:clock\n"
+            "  tapir gen \"...\" --doc app.yaml --url http://127.0.0.1:8080/v1   # an OpenAI-compatible server"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("task", help="what the script should do, in words")
+    p.add_argument("--doc", required=True, metavar="APP.yaml", help="the app document the script is written against")
+    p.add_argument("--model", metavar="PATH.gguf|NAME",
+                   help="a GGUF file or an installed model name (default: $TAPIR_MODEL, else the best installed; "
+                        "see `tapir model list`)")
+    p.add_argument("--url", metavar="URL", help="use an OpenAI-compatible server instead of a local model "
+                                                "(e.g. http://127.0.0.1:8080/v1)")
+    p.add_argument("--remote-model", metavar="NAME", help="the model name to ask the server for (--url)")
+    p.add_argument("--api-key-env", metavar="VAR", default="OPENAI_API_KEY",
+                   help="environment variable holding the server's API key (default: OPENAI_API_KEY)")
+    p.add_argument("--grammar-field", default="grammar", choices=("grammar", "guided_grammar", "none"),
+                   help="how the server takes the grammar: llama.cpp servers 'grammar', vLLM 'guided_grammar', "
+                        "'none' for servers without grammar support (the answer is checked afterwards)")
+    p.add_argument("--device", metavar="SERIAL|sim[:APP]",
+                   help="a device: its current screen goes into the prompt; with --run the script runs there")
+    p.add_argument("--run", action="store_true", help="run the script on --device and repair it on errors")
+    p.add_argument("--in-process", action="store_true",
+                   help="with --run, run each attempt in this process rather than in a child process under OS "
+                        "limits (for debugging)")
+    p.add_argument("-y", "--yes", action="store_true",
+                   help="with --run: run each script without asking (it is still shown; CI never asks)")
+    add_safety_flags(p)
+    p.add_argument("--rounds", type=int, default=3, metavar="N", help="model calls at most, repairs included (3)")
+    p.add_argument("--token-budget", type=int, default=20_000, metavar="N",
+                   help="prompt tokens computed plus tokens generated, over all rounds (20,000)")
+    p.add_argument("--max-tokens", type=int, default=400, metavar="N", help="tokens one answer may have (400)")
+    p.add_argument("--prefix-examples", type=int, default=8, metavar="N",
+                   help="examples (examples/*.yaml|jsonl beside the document) kept in the cached prompt prefix (8)")
+    p.add_argument("--examples", type=int, default=2, metavar="K",
+                   help="more examples retrieved per task by similarity, from the rest of the pool (2)")
+    p.add_argument("--prompt-style", default="described", choices=("described", "names"),
+                   help="elements with their descriptions, or names only (the paper's compressed form)")
+    p.add_argument("--no-grammar", action="store_true", help="do not constrain the answer")
+    p.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (0: greedy, the default)")
+    p.add_argument("--threads", type=int, metavar="N", help="CPU threads for the local model")
+    p.add_argument("--ctx", type=int, default=6144, metavar="N", help="the local model's context size (6144)")
+    p.add_argument("--cache-dir", metavar="DIR", help="where prefix states are kept (default ~/.cache/tapir/prefix)")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write prefix states on disk")
+    p.add_argument("-o", "--output", metavar="FILE.tap",
+                   help="also write the script to FILE.tap, with a `# doc:` first line for `tapir run`")
+    p.add_argument("--report", metavar="FILE.json",
+                   help="write every round (prompt sizes, answer, failure, diff) as JSON")
+    p.set_defaults(handler=_cmd_gen)
+
+
+def _backend(args: argparse.Namespace) -> Any:
+    from pathlib import Path
+
+    from tapir.core.errors import UsageError
+
+    if args.url:
+        import os
+
+        from tapir.codegen.http_backend import HttpBackend
+
+        if args.model:
+            raise UsageError("--model and --url exclude each other (--remote-model names the server's model)")
+        return HttpBackend(args.url, model=args.remote_model, api_key=os.environ.get(args.api_key_env),
+                           grammar_field=None if args.grammar_field == "none" else args.grammar_field)
+    from tapir.codegen.llama_backend import LlamaCppBackend
+    from tapir.codegen.models import default_model, resolve_model
+
+    if args.model:
+        path = resolve_model(args.model)
+    else:
+        found = default_model()
+        if found is None:
+            raise UsageError("no model is installed", hint="tapir model install qwen2.5-coder-1.5b "
+                                                           "(or --model PATH.gguf, or --url for a model server)")
+        path = found[1]
+    cache: Any = True
+    if args.no_cache:
+        cache = False
+    elif args.cache_dir:
+        cache = Path(args.cache_dir) / "prefix"
+    return LlamaCppBackend(path, n_ctx=args.ctx, n_threads=args.threads, cache_dir=cache)
+
+
+def _cmd_gen(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from tapir.cli.confirm import confirm_run
+    from tapir.codegen import language as L
+    from tapir.codegen.examples import ExampleStore
+    from tapir.codegen.generate import Budget, GenConfig, Generator, Round
+    from tapir.core.errors import UsageError
+    from tapir.core.safety import Safety
+    from tapir.service import Workspace
+
+    check_positive(rounds=args.rounds, token_budget=args.token_budget, max_tokens=args.max_tokens,
+                   threads=args.threads, ctx=args.ctx)
+    check_device_flag(args.device)
+    if args.run and not args.device:
+        raise UsageError("--run needs a device (--device SERIAL, sim or sim:APP)")
+    if args.examples < 0 or args.prefix_examples < 0:
+        raise UsageError("--examples and --prefix-examples must be 0 or more")
+    if not args.task.strip():
+        raise UsageError("the task is empty: say in words what the script should do")
+    doc_path = Path(args.doc)
+    if not doc_path.is_file():
+        raise UsageError(f"--doc: no such file: {args.doc}")
+    doc = L.load_document(doc_path)
+    # a generated script may do only what the person allows: flags and tapir.toml [safety], not its own allow()
+    safety = Safety.from_options(allow=args.allow, allow_apps=args.allow_app, foreign_app=args.foreign_app,
+                                 secrets_file=args.secrets, trust_script=False,
+                                 project=Workspace().safety_config(doc_path))
+    backend = _backend(args)
+    config = GenConfig(max_tokens=args.max_tokens, examples=args.examples, prefix_examples=args.prefix_examples,
+                       temperature=args.temperature,
+                       constrained=not args.no_grammar, style=args.prompt_style)
+    gen = Generator(doc, backend, examples=ExampleStore.for_document(doc_path, L.symbols(doc)), config=config)
+    device = None
+    if args.device:
+        from tapir.codegen.device import DeviceSession
+
+        # generated code is untrusted: with --run each attempt runs in a child process under OS
+        # limits, after confirm_run showed it (and, outside CI, asked)
+        device = DeviceSession(
+            doc_path, args.device, isolated=not args.in_process, safety=safety,
+            confirm=(lambda script: confirm_run(script, task=args.task, device=args.device, yes=args.yes))
+            if args.run else None)
+
+    if backend.name.startswith("llama.cpp:"):
+        # Minutes of silence read as a hang: say what is going on before the model's first token.
+        print(f"{backend.name}: writing the script (a document's first run computes its prompt prefix, "
+              "minutes on a CPU; later runs reuse it)", file=sys.stderr, flush=True)
+
+    def show(r: Round) -> None:
+        a = r.generation.answer
+        if r.index == 1 and (a.plan or a.elements):
+            print(f"plan: {a.plan}\nelements: {', '.join('$' + e for e in a.elements)}", file=sys.stderr)
+        print(r.summary(), file=sys.stderr)
+        for line in r.diff[2:]:  # what the repair changed (the ---/+++ header left out)
+            if not line.startswith("@@"):
+                print(f"    {line}", file=sys.stderr)
+
+    try:
+        if args.run:
+            from tapir.codegen.device import RunDeclined
+
+            try:
+                result = gen.solve(args.task, device=device, budget=Budget(args.rounds, args.token_budget),
+                                   on_round=show, output=lambda line: print(f"[script] {line}", file=sys.stderr))
+            except RunDeclined:
+                return 1  # confirm_run said "not run"; the script was shown
+        else:
+            screen = device.screen() if device is not None else None
+            result = gen.solve(args.task, screen=screen, budget=Budget(args.rounds, args.token_budget), on_round=show)
+    finally:
+        if device is not None:
+            device.close()
+        backend.close()
+    total = sum(r.generation.usage.generated_tokens for r in result.rounds)
+    print(f"{backend.name}: {len(result.rounds)} round{'s' if len(result.rounds) != 1 else ''}, "
+          f"{total} tokens generated; {'ok' if result.ok else 'stopped by ' + result.stopped}", file=sys.stderr)
+    sys.stdout.write(result.script)
+    sys.stdout.flush()
+    if args.output:
+        out = Path(args.output)
+        rel = Path(doc_path.resolve()).relative_to(out.resolve().parent) if doc_path.resolve().is_relative_to(
+            out.resolve().parent) else doc_path.resolve()
+        out.write_text(f"# doc: {rel}\n# task: {' '.join(args.task.split())}\n{result.script}", encoding="utf-8")
+    if args.report:
+        Path(args.report).write_text(json.dumps(_report(result), indent=2) + "\n", encoding="utf-8")
+    return 0 if result.ok else 1
+
+
+def _report(result: Any) -> dict[str, Any]:
+    return {
+        "task": result.task, "ok": result.ok, "stopped": result.stopped,
+        "rounds": [{
+            "round": r.index, "plan": r.generation.answer.plan, "elements": list(r.generation.answer.elements),
+            "script": r.generation.script, "ran": r.ran, "usage": r.generation.usage.as_dict(),
+            "failure": None if r.failure is None else {
+                "category": r.failure.category, "stage": r.failure.stage, "message": r.failure.message,
+                "line": r.failure.line, "screen": None if r.failure.screen is None else r.failure.screen.describe()},
+            "diff": list(r.diff),
+        } for r in result.rounds],
+    }

@@ -1,0 +1,396 @@
+"""A local GGUF model in this process (llama-cpp-python), with the document prefix computed once.
+
+The prompt is the model's own chat template (from the GGUF, rendered as llama-cpp-python's
+server renders it) over the request's messages. Its first part, up to the end of
+``Request.user_prefix``, is the **prefix**: per (model, prefix tokens) its KV state is
+
+* kept in the context between calls (a later prompt reuses the longest common token prefix);
+* saved to the prefix cache on disk the first time it is computed, and loaded from there by a
+  new process, so the first task after a restart skips it too.
+
+On a cold start the prefix is evaluated on its own before the rest, exactly as it is after a
+cache hit, so a cached call computes the same numbers as a cold one (same batch boundaries).
+
+    backend = LlamaCppBackend("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")
+    done = backend.complete(request)
+    done.usage.cache, done.usage.cached_tokens      # 'disk', 2760
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from tapir.codegen.backend import Completion, Request, Usage
+from tapir.codegen.prefix_cache import PrefixCache, default_cache_dir
+from tapir.core.errors import UsageError
+
+__all__ = ["LlamaCppBackend", "quiet_llama_logs", "require_llama_cpp", "safe_model_params"]
+
+_SENTINEL = "\u2063TAPIR-PREFIX-END\u2063"
+#: Tokens before ``max_tokens`` (at least; a quarter of it for long answers) from which a constrained
+#: answer is brought to an end (see ``_Decoder``).
+_CLOSING_RESERVE = 48
+_LOG_CALLBACK: Any = None
+
+
+# llama.cpp's OpenMP threads spin at every barrier by default; on a CPU shared with other work
+# (a laptop, CI, two cores) that made decoding 6-40x slower in our measurements. Sleeping waits
+# cost little when the CPU is idle. The setting is read once, when the OpenMP runtime loads (the
+# first `import llama_cpp`), so it is made when this module is imported, before that.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+def require_llama_cpp() -> Any:
+    try:
+        import llama_cpp
+    except ImportError as exc:
+        raise UsageError(
+            "the local model backend needs llama-cpp-python",
+            hint="pip install 'tapir[llm]' (it compiles llama.cpp: about 5 minutes), or use --url for a model server",
+        ) from exc
+    return llama_cpp
+
+
+def quiet_llama_logs() -> None:
+    """Send llama.cpp's own log lines (model loading, context sizes) nowhere."""
+    global _LOG_CALLBACK
+    llama_cpp = require_llama_cpp()
+    if _LOG_CALLBACK is None:
+        @llama_cpp.llama_log_callback  # type: ignore[misc]
+        def _silent(level: int, text: bytes, user_data: Any) -> None:
+            return None
+
+        _LOG_CALLBACK = _silent
+        llama_cpp.llama_log_set(_LOG_CALLBACK, ctypes.c_void_p(0))
+
+
+def cpu_has_amx() -> bool:
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            return " amx_tile" in f.read(200_000)
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def safe_model_params() -> Iterator[None]:
+    """Load models without llama.cpp's extra weight buffers (AMX, repacking) on AMX CPUs.
+
+    llama.cpp 0.3.36's AMX buffer crashes (SIGSEGV in the first decode) on virtual machines whose
+    CPU reports AMX; turning the extra buffers off (``use_extra_bufts``, llama.cpp's
+    ``--no-repack``) avoids it at a cost in prompt speed. Elsewhere nothing changes.
+    """
+    if not cpu_has_amx() or os.environ.get("TAPIR_LLAMA_EXTRA_BUFFERS") == "1":
+        yield
+        return
+    import llama_cpp.llama_cpp as low
+
+    original = low.llama_model_default_params
+
+    def params() -> Any:
+        p = original()
+        p.use_extra_bufts = False
+        return p
+
+    low.llama_model_default_params = params
+    try:
+        yield
+    finally:
+        low.llama_model_default_params = original
+
+
+class LlamaCppBackend:
+    """``Backend`` over ``llama_cpp.Llama``; the model is loaded on the first call."""
+
+    def __init__(self, model_path: str | Path, *, n_ctx: int = 6144, n_threads: int | None = None,
+                 cache_dir: Path | None | bool = True, n_batch: int = 512) -> None:
+        self.model_path = Path(model_path)
+        if not self.model_path.is_file():
+            raise UsageError(f"no such model file: {self.model_path}")
+        self.name = f"llama.cpp:{self.model_path.name}"
+        self.n_ctx = n_ctx
+        self.n_batch = n_batch
+        self.n_threads = n_threads or max(1, min(os.cpu_count() or 1, 8))
+        folder = default_cache_dir() if cache_dir is True else (cache_dir or None)
+        self.cache = PrefixCache(Path(folder)) if folder else None
+        self._llm: Any = None
+        self._vocab: Any = None
+        self._formatter: Any = None
+        #: Load time of the model, for accounting (not part of any call's latency).
+        self.load_s = 0.0
+
+    # -- loading -----------------------------------------------------------------------------------
+
+    def _model(self) -> Any:
+        if self._llm is None:
+            llama_cpp = require_llama_cpp()
+            quiet_llama_logs()
+            t0 = time.perf_counter()
+            with safe_model_params():
+                self._llm = llama_cpp.Llama(str(self.model_path), n_ctx=self.n_ctx, n_batch=self.n_batch,
+                                            n_threads=self.n_threads, verbose=False, seed=0)
+            self.load_s = time.perf_counter() - t0
+            self._formatter = self._chat_formatter(self._llm)
+        return self._llm
+
+    def _tokenizer(self) -> Any:
+        """A vocabulary-only model for counting tokens without loading the weights."""
+        if self._llm is not None:
+            return self._llm
+        if self._vocab is None:
+            llama_cpp = require_llama_cpp()
+            quiet_llama_logs()
+            self._vocab = llama_cpp.Llama(str(self.model_path), vocab_only=True, verbose=False)
+        return self._vocab
+
+    @staticmethod
+    def _chat_formatter(llm: Any) -> Any:
+        # The same formatter llama-cpp-python's server builds for a GGUF with a chat template, so
+        # a prompt here and one sent to that server are the same tokens.
+        from llama_cpp import llama_chat_format as fmt
+
+        template = llm.metadata.get("tokenizer.chat_template") or fmt.CHATML_CHAT_TEMPLATE
+        eos_id, bos_id = llm.token_eos(), llm.token_bos()
+        eos = llm._model.token_get_text(eos_id) if eos_id != -1 else ""
+        bos = llm._model.token_get_text(bos_id) if bos_id != -1 else ""
+        return fmt.Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos, stop_token_ids=[eos_id])
+
+    def model_id(self) -> str:
+        st = self.model_path.stat()
+        return f"{self.model_path.resolve()}:{st.st_size}:{st.st_mtime_ns}"
+
+    # -- prompts -------------------------------------------------------------------------------------
+
+    def prompt_tokens(self, request: Request) -> tuple[list[int], int]:
+        """The prompt's tokens and how many of them are the prefix."""
+        llm = self._model()
+        marked = [{"role": "system", "content": request.system},
+                  {"role": "user", "content": request.user_prefix + _SENTINEL + request.user_rest}]
+        rendered = self._formatter(messages=marked)
+        text: str = rendered.prompt
+        cut = text.index(_SENTINEL)
+        prefix_text, full_text = text[:cut], text.replace(_SENTINEL, "", 1)
+        add_bos = not getattr(rendered, "added_special", False)
+        full = llm.tokenize(full_text.encode("utf-8"), add_bos=add_bos, special=True)
+        prefix = llm.tokenize(prefix_text.encode("utf-8"), add_bos=add_bos, special=True)
+        n = 0
+        for a, b in zip(prefix, full, strict=False):
+            if a != b:
+                break
+            n += 1
+        return list(full), n
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._tokenizer().tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    # -- the prefix state ------------------------------------------------------------------------------
+
+    def _common(self, tokens: list[int]) -> int:
+        llm = self._llm
+        n = 0
+        for a, b in zip(llm.input_ids[: llm.n_tokens], tokens, strict=False):
+            if a != b:
+                break
+            n += 1
+        return n
+
+    def _ready_prefix(self, prefix: list[int], label: str) -> tuple[str, float]:
+        """Make the context hold ``prefix``: from memory, from disk, or computed (and saved)."""
+        llm = self._llm
+        if len(prefix) == 0 or self._common(prefix) == len(prefix):
+            return "memory", 0.0
+        llama_cpp = require_llama_cpp()
+        key = None
+        if self.cache is not None:
+            key = self.cache.key(self.model_id(), self.n_ctx, prefix, label=label,
+                                 runtime=f"llama-cpp-python {llama_cpp.__version__}")
+            t0 = time.perf_counter()
+            hit = self.cache.load(key)
+            if hit is not None and list(hit.tokens) == prefix:
+                buf = (ctypes.c_uint8 * len(hit.state)).from_buffer_copy(hit.state)
+                if llama_cpp.llama_state_set_data(llm._ctx.ctx, buf, len(hit.state)) == len(hit.state):
+                    llm.input_ids[: len(prefix)] = prefix
+                    llm.n_tokens = len(prefix)
+                    llm._requires_eval = True
+                    return "disk", time.perf_counter() - t0
+        llm.reset()
+        llm._ctx.kv_cache_seq_rm(-1, 0, -1)
+        llm.eval(prefix)
+        io = 0.0
+        if self.cache is not None and key is not None:
+            t0 = time.perf_counter()
+            size = llama_cpp.llama_state_get_size(llm._ctx.ctx)
+            buf = (ctypes.c_uint8 * int(size))()
+            n = llama_cpp.llama_state_get_data(llm._ctx.ctx, buf, size)
+            try:
+                self.cache.save(key, prefix, bytes(buf)[: int(n)])
+            except OSError:
+                pass  # a full or read-only disk costs the next process the prefix, nothing else
+            io = time.perf_counter() - t0
+        return "cold", io
+
+    def forget(self) -> None:
+        """Drop the model state kept in memory (the next call starts cold, or from the disk cache)."""
+        if self._llm is not None:
+            self._llm.reset()
+            self._llm._ctx.kv_cache_seq_rm(-1, 0, -1)
+
+    def warm(self, request: Request) -> str:
+        """Compute or load the request's prefix now (a server warming up); returns where it came from."""
+        tokens, n_prefix = self.prompt_tokens(request)
+        return self._ready_prefix(tokens[:n_prefix], request.cache_label)[0]
+
+    # -- completing ------------------------------------------------------------------------------------
+
+    def complete(self, request: Request) -> Completion:
+        t0 = time.perf_counter()
+        c0 = time.process_time()
+        tokens, n_prefix = self.prompt_tokens(request)
+        llm = self._llm
+        if len(tokens) + request.max_tokens > self.n_ctx:
+            raise UsageError(f"the prompt has {len(tokens)} tokens; with {request.max_tokens} to generate it "
+                             f"does not fit the model's context of {self.n_ctx}", hint="use a larger --ctx")
+        source, io_s = self._ready_prefix(tokens[:n_prefix], request.cache_label)
+        # Reuse the longest common prefix in the context; at least the last prompt token is
+        # evaluated again, for its logits.
+        reused = min(self._common(tokens), len(tokens) - 1)
+        llm._ctx.kv_cache_seq_rm(-1, reused, -1)
+        llm.n_tokens = reused
+        llm.eval(tokens[reused:])
+        decoder = _Decoder(llm, request)
+        out: list[int] = []
+        ttft = None
+        finish = "length"
+        closing_at = request.max_tokens - max(_CLOSING_RESERVE, request.max_tokens // 4)
+        try:
+            while len(out) < request.max_tokens:
+                tok = decoder.next_token(closing=len(out) >= closing_at)
+                if ttft is None:
+                    ttft = time.perf_counter() - t0
+                if tok is None:
+                    finish = "closed" if decoder.closed else "stop"
+                    break
+                out.append(tok)
+                llm.eval([tok])
+        finally:
+            decoder.close()
+        text = llm.detokenize(out).decode("utf-8", errors="replace")
+        latency = time.perf_counter() - t0
+        # A prefix computed by this very call was not cached for it.
+        cached = 0 if source == "cold" else reused
+        usage = Usage(
+            prompt_tokens=len(tokens), cached_tokens=cached, computed_tokens=len(tokens) - cached,
+            generated_tokens=len(out), ttft_s=ttft, latency_s=latency, cache=source,
+            counted_by=f"model:{self.model_path.name}", state_io_s=io_s, cpu_s=time.process_time() - c0,
+        )
+        return Completion(text, usage, finish)
+
+    def close(self) -> None:
+        for attr in ("_llm", "_vocab"):
+            obj = getattr(self, attr)
+            if obj is not None:
+                close = getattr(obj, "close", None)
+                if callable(close):
+                    close()
+                setattr(self, attr, None)
+
+
+class _Decoder:
+    """Picks each next token, honouring the grammar at a fraction of the cost of masking every time.
+
+    llama.cpp's grammar sampler checks each candidate against the grammar; over a 50k-150k token
+    vocabulary that dominates decoding. At temperature 0 the constrained choice is the best token
+    the grammar accepts, so the unconstrained best is tried first and the whole vocabulary is
+    masked only when the grammar rejects it (what llama.cpp's own ``common_sampler`` does). The
+    result is the same token as masking first. Returns None at the end of the answer.
+
+    Near the token limit (``closing``), a constrained answer is ended rather than cut: wherever
+    the grammar accepts a newline (the end of a statement) or the closing fence, that token is
+    taken. The script is then shorter than the model wanted, but it parses; the completion says
+    ``closed``.
+    """
+
+    def __init__(self, llm: Any, request: Request) -> None:
+        import numpy as np
+
+        llama_cpp = require_llama_cpp()
+        self.np = np
+        self.low = llama_cpp
+        self.llm = llm
+        self.vocab = llm._model.vocab
+        self.n_vocab = llm.n_vocab()
+        self.temperature = request.temperature
+        self.rng = np.random.default_rng(request.seed)
+        self.grammar = None
+        if request.grammar:
+            self.grammar = llama_cpp.llama_sampler_init_grammar(self.vocab, request.grammar.encode("utf-8"), b"root")
+            if not self.grammar:
+                raise UsageError("llama.cpp refused the answer grammar (a bug in the grammar builder)")
+        self._all = (llama_cpp.llama_token_data * self.n_vocab)()
+        self._one = (llama_cpp.llama_token_data * 1)()
+        self.closed = False
+        self._enders = [t for t in (self._single("```"), self._single("\n")) if t is not None]
+
+    def _single(self, text: str) -> int | None:
+        toks = self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+        return int(toks[0]) if len(toks) == 1 else None
+
+    def _logits(self) -> Any:
+        ptr = self.low.llama_get_logits_ith(self.llm._ctx.ctx, -1)
+        return self.np.ctypeslib.as_array(ptr, shape=(self.n_vocab,)).copy()
+
+    def _accepts(self, token: int, logit: float) -> bool:
+        one = self._one
+        one[0].id, one[0].logit, one[0].p = token, logit, 0.0
+        arr = self.low.llama_token_data_array(one, 1, -1, False)
+        self.low.llama_sampler_apply(self.grammar, ctypes.byref(arr))
+        return bool(one[0].logit != float("-inf"))
+
+    def _mask(self, logits: Any) -> Any:
+        data = self._all
+        view = self.np.ctypeslib.as_array(ctypes.cast(data, ctypes.POINTER(ctypes.c_float)),
+                                          shape=(self.n_vocab * 3,))
+        ids = view.view(self.np.int32)
+        ids[0::3] = self.np.arange(self.n_vocab, dtype=self.np.int32)
+        view[1::3] = logits
+        arr = self.low.llama_token_data_array(data, self.n_vocab, -1, False)
+        self.low.llama_sampler_apply(self.grammar, ctypes.byref(arr))
+        return view[1::3].copy()
+
+    def next_token(self, *, closing: bool = False) -> int | None:
+        np = self.np
+        logits = self._logits()
+        if closing and self.grammar is not None:
+            for tok in self._enders:
+                if self._accepts(tok, float(logits[tok])):
+                    self.closed = True
+                    self.low.llama_sampler_accept(self.grammar, tok)
+                    return tok
+        if self.temperature <= 0:
+            tok = int(np.argmax(logits))
+            if self.grammar is not None and not self._accepts(tok, float(logits[tok])):
+                logits = self._mask(logits)
+                tok = int(np.argmax(logits))
+        else:
+            if self.grammar is not None:
+                logits = self._mask(logits)
+            scaled = (logits - logits.max()) / self.temperature
+            probs = np.exp(scaled)
+            probs /= probs.sum()
+            tok = int(self.rng.choice(self.n_vocab, p=probs))
+        if self.low.llama_vocab_is_eog(self.vocab, tok):
+            return None
+        if self.grammar is not None:
+            self.low.llama_sampler_accept(self.grammar, tok)
+        return tok
+
+    def close(self) -> None:
+        if self.grammar is not None:
+            self.low.llama_sampler_free(self.grammar)
+            self.grammar = None

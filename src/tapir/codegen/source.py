@@ -1,0 +1,179 @@
+"""The code generator as a script source for the evaluation harness (``tapir eval --model SPEC``).
+
+    source = script_source("qwen2.5-coder-1.5b", seed=0)    # or a .gguf path, or an http(s) URL
+    answer = source.generate(request)                         # request.task.text, request.document
+    answer.script, answer.tokens.cached, answer.latency_s
+    fixed = source.repair(request, answer, rendered_error)    # the paper's validation-based revising
+    source.close()
+
+One model is loaded for the whole run, lazily (on the first task) and once: the backend keeps the
+document prefix's KV state between tasks (and on disk), so every task after the first on a
+document computes only its own few dozen tokens. A ``Generator`` is built per document (its
+prompt prefix and answer grammar) and kept.
+
+The harness (``tapir.eval``) sits above the code generator, so this module cannot name its types:
+a ``ModelSource`` is the harness's ``ScriptSource`` by shape (``name``, ``settings()``,
+``generate(request)``, ``repair(request, previous, error)``), the request is read by attribute
+(``task.text``, ``task.id``, ``document``, ``document_path``, ``seed``) and the answers are
+``SourceAnswer`` objects with the fields of the harness's ``Generation``, which
+``tapir.eval.sources.model_source`` converts at the boundary.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tapir.codegen import language as L
+from tapir.codegen.backend import Backend, Usage
+from tapir.codegen.examples import ExampleStore
+from tapir.codegen.generate import CATEGORIES, GenConfig, Generator, categorize
+from tapir.codegen.prompt import PROMPT_VERSION, RepairNote
+from tapir.core.errors import UsageError
+
+__all__ = ["ModelSource", "SourceAnswer", "SourceTokens", "open_backend", "script_source"]
+
+
+@dataclass(frozen=True)
+class SourceTokens:
+    """Token accounting of one answer (the fields of ``tapir.eval.sources.Tokens``)."""
+
+    cached: int = 0
+    computed: int = 0
+    generated: int = 0
+
+    @classmethod
+    def of(cls, usage: Usage) -> SourceTokens:
+        cached = usage.cached_tokens or 0
+        computed = usage.computed_tokens if usage.computed_tokens is not None else usage.prompt_tokens - cached
+        return cls(cached, computed, usage.generated_tokens)
+
+
+@dataclass(frozen=True)
+class SourceAnswer:
+    """One answer: the fields of ``tapir.eval.sources.Generation``."""
+
+    script: str | None
+    tokens: SourceTokens | None = None
+    latency_s: float | None = None
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def open_backend(spec: str, *, threads: int | None = None, ctx: int = 6144) -> Backend:
+    """The backend of a ``--model`` value: an http(s) URL (an OpenAI-compatible server), a registry
+    name or a GGUF path (a local model, loaded on its first call)."""
+    if spec.startswith(("http://", "https://")):
+        import os
+
+        from tapir.codegen.http_backend import HttpBackend
+
+        return HttpBackend(spec, api_key=os.environ.get("OPENAI_API_KEY"))
+    from tapir.codegen.llama_backend import LlamaCppBackend
+    from tapir.codegen.models import resolve_model
+
+    return LlamaCppBackend(resolve_model(spec), n_ctx=ctx, n_threads=threads)
+
+
+class ModelSource:
+    """Writes each task's script with one backend; repairs it from the harness's rendered error."""
+
+    def __init__(self, backend: Backend, *, spec: str | None = None, config: GenConfig | None = None) -> None:
+        self.backend = backend
+        self.spec = spec or backend.name
+        self.config = config or GenConfig()
+        self.name = self.spec
+        self._generators: dict[str, Generator] = {}
+        # one model, one context: tasks run on several devices at once take turns at it
+        self._lock = threading.Lock()
+
+    def settings(self) -> dict[str, Any]:
+        c = self.config
+        settings: dict[str, Any] = {
+            "source": "codegen", "model": self.spec, "backend": self.backend.name, "prompt_version": PROMPT_VERSION,
+            "prompt_style": c.style, "constrained": c.constrained, "temperature": c.temperature, "seed": c.seed,
+            "max_tokens": c.max_tokens, "prefix_examples": c.prefix_examples, "examples": c.examples,
+        }
+        path = getattr(self.backend, "model_path", None)
+        if path is not None:
+            settings["model_file"] = Path(path).name
+        threads = getattr(self.backend, "n_threads", None)
+        if threads is not None:
+            settings["threads"] = threads
+        return settings
+
+    def _generator(self, request: Any) -> Generator:
+        doc: L.AppDocument = request.document
+        path = getattr(request, "document_path", None)
+        key = str(path) if path else doc.app.package
+        gen = self._generators.get(key)
+        if gen is None:
+            examples = ExampleStore.for_document(path, L.symbols(doc)) if path else None
+            gen = self._generators[key] = Generator(doc, self.backend, examples=examples, config=self.config)
+        return gen
+
+    def generate(self, request: Any) -> SourceAnswer:
+        return self._answer(request, None)
+
+    def repair(self, request: Any, previous: Any, error: str) -> SourceAnswer | None:
+        script = getattr(previous, "script", None)
+        if not script:
+            return None
+        return self._answer(request, repair_note(script, error))
+
+    def _answer(self, request: Any, note: RepairNote | None) -> SourceAnswer:
+        task = request.task
+        with self._lock:
+            gen = self._generator(request)
+            # a task that is also an example would be answered from the prompt: leave it out of retrieval
+            done = gen.generate(task.text, repair=note, exclude_example=task.text)
+        u = done.usage
+        extra: dict[str, Any] = {"plan": done.answer.plan, "elements": list(done.answer.elements),
+                                 "cache": u.cache, "finish": done.completion.finish}
+        if u.cpu_s is not None:
+            extra["cpu_s"] = round(u.cpu_s, 3)
+        if u.ttft_s is not None:
+            extra["ttft_s"] = round(u.ttft_s, 3)
+        script = done.script if done.script.strip() else None
+        return SourceAnswer(script, SourceTokens.of(u), round(u.latency_s, 4),
+                            None if script else "the model's answer has no script", extra)
+
+    def close(self) -> None:
+        self.backend.close()
+
+
+_HEAD = re.compile(r"^(?:(?P<file>.*?):(?P<line>\d+):\d+: |(?P<nofile>[^:]*): )?(?P<kind>[A-Z]\w*): (?P<message>.*)$")
+
+
+def repair_note(script: str, error: str) -> RepairNote:
+    """What the repair prompt says about a run that stopped on ``error`` (a rendered TapirError:
+    ``file:line:col: Kind: message``, the line, a caret): its category, message and line."""
+    from tapir.core import errors
+
+    first = error.strip().splitlines()[0] if error.strip() else "the script stopped"
+    head = _HEAD.match(first)
+    line = int(head.group("line")) if head and head.group("line") else None
+    message = head.group("message") if head else first
+    category = "script-logic"
+    cls = getattr(errors, head.group("kind"), None) if head else None
+    if isinstance(cls, type) and issubclass(cls, errors.TapirError):
+        category = categorize(cls(message))
+    lines = script.splitlines()
+    source_line = lines[line - 1] if line and 1 <= line <= len(lines) else None
+    return RepairNote(script, CATEGORIES.get(category, category), message, line, source_line, None)
+
+
+def script_source(spec: str, *, seed: int = 0, threads: int | None = None, config: GenConfig | None = None,
+                  backend: Backend | None = None) -> ModelSource:
+    """The source for ``tapir eval --model SPEC`` (``SPEC`` as ``tapir gen --model`` takes it, or an
+    http(s) URL of an OpenAI-compatible server); ``backend`` given, it is used instead (tests)."""
+    if not spec.strip() and backend is None:
+        raise UsageError("is empty: give a model name (tapir model list), a .gguf file or a server URL",
+                         setting="model")
+    config = dataclasses.replace(config or GenConfig(), seed=seed)
+    return ModelSource(backend if backend is not None else open_backend(spec, threads=threads), spec=spec,
+                       config=config)

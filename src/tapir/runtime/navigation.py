@@ -1,0 +1,479 @@
+"""Backward-dependency navigation (AutoDroid-V2, Algorithm 1): reaching an element whose
+screen is not showing.
+
+Each document element may list dependency paths: action sequences, in execution order, that
+lead to it (``[main_screen__menu_button.tap(), menu__settings_item.tap()]``). When a script uses
+an element that is not on the current screen, the navigator repeatedly
+
+1. picks, among the element's paths, the one with a step available on the current screen (the
+   step's element is on this screen and grounded in the current dump, or the step is
+   ``<this screen>.back()``), preferring the step closest to the end of its path (the fewest
+   actions left), and
+2. executes that path from that step on, one step at a time, re-identifying the screen after
+   each action and stopping as soon as the target is present; a step whose screen is not the
+   current one ends the attempt (Algorithm 1, line 8), and the next round plans again.
+
+When no path applies, it falls back, in order, on a route through the document's ``leads_to``
+links (a breadth-first search from the current screen to the target's), on relaunching the app
+when another app is in front, and on BACK. Everything is bounded: rounds, steps in total, paths
+tried and BACK presses (``NavigationConfig``). Navigation stops as soon as the target's screen
+is showing (the caller then looks for the element there). Failure raises ``ScreenNotReached``
+naming the paths that were tried, the steps refused, and where the device really is.
+
+**What navigation may do** (``step_risk``). Some steps have effects beyond moving between
+screens, or choose something the script did not:
+
+* a step on a list item that does not say which item (``$songs__list.tap()``, or an element
+  inside an item such as ``$songs__song_more_button.tap()``): which song's menu opens is the
+  script's choice, not the navigator's;
+* a *destructive* step (its element's name, label or matched item says delete, remove, clear,
+  reset, discard, sign out...) or a *sensitive* one (send, pay, buy, call, share, install...),
+  or a step on an element the document marks ``sensitive: true``;
+* typing text (it changes what a form holds).
+
+For a script's **action** (tap, set_text...) such a step is taken only along a path the document
+gives for the target element itself (or for its list, for an element inside an item): the
+document's author named it for exactly this. Even then a sensitive tap needs the run's
+permission (``tapir.runtime.guards``: ``--allow``, or a yes in the REPL), as the script's own
+would. Paths borrowed from the other elements of the screen, ``leads_to`` routes and chained
+paths of other elements never take one. For a script's
+**read** (``get_text``, ``get_attributes``, ``len``, indexing, ``match``, iteration) none is ever
+taken, and a read never opens a dialog or menu (``transient_screen``): a dialog that is not open
+has nothing to read, and opening it would invent the very state the script reads. Such a read
+fails at once, without touching the device, naming where the device is.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from tapir.core.document import AppDocument, Element, Screen, Step
+from tapir.core.errors import ActionError, ElementNotFound, ScreenNotReached, Span
+from tapir.runtime.grounding.fuzzy import words
+from tapir.runtime.grounding.identifiers import labels
+from tapir.runtime.settle import Observation
+
+
+@dataclass(frozen=True)
+class NavigationConfig:
+    """Bounds of Algorithm 1 (upstream uses depth 4 and width 4)."""
+
+    #: Planning rounds (each picks a path and runs it as far as it goes).
+    max_rounds: int = 6
+    #: Actions in total for one navigation.
+    max_steps: int = 14
+    #: Different paths tried.
+    max_paths: int = 6
+    #: BACK presses used as a fallback.
+    max_back: int = 3
+    #: Longest ``leads_to`` route considered.
+    max_route: int = 5
+    #: How many paths may be chained: reaching the start of a path through the paths of its
+    #: first step's element (upstream's dependency depth).
+    max_chain: int = 3
+
+
+class NavigationHost(Protocol):
+    """What the navigator needs from the session."""
+
+    document: AppDocument
+
+    def observe(self) -> Observation:
+        """The current screen (the cached dump when nothing happened since)."""
+        ...
+
+    def where(self, obs: Observation) -> str:
+        """Where the device is, in words (``'songs_screen'``, ``another app: com.x``...)."""
+        ...
+
+    def step_available(self, step: Step, obs: Observation) -> bool:
+        """True when ``step`` can be executed on ``obs`` (its element is grounded there)."""
+        ...
+
+    def run_step(self, step: Step, obs: Observation, span: Span | None) -> Observation:
+        """Execute one path step and return the settled screen after it."""
+        ...
+
+    def launch_app(self, span: Span | None) -> Observation:
+        """Bring the document's app to the front."""
+        ...
+
+    def handed_over(self, obs: Observation) -> bool:
+        """True when another app in front on ``obs`` is one the run's app handed over to (a document
+        picker, or an app whose screens the document describes): navigation goes on from there."""
+        ...
+
+
+@dataclass(frozen=True)
+class NavStep:
+    """One action the navigator took."""
+
+    step: str
+    screen_before: str | None
+    screen_after: str | None
+    #: ``path`` (a document path), ``route`` (leads_to links), ``launch`` or ``back``.
+    via: str
+
+
+@dataclass
+class Navigation:
+    """The record of one navigation (kept in the trace)."""
+
+    target: str
+    steps: list[NavStep] = field(default_factory=list)
+    tried: list[str] = field(default_factory=list)
+    #: Steps the policy kept the navigator from taking, with why (see the module docstring).
+    refused: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    steps: tuple[Step, ...]
+    start: int
+    label: str
+    via: str
+
+
+@dataclass(frozen=True)
+class DocPath:
+    """A dependency path and whether the document gives it for the element being reached
+    (its own path, or its list's for an element inside an item) rather than for another
+    element of the screen."""
+
+    steps: tuple[Step, ...]
+    own: bool
+
+
+def render_path(steps: tuple[Step, ...]) -> str:
+    return "[" + ", ".join(str(s) for s in steps) + "]" if steps else "[]"
+
+
+# ---------------------------------------------------------------------------------------------
+# What navigation may do
+
+#: Words that make a step destructive or sensitive (whole words of the element's name, its
+#: labels, or the item a step matches).
+DESTRUCTIVE = frozenset({
+    "delete", "remove", "erase", "clear", "reset", "discard", "wipe", "uninstall", "format", "empty", "trash",
+    "unsubscribe", "revoke", "logout", "signout", "deactivate", "block",
+})
+SENSITIVE = frozenset({
+    "send", "pay", "payment", "purchase", "buy", "checkout", "call", "dial", "donate", "subscribe", "post",
+    "publish", "share", "transfer", "install", "submit", "allow", "grant", "accept", "confirm",
+})
+#: Two-word phrases (sign in/out, log in/out).
+_PAIRS = {("sign", "out"), ("log", "out"), ("sign", "in"), ("log", "in")}
+#: Words of a screen's name or description that make it transient: opened by an action, gone after.
+TRANSIENT = frozenset({"dialog", "menu", "popup", "sheet", "picker", "dropdown", "chooser", "prompt", "snackbar",
+                       "toast", "overlay", "tooltip"})
+
+
+def _words(text: str) -> list[str]:
+    return words(text).split()
+
+
+def transient_screen(screen: Screen) -> bool:
+    """A dialog, menu or popup (by its name): it shows only after an action opened it."""
+    return any(w in TRANSIENT for w in _words(screen.name))
+
+
+def step_risk(document: AppDocument, step: Step) -> str | None:
+    """Why navigation should not take ``step`` on its own (see the module docstring), or None."""
+    if step.target is None:
+        return None
+    el = document.element(step.target)
+    if el is None:
+        return None
+    if step.action == "set_text":
+        return f"{step} types text"
+    said: list[str] = [*_words(el.local_name), *(w for label in labels(el.identifiers).words for w in _words(label))]
+    if step.match is not None:
+        said.extend(_words(step.match))
+    if el.sensitive or (el.item_of and (parent := document.element(el.item_of)) is not None and parent.sensitive):
+        return f"{step} is marked sensitive in the app document"
+    if el.item_of is not None and step.action in ("tap", "long_tap"):
+        return f"{step} acts on an item of ${el.item_of} without saying which"
+    if el.is_list and step.match is None and step.action in ("tap", "long_tap"):
+        return f"{step} taps an item of ${el.name} without saying which"
+    for w in said:
+        if w in DESTRUCTIVE:
+            return f"{step} is destructive ({w!r})"
+        if w in SENSITIVE:
+            return f"{step} is sensitive ({w!r})"
+    if set(zip(said, said[1:], strict=False)) & _PAIRS:
+        return f"{step} signs in or out"
+    return None
+
+
+class Navigator:
+    """Runs Algorithm 1 for one session (see the module docstring)."""
+
+    def __init__(self, host: NavigationHost, config: NavigationConfig | None = None) -> None:
+        self.host = host
+        self.config = config or NavigationConfig()
+        self._routes = _leads_to_graph(host.document)
+        self._budget = self.config.max_steps
+        # attempts that changed nothing are not repeated: (plan label, screen digest)
+        self._fruitless: set[tuple[str, str]] = set()
+        self._read = False
+
+    def paths_for(self, element: Element) -> list[DocPath]:
+        """The element's own paths, then its list's (for child elements), then those of the other
+        elements of its screen (any way onto the screen is a way to the element)."""
+        doc = self.host.document
+        out: list[DocPath] = []
+        seen: set[tuple[Step, ...]] = set()
+
+        def add(paths: tuple[tuple[Step, ...], ...], own: bool) -> None:
+            for p in paths:
+                if p and p not in seen:
+                    seen.add(p)
+                    out.append(DocPath(p, own))
+
+        add(element.paths, True)
+        if element.item_of:
+            parent = doc.element(element.item_of)
+            if parent is not None:
+                add(parent.paths, True)
+        screen = doc.screen(element.screen)
+        if screen is not None:
+            for other in screen.elements:
+                if other.name != element.name:
+                    add(other.paths, False)
+        return out
+
+    def reach(
+        self,
+        element: Element,
+        arrived: Callable[[Observation], bool],
+        span: Span | None = None,
+        *,
+        read: bool = False,
+    ) -> tuple[Observation, Navigation]:
+        """Act until ``arrived(screen)`` holds; return the screen and what was done. ``read``:
+        the navigation is for a read, which takes no risky step (see the module docstring).
+
+        Raises ``ScreenNotReached`` when the bounds run out first."""
+        nav = Navigation(element.name)
+        self._budget = self.config.max_steps
+        self._fruitless = set()
+        self._read = read
+        obs = self._reach(element, arrived, span, nav, depth=0)
+        return obs, nav
+
+    def allowed(self, step: Step, path: DocPath, nav: Navigation | None = None) -> bool:
+        """Whether the policy lets navigation take ``step`` of ``path`` (module docstring)."""
+        risk = step_risk(self.host.document, step)
+        if risk is None:
+            return True
+        if path.own and not self._read:
+            return True
+        if nav is not None:
+            why = f"{risk} (reads take no such step)" if self._read else \
+                f"{risk} (the path belongs to another element)"
+            if why not in nav.refused:
+                nav.refused.append(why)
+        return False
+
+    def _reach(
+        self,
+        element: Element,
+        arrived: Callable[[Observation], bool],
+        span: Span | None,
+        nav: Navigation,
+        depth: int,
+    ) -> Observation:
+        cfg = self.config
+        obs = self.host.observe()
+        if arrived(obs):
+            return obs
+        paths = self.paths_for(element)
+        backs = 0
+        launched = False
+        chained: set[str] = set()
+        for _ in range(cfg.max_rounds):
+            if self._budget <= 0:
+                break
+            if (obs.package and obs.package != self.host.document.app.package and not launched
+                    and not self.host.handed_over(obs)):
+                before = obs.screen
+                obs = self.host.launch_app(span)
+                launched = True
+                nav.steps.append(NavStep(f"launch {self.host.document.app.package}", before, obs.screen, "launch"))
+                if arrived(obs):
+                    return obs
+                continue
+            plan = self._plan(element, paths, obs, nav, fruitless=self._fruitless)
+            if plan is None and depth < cfg.max_chain:
+                # no path starts here: first reach the screen where one of them starts
+                obs, progressed = self._chain(paths, obs, span, nav, depth, chained)
+                if arrived(obs):
+                    return obs
+                if progressed:
+                    continue
+            if plan is None:
+                start = self.host.document.app.start_screen
+                if backs >= cfg.max_back or obs.screen in (element.screen, start):
+                    break
+                backs += 1
+                before_obs = obs
+                obs = self.host.run_step(Step(None, "back"), obs, span)
+                self._budget -= 1
+                nav.steps.append(NavStep("back()", before_obs.screen, obs.screen, "back"))
+                if arrived(obs):
+                    return obs
+                continue
+            if plan.label not in nav.tried:
+                nav.tried.append(plan.label)
+            start_digest = obs.digest
+            for step in plan.steps[plan.start:]:
+                if self._budget <= 0 or not self.host.step_available(step, obs):
+                    break
+                before_obs = obs
+                try:
+                    obs = self.host.run_step(step, obs, span)
+                except (ActionError, ElementNotFound):
+                    break  # a step that cannot be done here ends the attempt; plan again
+                self._budget -= 1
+                nav.steps.append(NavStep(str(step), before_obs.screen, obs.screen, plan.via))
+                if arrived(obs):
+                    return obs
+            if obs.digest == start_digest:
+                self._fruitless.add((plan.label, start_digest))
+        if depth > 0:
+            return obs
+        raise self._failure(element, obs, nav, paths)
+
+    def _chain(
+        self,
+        paths: list[DocPath],
+        obs: Observation,
+        span: Span | None,
+        nav: Navigation,
+        depth: int,
+        chained: set[str],
+    ) -> tuple[Observation, bool]:
+        """Reach the element of the first step of some path (its own paths), so that the path can
+        start; True when one was reached."""
+        doc = self.host.document
+        for path in paths:
+            first = path.steps[0]
+            target = doc.element(first.target) if first.target else None
+            if target is None or target.name in chained or target.screen == obs.screen:
+                continue
+            if not all(self.allowed(s, path, nav) for s in path.steps):
+                continue  # the path itself could not be run
+            chained.add(target.name)
+
+            def can_start(o: Observation, step: Step = first) -> bool:
+                return self.host.step_available(step, o)
+
+            reached = self._reach(target, can_start, span, nav, depth + 1)
+            if self.host.step_available(first, reached):
+                return reached, True
+            obs = reached
+        return obs, False
+
+    # -- planning -------------------------------------------------------------------------------
+
+    def _plan(
+        self,
+        element: Element,
+        paths: list[DocPath],
+        obs: Observation,
+        nav: Navigation,
+        fruitless: set[tuple[str, str]],
+    ) -> _Plan | None:
+        best: tuple[int, int, int] | None = None
+        chosen: _Plan | None = None
+        tried_new = len(nav.tried)
+        for order, path in enumerate(paths):
+            steps = path.steps
+            label = render_path(steps)
+            if (label, obs.digest) in fruitless:
+                continue
+            if label not in nav.tried and tried_new >= self.config.max_paths:
+                continue
+            # the available step closest to the end of the path: fewest actions left
+            for i in range(len(steps) - 1, -1, -1):
+                step = steps[i]
+                if step.target is None and i > 0:
+                    continue  # a global step mid-path depends on what came before it
+                if not self.host.step_available(step, obs):
+                    continue
+                if not all(self.allowed(s, path, nav) for s in steps[i:]):
+                    break
+                # global steps (back(), enter()) are available anywhere: least preferred
+                rank = (1 if step.target is None else 0, len(steps) - i, order)
+                if best is None or rank < best:
+                    best, chosen = rank, _Plan(steps, i, label, "path")
+                break
+        if chosen is not None:
+            return chosen
+        route = self._route(obs.screen, element.screen)
+        if route is not None:
+            label = "route " + render_path(route)
+            if (label, obs.digest) not in fruitless and route and self.host.step_available(route[0], obs):
+                return _Plan(route, 0, label, "route")
+        return None
+
+    def _route(self, start: str | None, goal: str) -> tuple[Step, ...] | None:
+        """The shortest chain of taps on elements with ``leads_to`` from ``start`` to ``goal``
+        (never through a risky element: routes are not the document's paths)."""
+        if start is None or start == goal:
+            return None
+        queue: deque[tuple[str, tuple[Step, ...]]] = deque([(start, ())])
+        seen = {start}
+        while queue:
+            screen, steps = queue.popleft()
+            if len(steps) >= self.config.max_route:
+                continue
+            for target, element in self._routes.get(screen, ()):
+                if target in seen:
+                    continue
+                step = Step(element, "tap")
+                if step_risk(self.host.document, step) is not None:
+                    continue
+                route = (*steps, step)
+                if target == goal:
+                    return route
+                seen.add(target)
+                queue.append((target, route))
+        return None
+
+    def _failure(self, element: Element, obs: Observation, nav: Navigation, paths: list[DocPath]) -> ScreenNotReached:
+        where = self.host.where(obs)
+        if nav.tried:
+            tried = "; ".join(nav.tried[:6]) + (f" (and {len(nav.tried) - 6} more)" if len(nav.tried) > 6 else "")
+            how = f"tried {tried}"
+        elif nav.refused:
+            how = "no path can be taken"
+        elif paths:
+            how = f"none of its {len(paths)} dependency path(s) starts with an action possible on {where}"
+        else:
+            how = "the document gives no dependency path to it"
+        if nav.refused:
+            how += "; not taken: " + "; ".join(nav.refused[:3]) + (
+                f" (and {len(nav.refused) - 3} more)" if len(nav.refused) > 3 else "")
+        done = f" after {len(nav.steps)} navigation step(s)" if nav.steps else ""
+        hint = ("add a dependency path to the element in the app document, or make the script "
+                f"navigate to {element.screen!r} first")
+        if nav.refused:
+            hint = f"make the script open {element.screen!r} itself (saying which item, when a list is in the way)"
+        return ScreenNotReached(
+            f"could not reach screen {element.screen!r} for ${element.name}{done}: {how}; the device shows {where}",
+            hint=hint,
+        )
+
+
+def _leads_to_graph(doc: AppDocument) -> dict[str, list[tuple[str, str]]]:
+    """screen -> [(screen it leads to, element to tap)], in document order; list children and
+    lists themselves are left out (which item to tap is not known)."""
+    graph: dict[str, list[tuple[str, str]]] = {}
+    for e in doc.elements:
+        if e.leads_to and e.leads_to != e.screen and not e.item_of and not e.is_list:
+            graph.setdefault(e.screen, []).append((e.leads_to, e.name))
+    return graph

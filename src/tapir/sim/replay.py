@@ -1,0 +1,407 @@
+"""``ReplayApp``: a recorded DroidBot session served as a simulated app.
+
+A DroidBot recording is a folder with ``states/state_<tag>.json`` (the view tree of a screen,
+identified by its ``state_str`` hash) and ``events/event_<tag>.json`` (an input, the state it was
+sent in and the state that followed). Together they are a map of the app: which input in which
+screen led where. ``ReplayApp`` walks that map:
+
+* the current state is dumped as uiautomator XML built from the recorded views (invisible views are
+  left out, indexes keep the recorded numbering);
+* a tap inside the view a recorded ``click`` acted on in the current state moves to that event's
+  stop state; when several recorded views contain the point, the smallest one wins (it is drawn on
+  top); when the same view was clicked several times with different outcomes (the recording is
+  not deterministic: the state hash misses some app state), the outcome recorded most often wins,
+  then the earliest;
+* long taps, typed text (``set_text`` with the same text), keys (``BACK``...) and swipes
+  (``scroll`` in the swipe's direction) follow a matching recorded event the same way;
+* text fields behave like text fields where the recording is silent: a tap on a field focuses
+  it, typed text the recording does not have is shown in the focused field (``input text``
+  appends at the end, ``DEL`` deletes the last character), until the state changes;
+* an input whose recorded outcome state was not saved leads to a stand-in screen that says so
+  ("Not in the recording: ..."), so a run on the replay fails with that in its error instead of
+  acting on a screen that did not change; BACK returns from it;
+* anything else leaves the state unchanged and is logged in ``unmatched``.
+
+Start state: the state recorded launches (``intent`` events) reach most often, the first of them in
+tag order on a tie, because the recording's first state is the phone's home screen before the app
+was started and the state most events start from is that same home screen (every run began with
+kill + launch). Not simply the first launch's: an app's very first launch often shows a one-time
+dialog (a warning, a what's-new) that later launches never show again, and whose answer may not
+have been recorded. A recording without launches starts at its first state by tag. ``reset()`` and ``launch()`` go
+back to the start state.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tapir.sim.errors import SimUsageError
+from tapir.sim.toolkit.app import LONG_PRESS_MS, TOUCH_SLOP, key_name
+from tapir.sim.toolkit.dump import dump_xml
+from tapir.sim.toolkit.render import render_png
+from tapir.sim.toolkit.tree import Node, Rect
+
+
+@dataclass(frozen=True)
+class RecordedEvent:
+    tag: str
+    kind: str
+    start: str
+    stop: str
+    bounds: Rect | None = None
+    text: str | None = None
+    key: str | None = None
+    direction: str | None = None
+    intent: str | None = None
+
+
+@dataclass(frozen=True)
+class Unmatched:
+    """An input the recording has no answer for (the state stayed as it was)."""
+
+    action: str
+    detail: str
+    state: str
+
+
+#: ``current_state`` of the stand-in screen shown after an input whose outcome was not saved.
+UNRECORDED = "unrecorded"
+UNRECORDED_ID = "org.tapir.replay:id/unrecorded"
+
+Path_ = tuple[int, ...]
+
+
+def _rect(bounds: Any) -> Rect:
+    (x1, y1), (x2, y2) = bounds
+    return Rect(int(x1), int(y1), int(x2), int(y2))
+
+
+def _event(tag: str, raw: dict[str, Any]) -> RecordedEvent:
+    ev = raw["event"]
+    view = ev.get("view") or None
+    return RecordedEvent(
+        tag=tag,
+        kind=str(ev.get("event_type", "")),
+        start=str(raw.get("start_state", "")),
+        stop=str(raw.get("stop_state", "")),
+        bounds=_rect(view["bounds"]) if view and view.get("bounds") else None,
+        text=ev.get("text"),
+        key=ev.get("name"),
+        direction=(ev.get("direction") or None),
+        intent=ev.get("intent"),
+    )
+
+
+def _views_to_nodes(state: dict[str, Any], screen: Rect) -> list[Node]:
+    views = {v["temp_id"]: v for v in state.get("views", [])}
+
+    def convert(view: dict[str, Any], index: int) -> Node | None:
+        bounds = _rect(view["bounds"]).intersect(screen)
+        if not view.get("visible", True) or bounds.empty:
+            return None
+        node = Node(
+            cls=view.get("class") or "",
+            bounds=bounds,
+            resource_id=view.get("resource_id") or "",
+            text=view.get("text") or "",
+            desc=view.get("content_description") or "",
+            package=view.get("package") or "",
+            checkable=bool(view.get("checkable")),
+            checked=bool(view.get("checked")),
+            clickable=bool(view.get("clickable")),
+            enabled=bool(view.get("enabled", True)),
+            focusable=bool(view.get("focusable")),
+            focused=bool(view.get("focused")),
+            scrollable=bool(view.get("scrollable")),
+            long_clickable=bool(view.get("long_clickable")),
+            password=bool(view.get("is_password")),
+            selected=bool(view.get("selected")),
+            index=index,
+            style="input" if view.get("editable") else "",
+        )
+        for i, child_id in enumerate(view.get("children") or []):
+            child = views.get(child_id)
+            if child is not None:
+                converted = convert(child, i)
+                if converted is not None:
+                    node.children.append(converted)
+        return node
+
+    roots = [v for v in views.values() if v.get("parent", -1) == -1]
+    return [n for n in (convert(v, i) for i, v in enumerate(roots)) if n is not None]
+
+
+def _swipe_direction(x1: int, y1: int, x2: int, y2: int) -> str:
+    """DroidBot's name for the scroll a swipe makes: the finger moving up scrolls ``DOWN``."""
+    dx, dy = x2 - x1, y2 - y1
+    if abs(dy) >= abs(dx):
+        return "DOWN" if dy < 0 else "UP"
+    return "RIGHT" if dx < 0 else "LEFT"
+
+
+def _walk(roots: list[Node]) -> Iterator[tuple[Path_, Node]]:
+    """Every node with its path of child positions from the roots, in pre-order."""
+    stack: list[tuple[Path_, Node]] = [((i,), r) for i, r in reversed(list(enumerate(roots)))]
+    while stack:
+        path, node = stack.pop()
+        yield path, node
+        stack.extend(((*path, i), c) for i, c in reversed(list(enumerate(node.children))))
+
+
+class ReplayApp:
+    """A ``SimApp`` over a DroidBot recording (see the module docstring for the rules)."""
+
+    def __init__(self, directory: Path | str) -> None:
+        self.directory = Path(directory)
+        state_dir, event_dir = self.directory / "states", self.directory / "events"
+        if not state_dir.is_dir() or not event_dir.is_dir():
+            raise SimUsageError(f"{self.directory} is not a DroidBot recording (it needs states/ and events/ folders)")
+        #: One line per file left out because it cannot be read (real recordings hold empty ones).
+        self.warnings: list[str] = []
+        self.states: dict[str, dict[str, Any]] = {}
+        for path in sorted(state_dir.glob("state_*.json")):
+            raw = self._record(path, ("state_str", "tag"))
+            if raw is not None:
+                self.states.setdefault(raw["state_str"], raw)  # the first recording of a state stands for it
+        if not self.states:
+            raise SimUsageError(f"{state_dir} holds no readable state_*.json files")
+        self.events: list[RecordedEvent] = []
+        for path in sorted(event_dir.glob("event_*.json")):
+            raw = self._record(path, ("event",))
+            if raw is not None:
+                self.events.append(_event(str(raw.get("tag") or path.stem.removeprefix("event_")), raw))
+        self.events.sort(key=lambda e: e.tag)
+        first = min(self.states.values(), key=lambda s: s["tag"])
+        launches = [e for e in self.events if e.kind == "intent" and e.stop in self.states]
+        reached = Counter(e.stop for e in launches)
+        self.start_state: str = max(reached, key=lambda s: (reached[s], -next(
+            i for i, e in enumerate(launches) if e.stop == s))) if launches else first["state_str"]
+        self.package: str = self._package(launches)
+        self.label: str = self.package.rsplit(".", 1)[-1].title()
+        start = self.states[self.start_state]
+        self._size = (int(start.get("width") or 1080), int(start.get("height") or 2280))
+        self._trees: dict[str, list[Node]] = {}
+        self.reset()
+
+    def _record(self, path: Path, needs: tuple[str, ...]) -> dict[str, Any] | None:
+        """The record in a file, or None (with a warning) when it cannot be read or lacks a key."""
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            self.warnings.append(f"{path.name} cannot be read: {exc}")
+            return None
+        if not isinstance(raw, dict) or any(not raw.get(k) for k in needs):
+            self.warnings.append(f"{path.name} is not a DroidBot record with {', '.join(needs)}")
+            return None
+        if ("event" in needs and not isinstance(raw["event"], dict)) or (
+                "state_str" in needs and not isinstance(raw.get("views"), list)):
+            self.warnings.append(f"{path.name} is not a DroidBot record (its event or views are missing)")
+            return None
+        return raw
+
+    def _package(self, launches: list[RecordedEvent]) -> str:
+        for e in launches:
+            match = re.search(r"\bam start\s+(?:-n\s+)?([\w.]+)/", e.intent or "")
+            if match:
+                return match.group(1)
+        packages = Counter(v.get("package") for v in self.states[self.start_state]["views"] if v.get("package"))
+        return packages.most_common(1)[0][0] if packages else "unknown"
+
+    # ------------------------------------------------------------------------------------ SimApp
+
+    @property
+    def activity(self) -> str:
+        state = self._gap[0] if self.current_state == UNRECORDED and self._gap else self.current_state
+        fg = str(self.states[state].get("foreground_activity") or f"{self.package}/.MainActivity")
+        package, _, act = fg.partition("/")
+        return package + act if act.startswith(".") else act
+
+    @property
+    def screen_size(self) -> tuple[int, int]:
+        return self._size
+
+    def reset(self) -> None:
+        self.current_state = self.start_state
+        self.unmatched: list[Unmatched] = []
+        #: The events followed so far, in order (a trace of the replay).
+        self.followed: list[RecordedEvent] = []
+        self._enter(self.start_state)
+
+    def launch(self) -> None:
+        self._enter(self.start_state)
+
+    def _enter(self, state: str) -> None:
+        """Move to a state: what was typed into the fields of the last one is gone with it."""
+        self.current_state = state
+        #: Text shown in fields instead of the recorded one (field path -> text), for this state.
+        self.typed: dict[Path_, str] = {}
+        self._focus: Path_ | None = None
+        if state != UNRECORDED:
+            self._gap: tuple[str, str] | None = None  # (state before, why) for the stand-in screen
+
+    def dump_xml(self) -> str:
+        return dump_xml(self.window_roots())
+
+    def screenshot_png(self) -> bytes:
+        return render_png([(root, False) for root in self.window_roots()], self._size)
+
+    def tap(self, x: int, y: int) -> None:
+        self._touch("click", x, y)
+
+    def long_tap(self, x: int, y: int) -> None:
+        self._touch("long_click", x, y)
+
+    def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int) -> None:
+        if abs(x2 - x1) < TOUCH_SLOP and abs(y2 - y1) < TOUCH_SLOP:
+            self._touch("long_click" if duration_ms >= LONG_PRESS_MS else "click", x1, y1)
+            return
+        direction = _swipe_direction(x1, y1, x2, y2)
+        found = [e for e in self._from_here("scroll")
+                 if e.direction == direction and (e.bounds is None or e.bounds.contains(x1, y1))]
+        self._follow(found, "swipe", f"{x1},{y1} -> {x2},{y2} ({direction})")
+
+    def input_text(self, text: str) -> None:
+        field = self._field()
+        shown = self._field_text(field) if field is not None else None
+        recorded = [e for e in self._from_here("set_text") if e.text == text]
+        # the recorded input replaced the field's text: follow it when the field was emptied first
+        # (or nothing was typed into it yet)
+        if recorded and (field is None or field not in self.typed or not shown):
+            self._follow(recorded, "text", repr(text))
+            return
+        if field is None:
+            self.unmatched.append(Unmatched("text", repr(text) + " (no text field)", self.current_state))
+            return
+        self.typed[field] = (shown or "") + text
+
+    def key(self, keycode: str) -> bool:
+        name = key_name(keycode)
+        found = [e for e in self._from_here("key") if key_name(e.key or "") == name]
+        if found:
+            self._follow(found, "key", name)
+            return True
+        if self.current_state == UNRECORDED and name == "BACK" and self._gap is not None:
+            self._enter(self._gap[0])
+            return True
+        field = self._field()
+        if field is not None and name in ("DEL", "MOVE_END", "MOVE_HOME", "FORWARD_DEL"):
+            if name == "DEL":
+                self.typed[field] = self._field_text(field)[:-1]
+            return True  # the field's cursor moves (at the end: FORWARD_DEL deletes nothing)
+        if name == "HOME" or (name == "BACK" and self.current_state == self.start_state):
+            return False  # the device handles it: the app is left
+        self.unmatched.append(Unmatched("key", name, self.current_state))
+        return name == "BACK"
+
+    # ------------------------------------------------------------------------------------ inspection
+
+    @property
+    def current_screen(self) -> str:
+        """The short activity name of the current state (``MainActivity``)."""
+        return self.activity.rsplit(".", 1)[-1]
+
+    def window_roots(self) -> list[Node]:
+        if self.current_state == UNRECORDED:
+            return [self._stand_in()]
+        tree = self._recorded_roots()
+        if not self.typed and self._focus is None:
+            return tree
+        tree = copy.deepcopy(tree)
+        for path, node in _walk(tree):
+            if path in self.typed:
+                node.text = self.typed[path]
+            if self._focus is not None:
+                node.focused = path == self._focus
+        return tree
+
+    def _recorded_roots(self) -> list[Node]:
+        tree = self._trees.get(self.current_state)
+        if tree is None:
+            tree = _views_to_nodes(self.states[self.current_state], Rect(0, 0, *self._size))
+            self._trees[self.current_state] = tree
+        return tree
+
+    def _stand_in(self) -> Node:
+        """The screen after an input whose outcome state the recording did not save."""
+        why = self._gap[1] if self._gap else "this input"
+        width, height = self._size
+        text = Node(cls="android.widget.TextView", bounds=Rect(42, 200, width - 42, 420), resource_id=UNRECORDED_ID,
+                    text=f"Not in the recording: {why}", package=self.package)
+        return Node(cls="android.widget.FrameLayout", bounds=Rect(0, 0, width, height), package=self.package,
+                    children=[text])
+
+    def _field(self) -> Path_ | None:
+        """The text field typed text goes to: the one tapped last, else the recorded focused one,
+        else the only one."""
+        if self.current_state == UNRECORDED:
+            return None
+        if self._focus is not None:
+            return self._focus
+        fields = [(path, n) for path, n in _walk(self._recorded_roots()) if n.style == "input"]
+        focused = [path for path, n in fields if n.focused]
+        if focused:
+            return focused[0]
+        return fields[0][0] if len(fields) == 1 else None
+
+    def _field_text(self, path: Path_) -> str:
+        if path in self.typed:
+            return self.typed[path]
+        return next((n.text for p, n in _walk(self._recorded_roots()) if p == path), "")
+
+    def events_from(self, state: str, kind: str | None = None) -> list[RecordedEvent]:
+        return [e for e in self.events if e.start == state and (kind is None or e.kind == kind)]
+
+    def go_to(self, state: str) -> None:
+        """Jump to a recorded state (tests start flows in the middle of a recording)."""
+        if state not in self.states:
+            raise SimUsageError(f"state {state[:12]}… is not in the recording")
+        self._enter(state)
+
+    # ------------------------------------------------------------------------------------ machinery
+
+    def _from_here(self, kind: str) -> list[RecordedEvent]:
+        return self.events_from(self.current_state, kind)
+
+    def _touch(self, kind: str, x: int, y: int) -> None:
+        found = [e for e in self._from_here(kind) if e.bounds is not None and e.bounds.contains(x, y)]
+        # The smallest view under the finger is the one on top; ties go to the earliest event.
+        found.sort(key=lambda e: (e.bounds.width * e.bounds.height if e.bounds else 0, e.tag))
+        if not found and kind == "click" and self.current_state != UNRECORDED:
+            field = self._field_at(x, y)
+            if field is not None:
+                self._focus = field  # a tap on a text field focuses it
+                return
+        self._follow(found, "tap" if kind == "click" else "long_tap", f"{x},{y}")
+
+    def _field_at(self, x: int, y: int) -> Path_ | None:
+        hits = [(n.bounds.width * n.bounds.height, path) for path, n in _walk(self._recorded_roots())
+                if n.style == "input" and n.bounds.contains(x, y)]
+        return min(hits)[1] if hits else None
+
+    def _follow(self, found: list[RecordedEvent], action: str, detail: str) -> None:
+        known = [e for e in found if e.stop in self.states]
+        if not known:
+            why = " (its stop state was not recorded)" if found else ""
+            self.unmatched.append(Unmatched(action, detail + why, self.current_state))
+            if found and self.current_state != UNRECORDED:
+                lost = found[0]
+                why = (f"the {action} at {detail} on state {self.current_state[:12]} (event {lost.tag}) led to "
+                       f"state {lost.stop[:12]}, which was not saved")
+                self._gap = (self.current_state, why)
+                self._enter(UNRECORDED)
+            return
+        # The same input on the same view can be recorded more than once with different outcomes
+        # (state the hash does not capture); the outcome recorded most often wins, then the earliest.
+        best = known[0]
+        rivals = [e for e in known if e.bounds == best.bounds]
+        votes = Counter(e.stop for e in rivals)
+        chosen = min(rivals, key=lambda e: (-votes[e.stop], e.tag))
+        self.followed.append(chosen)
+        self._enter(chosen.stop)
