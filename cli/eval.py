@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from tapir.cli.common import Subparsers, check_positive
+from tapir.cli.gen import PROMPT_STYLES
 from tapir.dsl.errors import UsageError
 
 if TYPE_CHECKING:
@@ -59,6 +60,12 @@ def register(sub: Subparsers) -> None:
                         "such as 'delete', an element; tasks add their own `allow:`; repeatable")
     p.add_argument("--fail-under", type=float, metavar="RATE",
                    help="exit status 1 when the success rate (0 to 1) is below RATE")
+    p.add_argument("--ctx", type=int, default=6144, metavar="N",
+                   help="with --model: the local model's context size in tokens (6144); prompts are fitted to it")
+    p.add_argument("--prompt-style", default="auto", choices=PROMPT_STYLES,
+                   help="with --model: auto (the default: the largest form that fits --ctx), described, names "
+                        "(the paper's compressed form) or focused (the screens relevant to the task)")
+    p.add_argument("--threads", type=int, metavar="N", help="with --model: CPU threads for the local model")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the summary, not a row per task")
     p.add_argument("--compare", nargs=2, metavar=("A.json", "B.json"),
                    help="print what changed per task between two reports (exit status 1 when a task regressed)")
@@ -74,7 +81,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         raise UsageError("give a suite (e.g. samples/suite) or --compare A.json B.json")
     if not args.oracle and not args.model:
         raise UsageError("choose where scripts come from: --oracle (the reference scripts) or --model SPEC")
-    check_positive(max_actions=args.max_actions, timeout=args.timeout, jobs=args.jobs)
+    check_positive(max_actions=args.max_actions, timeout=args.timeout, jobs=args.jobs, ctx=args.ctx,
+                   threads=args.threads)
     if args.fail_under is not None and not 0 <= args.fail_under <= 1:
         raise UsageError("--fail-under is a success rate between 0 and 1")
     return _run(args)
@@ -101,7 +109,8 @@ def _run(args: argparse.Namespace) -> int:
         allow=tuple(Safety.from_options(allow=args.allow).allowed),  # a malformed token: a usage error now
     )
     check_config(suite, config)
-    source: ScriptSource = OracleSource() if args.oracle else model_source(args.model, seed=args.seed)
+    source: ScriptSource = OracleSource() if args.oracle else model_source(
+        args.model, seed=args.seed, ctx=args.ctx, style=args.prompt_style, threads=args.threads)
     err = _console(sys.stderr)
     for note in suite.notes:
         err.print(f"note: {note}", highlight=False, markup=False)
