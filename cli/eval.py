@@ -67,12 +67,20 @@ def register(sub: Subparsers) -> None:
                         "(the paper's compressed form) or focused (the screens relevant to the task)")
     p.add_argument("--threads", type=int, metavar="N", help="with --model: CPU threads for the local model")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the summary, not a row per task")
+    p.add_argument("--merge", nargs="+", metavar="PART.json",
+                   help="merge the reports of parts of one run (tasks run in several sittings, e.g. with --app or "
+                        "--task) into one: with --json/--markdown it writes the merged report; the figures are "
+                        "computed again over every task")
     p.add_argument("--compare", nargs=2, metavar=("A.json", "B.json"),
                    help="print what changed per task between two reports (exit status 1 when a task regressed)")
     p.set_defaults(handler=_cmd_eval)
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
+    if args.merge:
+        if args.suite or args.compare:
+            raise UsageError("--merge takes the reports of a run's parts, not a suite or --compare")
+        return _merge(args)
     if args.compare:
         if args.suite:
             raise UsageError("--compare takes two reports, not a suite")
@@ -138,6 +146,25 @@ def _run(args: argparse.Namespace) -> int:
         return 70
     threshold = args.fail_under if args.fail_under is not None else (1.0 if args.oracle else 0.0)
     return 0 if data["success_rate"] >= threshold else 1
+
+
+def _merge(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from tapir.eval.compare import load_report
+    from tapir.eval.report import merge_reports, report_markdown
+
+    try:
+        data = merge_reports([load_report(path) for path in args.merge], names=args.merge)
+    except ValueError as exc:
+        raise UsageError(f"--merge: {exc}") from None
+    _print_report(data, quiet=args.quiet)
+    if args.json:
+        Path(args.json).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if args.markdown:
+        Path(args.markdown).write_text(report_markdown(data), encoding="utf-8")
+    return 0
 
 
 def _compare(a: str, b: str) -> int:
