@@ -152,3 +152,49 @@ def test_prefix_cache_prunes_the_least_recently_used(tmp_path: Path) -> None:
     cache.save("mid", [1], b"x" * 1000)
     cache.save("new", [1], b"x" * 1000)
     assert sorted(p.stem for p in tmp_path.glob("*.kv")) == ["mid", "new"]
+
+
+class _SmallContext(ScriptedBackend):
+    """A scripted model with a context of ``n_ctx`` tokens (estimated: four characters a token)."""
+
+    def __init__(self, n_ctx: int) -> None:
+        super().__init__(["Plan: x\nElements: x\n```python\nprint(1)\n```"])
+        self.n_ctx = n_ctx
+
+
+@pytest.mark.parametrize("ctx", [8192, 4096, 3000, 2400])
+def test_the_prompt_always_fits_the_models_context(ctx: int) -> None:
+    """``auto`` takes the largest form that fits: the described document, else names only, else
+    the screens relevant to the task; the whole request then fits beside the answer's tokens."""
+    doc = _doc("music")
+    backend = _SmallContext(ctx)
+    g = Generator(doc, backend, config=GenConfig())
+    described = backend.count_tokens(render_prefix(doc, "described"))
+    names = backend.count_tokens(render_prefix(doc, "names"))
+    expected = "described" if described <= ctx - 1300 else "names" if names <= ctx - 1300 else "focused"
+    assert g.style == expected
+    p = g.prompt("Play the song Lanterns")
+    assert backend.count_tokens(p.system + p.prefix + p.rest) + g.config.max_tokens <= ctx
+    if g.style == "focused":
+        assert "$songs_screen__song_list" in p.prefix  # the task's screen is among the few kept
+        assert len(p.prefix) < len(render_prefix(doc, "described"))
+
+
+def test_a_model_without_a_known_context_gets_the_whole_described_document() -> None:
+    g = Generator(_doc("music"), ScriptedBackend(["x"]))
+    assert g.style == "described" and g.prompt("x").prefix == render_prefix(_doc("music"), "described")
+
+
+def test_the_command_lines_prompt_styles_are_the_code_generators() -> None:
+    from tapir.cli.gen import PROMPT_STYLES as CLI_STYLES
+    from tapir.codegen.prompt import PROMPT_STYLES
+
+    assert CLI_STYLES == PROMPT_STYLES
+
+
+def test_relevant_screens_put_the_screen_the_task_names_first() -> None:
+    from tapir.codegen.prompt import relevant_screens
+
+    doc = _doc("clock")
+    order = relevant_screens(doc, "Set a timer for five minutes")
+    assert "timer" in order[0]

@@ -138,3 +138,28 @@ def test_replayed_tasks_meet_the_upstream_metric(upstream: Path) -> None:
         assert expected and set(expected) <= set(r.action_log)
         assert r.finished, r.error
         assert r.rrr is not None and r.rrr > 0.5
+
+
+@pytest.mark.adb
+@pytest.mark.parametrize(("element", "tab"), [("main_screen_stopwatch_tab__play_pause_button", "Stopwatch"),
+                                              ("main_screen_alarm_tab__alarms_list", "Alarm")])
+def test_navigation_takes_the_tab_that_leads_to_the_target(upstream: Path, tmp_path: Path, element: str,
+                                                           tab: str) -> None:
+    """Upstream's paths tap the Clock app's tab bar without naming a tab; navigation takes the tab
+    whose label names the screen the step leads to, and never presses BACK on the launch screen."""
+    import json
+
+    from tapir.cli import main
+    from tapir.docgen.upstream import import_file
+
+    app_dir = upstream / "droidtask" / "apps" / "clock"
+    text, _ = import_file(app_dir / "doc.json", package=ReplayApp(app_dir).package, app_name="clock")
+    (tmp_path / "clock.yaml").write_text(text, encoding="utf-8")
+    script = tmp_path / "tab.tap"
+    script.write_text(f"# doc: clock.yaml\n${element}.tap()\n", encoding="utf-8")
+    trace = tmp_path / "trace.jsonl"
+    assert main(["run", str(script), "--device", f"sim:{app_dir}", "--trace", str(trace)]) == 0
+    records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    steps = [r for r in records if r["event"] == "navigation"]
+    assert tab in [r.get("label") for r in steps]
+    assert not [r for r in steps if r["step"].endswith("back()") and r["screen_before"] == "main_screen"]

@@ -361,3 +361,33 @@ def test_a_device_that_fails_is_a_task_error_and_a_bug_is_reported_not_raised(mo
     [first, second] = run_suite(suite, OracleSource(), EvalConfig(adb_port=1)).results
     assert first.category == "InternalError" and "ZeroDivisionError: oops" in (first.error or "")
     assert second.verdict == "error"  # the run went on
+
+
+@pytest.mark.adb
+def test_parts_of_a_run_merge_into_the_report_of_the_whole(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A run too long for one sitting runs in parts (--task, --app); --merge makes one report whose
+    figures are those of a run of every task at once."""
+    from tapir.cli import main
+
+    picks = [["--task", "music/play_song"], ["--task", "clock/*"], ["--task", "music/play_song", "--task", "clock/*"]]
+    paths = [tmp_path / f"{name}.json" for name in ("music", "clock", "whole")]
+    for pick, path in zip(picks, paths, strict=True):
+        assert main(["eval", str(SUITE), "--oracle", "-q", "--json", str(path), *pick]) == 0
+    merged = tmp_path / "merged.json"
+    assert main(["eval", "--merge", str(paths[0]), str(paths[1]), "--json", str(merged), "-q"]) == 0
+    got, whole = json.loads(merged.read_text()), json.loads(paths[2].read_text())
+    figures = ("total", "passed", "success_rate", "success_rate_without_repair", "rrr", "actions", "verdicts")
+    assert {k: got[k] for k in figures} == {k: whole[k] for k in figures}
+    assert got["by_app"].keys() == whole["by_app"].keys()
+    assert {t["id"] for t in got["tasks"]} == {t["id"] for t in whole["tasks"]}
+    assert [m["part"] for m in got["merged_from"]] == [str(paths[0]), str(paths[1])]
+    assert load_report(merged)["format"] == whole["format"]
+    capsys.readouterr()
+    # the same task twice, or parts of another suite, are refused
+    assert main(["eval", "--merge", str(paths[0]), str(paths[2])]) == 2
+    assert "task music/play_song is in" in capsys.readouterr().err
+    other = json.loads(paths[1].read_text())
+    other["suite"]["digest"] = "0" * 16
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    assert main(["eval", "--merge", str(paths[0]), str(tmp_path / "other.json")]) == 2
+    assert "not a part of the same run" in capsys.readouterr().err

@@ -89,7 +89,7 @@ def test_the_model_source_is_a_script_source_with_repair_and_refuses_a_bad_spec(
 def model_source_with(monkeypatch: pytest.MonkeyPatch, backend: ScriptedBackend) -> Any:
     made: list[ModelSource] = []
 
-    def factory(spec: str, *, seed: int = 0) -> ModelSource:
+    def factory(spec: str, *, seed: int = 0, **options: Any) -> ModelSource:
         made.append(script_source(spec, seed=seed, backend=backend))
         return made[-1]
 
@@ -132,7 +132,7 @@ def test_one_run_reports_success_with_and_without_repair_per_task_and_level(
     backend = _scripted({t.text: t.reference or "" for t in suite.tasks})
     made: list[ModelSource] = []
 
-    def factory(spec: str, *, seed: int = 0) -> ModelSource:
+    def factory(spec: str, *, seed: int = 0, **options: Any) -> ModelSource:
         made.append(script_source(spec, seed=seed, backend=backend))
         return made[-1]
 

@@ -363,6 +363,26 @@ def test_a_permission_prompt_is_sensitive_except_its_refusal(title: str, allow: 
     allowed.check("tap", button[allow], obs, element=None, shown="x", item=False, span=None)
 
 
+@pytest.mark.parametrize(("message", "buttons", "tapped", "sensitive"), [
+    # Simple Mobile Tools: information with one OK, nothing to decline: acknowledging is not sensitive
+    ("WARNING: Some launchers do not handle app icon customization properly.", ["OK"], "OK", False),
+    ("Warning: this folder is empty", ["Got it"], "Got it", False),
+    # the same words as a question, with a way out: the answer that goes ahead is sensitive
+    ("Are you sure you want to delete this note?", ["Yes", "Cancel"], "Yes", True),
+    ("Are you sure you want to delete this note?", ["Yes", "Cancel"], "Cancel", False),
+    # a lone button that itself deletes is sensitive by its label
+    ("Warning: this cannot be undone", ["Delete"], "Delete", True),
+])
+def test_a_warning_without_a_way_to_decline_only_informs(message: str, buttons: list[str], tapped: str,
+                                                          sensitive: bool) -> None:
+    doc = load_document(NOTES_DOC)
+    tree = parse_uiautomator(_dialog("org.tapir.notes", message, "", buttons))
+    obs = Observation(tree, None, "d", "org.tapir.notes", 1)
+    gate = SensitiveGate(doc, Safety(), lambda r: None, lambda: 0.0)
+    button = next(n for n in tree.nodes if n.clickable and n.text == tapped)
+    assert (gate.reason(button, obs, element=None, item=False) is not None) is sensitive
+
+
 def test_a_row_of_content_is_not_a_control() -> None:
     """A note titled "Call the plumber" is content: tapping it opens it; a menu's "Delete" row is
     a control."""

@@ -3,6 +3,7 @@ navigation, the AutoDroid-V2 HTML rendering rules and XPath evaluation on it."""
 
 from __future__ import annotations
 
+import codecs
 import json
 import pickle
 from pathlib import Path
@@ -339,6 +340,8 @@ def _reference_nodes(data: bytes) -> list[dict[str, object]]:
     reading of what ``parse_uiautomator`` must produce)."""
     from lxml import etree
 
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # saved as UTF-16 (with its mark) on the way from the phone
+        data = data.decode("utf-16").encode("utf-8")
     start = min(i for i in (data.find(b"<?xml"), data.find(b"<hierarchy")) if i >= 0)
     root = etree.fromstring(data[start:data.rfind(b"</hierarchy>") + len(b"</hierarchy>")])
     elements = list(root.iter("node"))
@@ -374,8 +377,9 @@ def _reference_nodes(data: bytes) -> list[dict[str, object]]:
 
 @pytest.mark.upstream
 def test_every_real_dump_parses_to_what_its_xml_says(upstream: Path) -> None:
-    """87 dumps from real phones: each parses to exactly the fields its XML holds, or is refused
-    for a reason a person can act on (three are not dumps: an error text, a cut-off file)."""
+    """87 dumps from real phones: each parses to exactly the fields its XML holds (two were saved as
+    UTF-16 with a byte-order mark, one with adb's message after the XML), or is refused for a
+    reason a person can act on (079 went through PowerShell, which wrote `n for its line breaks)."""
     files = sorted((upstream / "uiautomator" / "real").glob("*.xml"))
     assert len(files) == 87
     refused = {}
@@ -391,8 +395,8 @@ def test_every_real_dump_parses_to_what_its_xml_says(upstream: Path) -> None:
         assert tree.roots == tuple(n["id"] for n in expected if n["parent"] is None)
         assert (tree.width, tree.height) == (max(n["bounds"].x2 for n in expected if n["parent"] is None),  # type: ignore[attr-defined]
                                              max(n["bounds"].y2 for n in expected if n["parent"] is None))  # type: ignore[attr-defined]
-    assert refused.keys() == {"019.xml", "047.xml", "079.xml"}
-    assert all(why.startswith(("not a uiautomator dump", "malformed uiautomator dump")) for why in refused.values())
+    assert refused.keys() == {"079.xml"}
+    assert refused["079.xml"].startswith("malformed uiautomator dump") and "PowerShell" in refused["079.xml"]
 
 
 def test_odd_bounds_fail_when_read_naming_the_view() -> None:
@@ -413,3 +417,25 @@ def test_uiautomator_xpaths_run_on_the_dump_itself() -> None:
     assert tree.node_of(hit) is tree.nodes[1] and tree.node_of(tree.document) is None
     views = parse_view_list([{"temp_id": 0, "class": "android.view.View"}])
     assert views.document is None and views.xpath("//node") == []
+
+
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-le", "utf-16-be", "utf-8-sig", "utf-32"])
+def test_dumps_saved_in_another_unicode_encoding_parse(codec: str) -> None:
+    """A dump saved through a Windows shell is UTF-16 with a byte-order mark (its declaration may
+    still say UTF-8, or name the new encoding); it parses to the same tree as the UTF-8 original."""
+    xml = ("<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"0\">"
+           "<node index=\"0\" text=\"Café 日本\" class=\"android.widget.TextView\" package=\"a.b\" "
+           "bounds=\"[0,0][10,10]\" /></hierarchy>")
+    original = parse_uiautomator(xml.encode("utf-8"))
+    for text in (xml, xml.replace("encoding='UTF-8'", f"encoding='{codec.upper()}'")):
+        data = text.encode(codec)
+        if codec == "utf-16-be":
+            data = codecs.BOM_UTF16_BE + data
+        tree = parse_uiautomator(data)
+        assert [n.text for n in tree.nodes] == [n.text for n in original.nodes] == ["Café 日本"]
+
+
+def test_a_dump_mangled_by_powershell_is_refused_saying_so() -> None:
+    mangled = b"<?xml version='1.0' encoding='UTF-8' ?>`n<hierarchy rotation=\"0\">`n<node text=\"x\" /></hierarchy>"
+    with pytest.raises(HierarchyError, match="PowerShell"):
+        parse_uiautomator(mangled)

@@ -143,7 +143,7 @@ class ScriptedHost:
             return obs.screen == step.target
         return obs.package == "org.t" and obs.screen == el.screen
 
-    def run_step(self, step: Step, obs: Observation, span: object) -> Observation:
+    def run_step(self, step: Step, obs: Observation, span: object, toward: str | None = None) -> Observation:
         self.done.append(str(step))
         if step.target is None or self.document.element(step.target) is None:
             if self.screen == "home":

@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from tapir.cli.common import Subparsers, check_positive
+from tapir.cli.gen import PROMPT_STYLES
 from tapir.core.errors import UsageError
 
 if TYPE_CHECKING:
@@ -60,13 +61,27 @@ def register(sub: Subparsers) -> None:
                         "such as 'delete', an element; tasks add their own `allow:`; repeatable")
     p.add_argument("--fail-under", type=float, metavar="RATE",
                    help="exit status 1 when the success rate (0 to 1) is below RATE")
+    p.add_argument("--ctx", type=int, default=6144, metavar="N",
+                   help="with --model: the local model's context size in tokens (6144); prompts are fitted to it")
+    p.add_argument("--prompt-style", default="auto", choices=PROMPT_STYLES,
+                   help="with --model: auto (the default: the largest form that fits --ctx), described, names "
+                        "(the paper's compressed form) or focused (the screens relevant to the task)")
+    p.add_argument("--threads", type=int, metavar="N", help="with --model: CPU threads for the local model")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the summary, not a row per task")
+    p.add_argument("--merge", nargs="+", metavar="PART.json",
+                   help="merge the reports of parts of one run (tasks run in several sittings, e.g. with --app or "
+                        "--task) into one: with --json/--markdown it writes the merged report; the figures are "
+                        "computed again over every task")
     p.add_argument("--compare", nargs=2, metavar=("A.json", "B.json"),
                    help="print what changed per task between two reports (exit status 1 when a task regressed)")
     p.set_defaults(handler=_cmd_eval)
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
+    if args.merge:
+        if args.suite or args.compare:
+            raise UsageError("--merge takes the reports of a run's parts, not a suite or --compare")
+        return _merge(args)
     if args.compare:
         if args.suite:
             raise UsageError("--compare takes two reports, not a suite")
@@ -75,7 +90,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         raise UsageError("give a suite (e.g. samples/suite) or --compare A.json B.json")
     if not args.oracle and not args.model:
         raise UsageError("choose where scripts come from: --oracle (the reference scripts) or --model SPEC")
-    check_positive(max_actions=args.max_actions, timeout=args.timeout, jobs=args.jobs)
+    check_positive(max_actions=args.max_actions, timeout=args.timeout, jobs=args.jobs, ctx=args.ctx,
+                   threads=args.threads)
     if args.fail_under is not None and not 0 <= args.fail_under <= 1:
         raise UsageError("--fail-under is a success rate between 0 and 1")
     return _run(args)
@@ -102,7 +118,8 @@ def _run(args: argparse.Namespace) -> int:
         allow=tuple(Safety.from_options(allow=args.allow).allowed),  # a malformed token: a usage error now
     )
     check_config(suite, config)
-    source: ScriptSource = OracleSource() if args.oracle else model_source(args.model, seed=args.seed)
+    source: ScriptSource = OracleSource() if args.oracle else model_source(
+        args.model, seed=args.seed, ctx=args.ctx, style=args.prompt_style, threads=args.threads)
     err = _console(sys.stderr)
     for note in suite.notes:
         err.print(f"note: {note}", highlight=False, markup=False)
@@ -130,6 +147,25 @@ def _run(args: argparse.Namespace) -> int:
         return 70
     threshold = args.fail_under if args.fail_under is not None else (1.0 if args.oracle else 0.0)
     return 0 if data["success_rate"] >= threshold else 1
+
+
+def _merge(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from tapir.eval.compare import load_report
+    from tapir.eval.report import merge_reports, report_markdown
+
+    try:
+        data = merge_reports([load_report(path) for path in args.merge], names=args.merge)
+    except ValueError as exc:
+        raise UsageError(f"--merge: {exc}") from None
+    _print_report(data, quiet=args.quiet)
+    if args.json:
+        Path(args.json).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if args.markdown:
+        Path(args.markdown).write_text(report_markdown(data), encoding="utf-8")
+    return 0
 
 
 def _compare(a: str, b: str) -> int:

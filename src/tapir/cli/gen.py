@@ -8,6 +8,10 @@ from typing import Any
 
 from tapir.cli.common import Subparsers, add_safety_flags, check_device_flag, check_positive
 
+#: ``tapir.codegen.prompt.PROMPT_STYLES``, written here so that the command line starts without
+#: importing the code generator (a test keeps the two equal).
+PROMPT_STYLES = ("auto", "described", "names", "focused")
+
 
 def register(sub: Subparsers) -> None:
     p = sub.add_parser(
@@ -58,8 +62,10 @@ def register(sub: Subparsers) -> None:
                    help="examples (examples/*.yaml|jsonl beside the document) kept in the cached prompt prefix (8)")
     p.add_argument("--examples", type=int, default=2, metavar="K",
                    help="more examples retrieved per task by similarity, from the rest of the pool (2)")
-    p.add_argument("--prompt-style", default="described", choices=("described", "names"),
-                   help="elements with their descriptions, or names only (the paper's compressed form)")
+    p.add_argument("--prompt-style", default="auto", choices=PROMPT_STYLES,  # (tapir.codegen.prompt's)
+                   help="auto (the default): the largest form that fits the model's context; described: every "
+                        "element with its description; names: names only (the paper's compressed form); focused: "
+                        "only the screens relevant to the task")
     p.add_argument("--no-grammar", action="store_true", help="do not constrain the answer")
     p.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (0: greedy, the default)")
     p.add_argument("--threads", type=int, metavar="N", help="CPU threads for the local model")

@@ -22,7 +22,7 @@ from typing import Any
 from tapir.codegen import language as L
 from tapir.codegen.backend import Backend, Completion, Request, Usage
 from tapir.codegen.examples import ExampleStore
-from tapir.codegen.prompt import Prompt, RepairNote, ScreenInfo, build_prompt, render_prefix
+from tapir.codegen.prompt import SYSTEM, Prompt, RepairNote, ScreenInfo, build_prompt, relevant_screens, render_prefix
 from tapir.codegen.script_grammar import AnswerParts, answer_grammar, split_answer
 
 __all__ = ["Budget", "Failure", "GenConfig", "Generation", "Generator", "Round", "SolveResult", "categorize"]
@@ -56,8 +56,13 @@ class GenConfig:
     seed: int = 0
     #: Constrain the answer with the document's grammar.
     constrained: bool = True
-    #: ``described`` (elements with descriptions) or ``names`` (the paper's compressed form).
-    style: str = "described"
+    #: ``auto`` (the largest form that fits the model's context), ``described`` (elements with
+    #: descriptions), ``names`` (the paper's compressed form) or ``focused`` (the task's screens):
+    #: ``tapir.codegen.prompt.PROMPT_STYLES``.
+    style: str = "auto"
+    #: Tokens kept free for the per-task part of a prompt (task, retrieved examples, the screen, a
+    #: repair round's script and error) when a prompt is fitted to the model's context.
+    reserve: int = 900
 
 
 @dataclass(frozen=True)
@@ -186,8 +191,46 @@ class Generator:
         pool = examples or ExampleStore([])
         self.standing, self.examples = pool.split(self.config.prefix_examples)
         self.table = L.symbols(doc)
-        self._prefix = render_prefix(doc, self.config.style, self.standing)
+        #: The model's context in tokens, when the backend has one (a local model); prompts are fitted to it.
+        self.context: int | None = getattr(backend, "n_ctx", None)
+        self.style, self._prefix = self._fit()
         self._grammar = answer_grammar(doc).to_gbnf() if self.config.constrained else None
+
+    def _room(self) -> int | None:
+        """Tokens the system message and the prefix may take, None when unbounded."""
+        if self.context is None:
+            return None
+        return self.context - self.config.max_tokens - self.config.reserve
+
+    def _fits(self, prefix: str) -> bool:
+        room = self._room()
+        return room is None or self.backend.count_tokens(SYSTEM + prefix) <= room
+
+    def _fit(self) -> tuple[str, str]:
+        """The prompt style this document gets with this model, and its prefix ('' for ``focused``,
+        whose prefix is made per task): with ``auto``, the first of described, names that fits."""
+        style = self.config.style
+        if style == "focused":
+            return style, ""
+        if style != "auto":
+            return style, render_prefix(self.doc, style, self.standing)
+        for candidate in ("described", "names"):
+            prefix = render_prefix(self.doc, candidate, self.standing)
+            if self._fits(prefix):
+                return candidate, prefix
+        return "focused", ""
+
+    def _focused_prefix(self, task: str) -> str:
+        """The prefix with only the screens most relevant to ``task``, as many as fit (at least one),
+        with the standing examples when they fit too."""
+        order = relevant_screens(self.doc, task)
+        chosen: list[str] = []
+        for name in order:
+            if chosen and not self._fits(render_prefix(self.doc, "described", (), [*chosen, name])):
+                break
+            chosen.append(name)
+        with_examples = render_prefix(self.doc, "described", self.standing, chosen)
+        return with_examples if self._fits(with_examples) else render_prefix(self.doc, "described", (), chosen)
 
     @property
     def grammar(self) -> str | None:
@@ -198,8 +241,9 @@ class Generator:
         # exclude_example (leave-one-out evaluation) cannot take a standing example out of the
         # prefix; evaluation tasks are kept apart from the example pool instead.
         examples = self.examples.retrieve(task, self.config.examples, exclude=exclude_example)
+        prefix = self._prefix if self.style != "focused" else self._focused_prefix(task)
         return build_prompt(self.doc, task, examples=examples, screen=screen, repair=repair,
-                            style=self.config.style, prefix=self._prefix)
+                            style=self.style, prefix=prefix)
 
     def request(self, prompt: Prompt) -> Request:
         c = self.config

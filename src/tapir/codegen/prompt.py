@@ -23,13 +23,20 @@ text), so changing the layout means a new version.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from tapir.codegen import language as L
 from tapir.codegen.examples import Example
 
-__all__ = ["PROMPT_VERSION", "Prompt", "RepairNote", "ScreenInfo", "build_prompt", "render_prefix"]
+__all__ = ["PROMPT_STYLES", "PROMPT_VERSION", "Prompt", "RepairNote", "ScreenInfo", "build_prompt", "relevant_screens",
+           "render_prefix"]
+
+#: ``auto``: the largest form that fits the model's context (``described``, else ``names``, else
+#: ``focused``); ``described``: every element with its description; ``names``: the paper's
+#: compressed form; ``focused``: the screens relevant to the task only, as many as fit.
+PROMPT_STYLES = ("auto", "described", "names", "focused")
 
 PROMPT_VERSION = "1"
 
@@ -140,15 +147,19 @@ def _element_line(doc: L.AppDocument, e: L.Element, style: str) -> str:
     return " ".join(parts)
 
 
-def render_prefix(doc: L.AppDocument, style: str = "described", examples: Sequence[Example] = ()) -> str:
+def render_prefix(doc: L.AppDocument, style: str = "described", examples: Sequence[Example] = (),
+                  screens: Collection[str] | None = None) -> str:
     """The document part of the prompt (``described``: with descriptions; ``names``: the paper's
-    compressed form, element names only), with the standing ``examples``."""
+    compressed form, element names only), with the standing ``examples``; ``screens``: only those
+    screens' elements (a focused prompt), else every screen's."""
     lines = ["In the script, except for the common Python control flow (for, if-else, function def/calls, etc.), "
              "you can use the following APIs:"]
     lines += _api_lines()
     lines += ["", _RULES, "", f"You can use the following GUI elements of the app {doc.app.name}, screen by screen "
                              f"(the app starts on {doc.app.start_screen}):"]
     for screen in doc.screens:
+        if screens is not None and screen.name not in screens:
+            continue
         lines.append(f"screen {screen.name}: {_short(screen.description, 100)}")
         lines += [_element_line(doc, e, style) for e in screen.elements]
     if doc.notes:
@@ -159,6 +170,29 @@ def render_prefix(doc: L.AppDocument, style: str = "described", examples: Sequen
         lines += [_example_block(ex) for ex in examples]
         lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def relevant_screens(doc: L.AppDocument, task: str) -> list[str]:
+    """The document's screens, most relevant to ``task`` first: by the task's words found in a
+    screen's name, description and its elements' names, descriptions and options (a word counted
+    once a screen), the launch screen first among equals (a script often starts there)."""
+    wanted = _words(task)
+    scored = []
+    for order, screen in enumerate(doc.screens):
+        text = [screen.name, screen.description]
+        for e in screen.elements:
+            text += [e.local_name, e.description, *e.options[:20]]
+        found = wanted & _words(" ".join(text))
+        scored.append((-len(found), screen.name != doc.app.start_screen, order, screen.name))
+    return [name for *_, name in sorted(scored)]
+
+
+_STOP = frozenset({"the", "a", "an", "to", "of", "in", "on", "and", "or", "for", "with", "my", "me", "it", "is",
+                   "i", "all", "as", "at", "by", "from", "this", "that", "be", "then", "set", "screen"})
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower().replace("_", " ")) if w not in _STOP and len(w) > 1}
 
 
 def _example_block(ex: Example) -> str:

@@ -167,13 +167,18 @@ def repair_note(script: str, error: str) -> RepairNote:
     return RepairNote(script, CATEGORIES.get(category, category), message, line, source_line, None)
 
 
-def script_source(spec: str, *, seed: int = 0, threads: int | None = None, config: GenConfig | None = None,
+def script_source(spec: str, *, seed: int = 0, threads: int | None = None, ctx: int = 6144,
+                  style: str | None = None, config: GenConfig | None = None,
                   backend: Backend | None = None) -> ModelSource:
     """The source for ``tapir eval --model SPEC`` (``SPEC`` as ``tapir gen --model`` takes it, or an
-    http(s) URL of an OpenAI-compatible server); ``backend`` given, it is used instead (tests)."""
+    http(s) URL of an OpenAI-compatible server); ``backend`` given, it is used instead (tests).
+    ``ctx``: a local model's context; ``style``: the prompt style (default: ``auto``, which fits
+    every document's prompt to that context)."""
     if not spec.strip() and backend is None:
         raise UsageError("is empty: give a model name (tapir model list), a .gguf file or a server URL",
                          setting="model")
     config = dataclasses.replace(config or GenConfig(), seed=seed)
-    return ModelSource(backend if backend is not None else open_backend(spec, threads=threads), spec=spec,
+    if style is not None:
+        config = dataclasses.replace(config, style=style)
+    return ModelSource(backend if backend is not None else open_backend(spec, threads=threads, ctx=ctx), spec=spec,
                        config=config)

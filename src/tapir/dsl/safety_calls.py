@@ -24,7 +24,7 @@ def run_safety(host: Any) -> Safety | None:
 
 
 def secret_impl(call: ApiCall) -> Any:
-    """``secret(name)``: the run's secret ``name`` (``tapir.dsl.secrets``)."""
+    """``secret(name)``: the run's secret ``name`` (``tapir.core.secrets``)."""
     safety = run_safety(call.host)
     store = safety.secrets if safety is not None else SecretStore()
     return store.get(call.args["name"], call.span)

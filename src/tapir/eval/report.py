@@ -24,7 +24,7 @@ reached another view than the one meant, on simulated apps).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from tapir.eval.runner import VERDICTS, EvalRun
@@ -89,6 +89,53 @@ def report_json(run: EvalRun) -> dict[str, Any]:
         "by_app": {app: summarize(t for t in tasks if t["app"] == app) for app in apps},
         "tasks": tasks,
     }
+
+
+def merge_reports(reports: Sequence[Mapping[str, Any]], *, names: Sequence[str] = ()) -> dict[str, Any]:
+    """One report from the reports of parts of a run (``tapir eval --task``/``--app`` in several
+    sittings): the tasks of all, the figures computed again over them. The parts must be of the
+    same suite (digest) with the same source settings and run settings but for what selects the
+    tasks; a task in two parts is a ``ValueError``, as are parts that do not agree. ``names``
+    (file names) make the messages say which part."""
+    if not reports:
+        raise ValueError("no reports to merge")
+    label = list(names) + [f"report {i + 1}" for i in range(len(names), len(reports))]
+    first = reports[0]
+    for key, what in (("format", "format"), ("suite", "suite (name, path, digest)"), ("source", "source")):
+        for other, name in zip(reports[1:], label[1:], strict=False):
+            if _comparable(other.get(key)) != _comparable(first.get(key)):
+                raise ValueError(f"{name} is not a part of the same run as {label[0]}: its {what} differs")
+    seen: dict[str, str] = {}
+    tasks: list[dict[str, Any]] = []
+    for report, name in zip(reports, label, strict=False):
+        for task in report.get("tasks", ()):
+            if task["id"] in seen:
+                raise ValueError(f"task {task['id']} is in {seen[task['id']]} and in {name}")
+            seen[task["id"]] = name
+            tasks.append(dict(task))
+    levels = [lv for lv in LEVELS if any(t["difficulty"] == lv for t in tasks)]
+    apps = list(dict.fromkeys(t["app"] for t in tasks))
+    overall = summarize(tasks)
+    return {
+        **{k: first[k] for k in ("format", "suite", "source", "settings", "environment", "started") if k in first},
+        "merged_from": [{"part": name, "started": r.get("started"), "tasks": len(r.get("tasks", ())),
+                         "wall_s": r.get("wall_s")} for r, name in zip(reports, label, strict=False)],
+        "interrupted": any(r.get("interrupted") for r in reports),
+        "not_run": [i for r in reports for i in r.get("not_run", ()) if i not in seen],
+        **overall,
+        "wall_s": round(sum(float(r.get("wall_s") or 0) for r in reports), 3),
+        "task_wall_s": overall["wall_s"],
+        "by_difficulty": {lv: summarize(t for t in tasks if t["difficulty"] == lv) for lv in levels},
+        "by_app": {app: summarize(t for t in tasks if t["app"] == app) for app in apps},
+        "tasks": tasks,
+    }
+
+
+def _comparable(value: Any) -> Any:
+    """A report section without what differs between the parts of one run (which tasks ran)."""
+    if isinstance(value, Mapping):
+        return {k: _comparable(v) for k, v in value.items() if k not in ("notes",)}
+    return value
 
 
 # ---------------------------------------------------------------------------------------------
@@ -210,6 +257,6 @@ def report_markdown(data: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["REPORT_FORMAT", "failure_reason", "percent", "ratio", "repairs_text", "report_json",
+__all__ = ["REPORT_FORMAT", "failure_reason", "merge_reports", "percent", "ratio", "repairs_text", "report_json",
            "report_markdown", "run_line", "seconds", "summarize", "summary_rows", "tokens_text", "without_repair",
            "wrong_text"]

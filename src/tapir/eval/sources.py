@@ -131,7 +131,7 @@ class CallableSource:
         return None if answer is None else as_generation(answer)
 
 
-def model_source(spec: str, *, seed: int = 0) -> AdaptedSource:
+def model_source(spec: str, *, seed: int = 0, **options: Any) -> AdaptedSource:
     """The source behind ``tapir eval --model SPEC``: the code generator's
     ``tapir.codegen.script_source(spec, seed=...)`` (the seam a model plugs into); UsageError
     while this installation has no code generator.
@@ -139,7 +139,8 @@ def model_source(spec: str, *, seed: int = 0) -> AdaptedSource:
     The code generator sits below the harness and cannot name these types: its source is a
     ``ScriptSource`` by shape, and its answers carry the fields of ``Generation`` (``script``,
     ``tokens`` with ``cached``/``computed``/``generated``, ``latency_s``, ``error``, ``extra``);
-    ``AdaptedSource`` turns them into ``Generation`` here, at the boundary."""
+    ``AdaptedSource`` turns them into ``Generation`` here, at the boundary. ``options`` go to the
+    code generator as they are (``threads``, ``ctx``, ``style``)."""
     import importlib
 
     from tapir.core.errors import UsageError
@@ -149,7 +150,7 @@ def model_source(spec: str, *, seed: int = 0) -> AdaptedSource:
     if not callable(factory):
         raise UsageError("model runs need the code generator (tapir.codegen.script_source), which this "
                          "installation does not have yet; --oracle runs the reference scripts")
-    source = factory(spec, seed=seed)
+    source = factory(spec, seed=seed, **options)
     if not isinstance(source, ScriptSource):
         raise UsageError(f"tapir.codegen.script_source({spec!r}) did not give a script source")
     return AdaptedSource(source)

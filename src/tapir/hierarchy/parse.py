@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -50,6 +51,31 @@ def _bounds(value: object, where: str) -> Bounds:
         raise HierarchyError(f"{where}: unreadable bounds {value!r}") from exc
 
 
+_BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def _utf8(data: bytes) -> bytes:
+    """A dump's bytes as UTF-8. A dump saved through a Windows shell (PowerShell's ``>``) is UTF-16
+    with a byte-order mark, whatever its XML declaration says; Android itself writes UTF-8."""
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            return _declared_utf8(data.decode(codec, "replace").encode("utf-8"))
+    if len(data) > 1 and data[1] == 0 and data[0] != 0:  # UTF-16 LE without a mark: '<\0?\0...'
+        return _declared_utf8(data.decode("utf-16-le", "replace").encode("utf-8"))
+    return data
+
+
+def _declared_utf8(data: bytes) -> bytes:
+    """Transcoded bytes whose XML declaration may still name their old encoding: it goes (expat
+    reads UTF-8 without one)."""
+    if data.startswith(b"<?xml"):
+        end = data.find(b"?>")
+        if end > 0 and not re.search(rb"encoding=['\"]utf-?8['\"]", data[:end], re.IGNORECASE):
+            return data[end + 2:].lstrip()
+    return data
+
+
 def parse_uiautomator(xml: str | bytes) -> UITree:
     """Parse ``uiautomator dump`` output.
 
@@ -66,7 +92,7 @@ def parse_uiautomator(xml: str | bytes) -> UITree:
     dump as lxml reads it, for XPaths, when one is needed.
     """
     # (a lone surrogate cannot come from a device, whose output is decoded with "replace": same here)
-    data = xml.encode("utf-8", "replace") if isinstance(xml, str) else xml
+    data = xml.encode("utf-8", "replace") if isinstance(xml, str) else _utf8(xml)
     m = _XML_START.search(data)
     if m is None:
         raise HierarchyError("not a uiautomator dump: no <hierarchy> element")
@@ -117,7 +143,11 @@ def parse_uiautomator(xml: str | bytes) -> UITree:
     try:
         parser.Parse(body, True)
     except (expat.ExpatError, LookupError) as exc:  # LookupError: an encoding Python does not know
-        raise HierarchyError(f"malformed uiautomator dump: {exc}") from exc
+        mangled = b">`n<" in body  # PowerShell writes `n where the dump had a line break
+        raise HierarchyError(f"malformed uiautomator dump: {exc}" + (
+            " (the file holds PowerShell's `n where its line breaks were: it was rewritten on the way from "
+            "the phone; save it with `adb pull` or `adb exec-out uiautomator dump /dev/tty` instead)"
+            if mangled else "")) from exc
     for nid, children in kids.items():
         nodes[nid].children = tuple(children)
     width = max((nodes[r].bounds.x2 for r in roots), default=0)

@@ -93,8 +93,10 @@ class NavigationHost(Protocol):
         """True when ``step`` can be executed on ``obs`` (its element is grounded there)."""
         ...
 
-    def run_step(self, step: Step, obs: Observation, span: Span | None) -> Observation:
-        """Execute one path step and return the settled screen after it."""
+    def run_step(self, step: Step, obs: Observation, span: Span | None, toward: str | None = None) -> Observation:
+        """Execute one path step and return the settled screen after it. ``toward``: the screen the
+        step should lead to (the next step's, or the target's), for a step that taps an item of a
+        list without naming it (a tab bar, a menu): the item that leads there is taken."""
         ...
 
     def launch_app(self, span: Span | None) -> Observation:
@@ -329,12 +331,13 @@ class Navigator:
             if plan.label not in nav.tried:
                 nav.tried.append(plan.label)
             start_digest = obs.digest
-            for step in plan.steps[plan.start:]:
+            steps = plan.steps[plan.start:]
+            for n, step in enumerate(steps):
                 if self._budget <= 0 or not self.host.step_available(step, obs):
                     break
                 before_obs = obs
                 try:
-                    obs = self.host.run_step(step, obs, span)
+                    obs = self.host.run_step(step, obs, span, toward=self._toward(steps[n + 1:], element))
                 except (ActionError, ElementNotFound):
                     break  # a step that cannot be done here ends the attempt; plan again
                 self._budget -= 1
@@ -346,6 +349,17 @@ class Navigator:
         if depth > 0:
             return obs
         raise self._failure(element, obs, nav, paths)
+
+    def _toward(self, rest: tuple[Step, ...], element: Element) -> str | None:
+        """The screen a step should lead to: the screen of the next step that names an element (or a
+        screen, for ``screen.back()``), else the target's."""
+        doc = self.host.document
+        for step in rest:
+            if step.target is None:
+                return None  # a global step (back(), enter()) next: nothing to aim at
+            el = doc.element(step.target)
+            return el.screen if el is not None else step.target
+        return element.screen
 
     def _chain(
         self,

@@ -20,6 +20,7 @@ from tapir.core.errors import ActionError, ElementNotFound, Span, TapirError
 from tapir.hierarchy.model import UINode
 from tapir.runtime.action_checks import ActionChecks
 from tapir.runtime.call_trace import CallTrace
+from tapir.runtime.grounding.fuzzy import words
 from tapir.runtime.list_access import ListAccess
 from tapir.runtime.lists import well_visible
 from tapir.runtime.reaching import Reacher
@@ -29,6 +30,12 @@ from tapir.runtime.settle import Expectation, Observation
 
 if TYPE_CHECKING:
     from tapir.runtime.guards import Guards
+
+
+#: Words of screen and element names that name no place in particular.
+_GENERIC = frozenset({"screen", "main", "button", "list", "item", "items", "dialog", "view", "options", "option",
+                      "menu", "popup", "the", "a", "of", "to", "tab", "tabs", "interface", "holder", "text", "label",
+                      "icon", "image", "container", "layout", "bar", "toolbar", "title"})
 
 
 class PathSteps:
@@ -53,6 +60,8 @@ class PathSteps:
         return self.reacher.where(obs)
 
     def step_available(self, step: Step, obs: Observation) -> bool:
+        if step.action == "back" and obs.screen is not None and obs.screen == self.document.app.start_screen:
+            return False  # BACK on the app's launch screen leaves the app: never a way forward
         if step.target is None:
             return True
         el = self.document.element(step.target)
@@ -67,9 +76,12 @@ class PathSteps:
             return self._first_item_node(el, obs) is not None
         return True
 
-    def _first_item_node(self, el: Element, obs: Observation) -> UINode | None:
-        """What a step acts on when it names no item: a list's first item in view, or the child
-        element inside the first item in view that has it."""
+    def _first_item_node(self, el: Element, obs: Observation, toward: str | None = None) -> UINode | None:
+        """What a step acts on when it names no item: a list's item in view, or the child element
+        inside an item in view that has it. Which item: the one whose label names the screen the
+        step should lead to (``toward``: its name, its elements' names and descriptions), as a tab
+        bar's "Video" leads to the video screen; else the first that is not already selected (a
+        selected tab leads nowhere new); else the first."""
         list_el = self.document.element(el.item_of) if el.item_of else el
         if list_el is None:
             return None
@@ -79,17 +91,41 @@ class PathSteps:
             return None
         g = self.screen.ground(list_el.name, obs)
         area = g.node if g is not None else None
+        found: list[UINode] = []
         for item in items:
             if area is not None and not well_visible(item, items, area):
                 continue
             if not el.item_of:
-                return item
-            found = self.screen.grounder.child(list_el.name, el.name, item, obs.tree)
-            if found is not None:
-                return found.node
-        return None
+                found.append(item)
+                continue
+            child = self.screen.grounder.child(list_el.name, el.name, item, obs.tree)
+            if child is not None:
+                found.append(child.node)
+        if len(found) <= 1:
+            return found[0] if found else None
+        return self._item_toward(found, obs, toward)
 
-    def run_step(self, step: Step, obs: Observation, span: Span | None) -> Observation:
+    def _item_toward(self, nodes: list[UINode], obs: Observation, toward: str | None) -> UINode:
+        goal = self._goal_words(toward)
+        scored = []
+        for order, node in enumerate(nodes):
+            label = set(words(action_label(obs.tree, node)).split())
+            selected = any(n.selected or n.checked for n in (node, *obs.tree.descendants(node.id)))
+            scored.append((-len(label & goal), selected, order, node))
+        return min(scored, key=lambda t: t[:3])[3]
+
+    def _goal_words(self, screen_name: str | None) -> set[str]:
+        """The words that name a screen: its own name's, and its elements' names' and descriptions'
+        (the generic words of every screen left out)."""
+        screen = self.document.screen(screen_name) if screen_name else None
+        if screen is None:
+            return set()
+        out = set(words(screen.name).split())
+        for el in screen.elements:
+            out |= set(words(el.local_name).split())
+        return out - _GENERIC
+
+    def run_step(self, step: Step, obs: Observation, span: Span | None, toward: str | None = None) -> Observation:
         """One dependency-path step, with its own trace line."""
         screen = self.screen
         started = screen.clock()
@@ -109,8 +145,8 @@ class PathSteps:
                 node, obs = self.lists.item_node(el, index, where, c, act=True, from_top=False)
                 record["grounded"] = f"item {index}"
             elif el.item_of or (el.is_list and step.action in ("tap", "long_tap")):
-                node = self._first_item_node(el, obs)
-                record["grounded"] = "first item"
+                node = self._first_item_node(el, obs, toward)
+                record["grounded"] = "an item toward " + toward if toward else "first item"
             else:
                 g = self.reacher.present(el, obs)
                 node = g.node if g is not None else None

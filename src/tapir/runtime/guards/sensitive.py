@@ -9,6 +9,9 @@ A tap (or long tap) is **sensitive** when
   ``tapir.docgen.build.policy.DANGEROUS``); a row counts as a control on a menu or dialog;
 * it answers a dialog whose texts ask for a permission or a payment or warn of a loss
   (``lexicon.dialog_category``), with anything but a declining answer (Cancel, Not now, Deny...).
+  A warning that offers no way to decline (one OK under "WARNING: some launchers do not handle
+  icon customization") only informs: acknowledging it changes nothing that dismissing it would
+  not, so it is not sensitive. (A button that itself says Delete still is, by its label.)
 
 Whoever taps (the script, navigation on a dependency path, a watcher) passes the same check, just
 before the input would be sent. A sensitive tap goes ahead when the run allows it
@@ -86,6 +89,13 @@ def _dialog_texts(tree: UITree) -> list[str]:
     return [t for n in tree.nodes if n.visible for t in (n.text, n.content_desc) if t]
 
 
+def _offers_decline(tree: UITree, node: UINode) -> bool:
+    """Whether the dialog on ``tree`` has, beside ``node``, an answer that declines (Cancel, No...):
+    a warning without one is information, not a question."""
+    return any(other.id != node.id and other.visible and (other.clickable or other.checkable)
+               and declines(action_label(tree, other)) for other in tree.nodes)
+
+
 class SensitiveGate:
     """Checks taps against the run's permissions (see the module docstring)."""
 
@@ -124,7 +134,7 @@ class SensitiveGate:
                 tokens.append(word)
         if dialog and not declines(label):
             found = dialog_category(_dialog_texts(tree))
-            if found is not None:
+            if found is not None and (found[0] != "warning" or _offers_decline(tree, node)):
                 category, phrase = found
                 whys.append(f"it answers a {category} dialog ({phrase!r})")
                 tokens += [phrase, category]
