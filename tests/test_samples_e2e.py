@@ -237,7 +237,7 @@ def test_an_empty_device_flag_is_a_usage_error(argv: list[str], capsys: pytest.C
 
     code = main(argv)
     assert code == 2
-    assert "--device is empty" in capsys.readouterr().err
+    assert "--device: is empty" in capsys.readouterr().err
 
 
 def test_run_an_unreachable_serial_fails_quickly_with_a_device_error(

@@ -1,8 +1,11 @@
 """Tapir: scripts that drive Android apps, written against an app document.
 
-The package is laid out in layers that depend one way only:
-grammar -> dsl -> runtime.hierarchy -> docgen -> service -> runtime -> codegen, lsp -> eval -> cli
-(`tests/test_layers.py` enforces it).
+Each subpackage is a layer, and layers depend one way only (``tests/test_layers.py``)::
+
+    sim -> core -> grammar, hierarchy -> dsl -> docgen -> service -> runtime -> run
+        -> codegen, lsp, repl, runner, inspector -> eval -> synth -> cli
+
+``tapir.run.Runner`` is the one way to run a script; ``python -m tapir`` is the ``tapir`` command.
 """
 
 __all__ = ["__version__"]

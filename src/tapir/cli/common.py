@@ -37,7 +37,7 @@ def print_problems(problems: Sequence[Diagnostic], filename: str, source: str | 
 def check_device_flag(device: str | None) -> None:
     # an empty value (e.g. an unset shell variable) must not silently mean "no device" or "sim"
     if device is not None and not device.strip():
-        raise UsageError("--device is empty: give an adb serial, sim or sim:APP")
+        raise UsageError("is empty: give an adb serial, sim or sim:APP", setting="device")
 
 
 def project_devices(project: ProjectConfig) -> tuple[str, ...]:

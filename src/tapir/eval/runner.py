@@ -375,14 +375,15 @@ def check_config(suite: Suite, config: EvalConfig) -> None:
     if config.jobs < 1:
         raise UsageError("-j must be at least 1")
     if config.repairs < 0:
-        raise UsageError("--repairs must be 0 or more")
+        raise UsageError("must be 0 or more", setting="repairs")
     if config.drift is not None and config.drift not in DRIFT_KINDS:
         raise UsageError(f"unknown drift {config.drift!r} (kinds: {', '.join(DRIFT_KINDS)})")
     for device in config.devices:
         if not device.strip():
-            raise UsageError("--device is empty: give an adb serial or sim")
+            raise UsageError("is empty: give an adb serial or sim", setting="device")
         if device.startswith("sim:"):
-            raise UsageError(f"--device {device}: a suite names each task's app (its `apps:`); use --device sim")
+            raise UsageError(f"{device}: a suite names each task's app (its `apps:`); use the simulator (sim)",
+                             setting="device")
     phones = [d for d in config.devices if d != "sim"]
     if phones:
         stateful = [t.id for t in suite.tasks if t.needs_state]
@@ -391,7 +392,7 @@ def check_config(suite: Suite, config: EvalConfig) -> None:
                 f"{len(stateful)} task(s) check the app's state (e.g. {stateful[0]}), which only a simulated app "
                 f"exposes; run them with --device sim")
         if config.drift:
-            raise UsageError("--drift changes the simulated apps; it needs --device sim")
+            raise UsageError("changes the simulated apps; it needs the simulator (sim) as the device", setting="drift")
 
 
 def run_suite(

@@ -74,8 +74,8 @@ class InspectorSession:
         if is_loopback(o.host):
             return AccessPolicy.local(port, o.token or None, host=o.host)
         if not o.allow_remote:
-            raise UsageError(f"--host {o.host} would let other machines drive this device: add --allow-remote "
-                             "(a token is then required, printed with the URL)")
+            raise UsageError(f"{o.host} would let other machines drive this device: allow remote access "
+                             "(--allow-remote; a token is then required, printed with the URL)", setting="host")
         return AccessPolicy.remote(o.host, port, o.token or new_token())
 
     def open(self) -> InspectorSession:

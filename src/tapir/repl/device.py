@@ -191,8 +191,8 @@ def open_trace_file(path: str | None) -> TraceSink | None:
         return None
     target = Path(path)
     if target.is_dir():
-        raise UsageError(f"--trace: {target} is a directory")
+        raise UsageError(f"{target} is a directory", setting="trace")
     try:
         return JsonLinesTrace(target)
     except OSError as exc:
-        raise UsageError(f"--trace: cannot write {target}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot write {target}: {exc.strerror or exc}", setting="trace") from None

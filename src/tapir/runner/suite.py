@@ -241,12 +241,12 @@ def run_tests(
     options = options or RunOptions()
     listener = listener or Listener()
     if options.retries < 0:
-        raise UsageError("--retries must be 0 or more")
+        raise UsageError("must be 0 or more", setting="retries")
     if options.jobs < 1:
         raise UsageError("-j must be at least 1")
     for device in options.devices:
         if not device.strip():
-            raise UsageError("--device is empty: give an adb serial, sim or sim:APP")
+            raise UsageError("is empty: give an adb serial, sim or sim:APP", setting="device")
         from tapir.sim.launch import check_sim_spec
 
         check_sim_spec(device)
@@ -258,7 +258,7 @@ def run_tests(
             options.trace_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             reason = exc.strerror or exc
-            raise UsageError(f"--trace-dir: cannot make the folder {options.trace_dir}: {reason}") from None
+            raise UsageError(f"cannot make the folder {options.trace_dir}: {reason}", setting="trace_dir") from None
     from tapir.service import Workspace
 
     ws = Workspace()

@@ -108,8 +108,8 @@ class Validator:
         from tapir.sim.launch import apps_for_spec, is_sim_spec
 
         if not is_sim_spec(device):
-            raise UsageError(f"--device {device}: synthesis validates on the simulator only (sim or sim:APP): "
-                             "its checks read the app's state")
+            raise UsageError(f"{device}: synthesis validates on the simulator only (sim or sim:APP): "
+                             "its checks read the app's state", setting="device")
         packages = {a.package for a in apps_for_spec(device)}
         if document.app.package not in packages:
             raise UsageError(f"the simulated device {device!r} has no app {document.app.package} (the document's); "
