@@ -14,7 +14,27 @@ from enum import StrEnum
 from tapir.core.kinds import LIST_KINDS, Kind
 from tapir.core.watchers import Watcher
 
-__all__ = ["AppDocument", "AppInfo", "Dialect", "Element", "Identifier", "Screen", "Signature", "Step", "Watcher"]
+__all__ = ["AppDocument", "AppInfo", "Dialect", "Element", "ElementName", "Identifier", "Screen", "Signature", "Step",
+           "Watcher"]
+
+
+class ElementName:
+    """What an element's name (``screen__element``) and kind say. The one concept of an element,
+    shared by the document's ``Element`` (identifiers, paths: what the runtime needs) and the
+    symbol table's ``ElementSymbol`` (``tapir.dsl.symbols``: its view for the checker, the
+    language server and the prompts, which a compiled ``.symbols.json`` gives without the
+    document)."""
+
+    name: str
+    kind: Kind
+
+    @property
+    def local_name(self) -> str:
+        return self.name.split("__", 1)[1] if "__" in self.name else self.name
+
+    @property
+    def is_list(self) -> bool:
+        return self.kind in LIST_KINDS
 
 
 class Dialect(StrEnum):
@@ -77,7 +97,7 @@ class Signature:
 
 
 @dataclass(frozen=True)
-class Element:
+class Element(ElementName):
     """An abstract element (paper, Table 1)."""
 
     name: str
@@ -102,14 +122,6 @@ class Element:
     @property
     def screen(self) -> str:
         return self.name.split("__", 1)[0]
-
-    @property
-    def local_name(self) -> str:
-        return self.name.split("__", 1)[1] if "__" in self.name else self.name
-
-    @property
-    def is_list(self) -> bool:
-        return self.kind in LIST_KINDS
 
 
 @dataclass(frozen=True)

@@ -14,14 +14,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from tapir.dsl.api import LIST_KINDS, Kind
+from tapir.core.document import ElementName
+from tapir.core.kinds import Kind
 
 SYMBOLS_FORMAT = "tapir-symbols/1"
 
 
 @dataclass(frozen=True)
-class ElementSymbol:
-    """One abstract element, named ``screen__element``."""
+class ElementSymbol(ElementName):
+    """The symbol table's view of one element of the document (``tapir.core.document.Element``,
+    named ``screen__element``): what a script may do with it, without identifiers or paths."""
 
     name: str
     kind: Kind
@@ -38,14 +40,6 @@ class ElementSymbol:
     leads_to: str | None = None
     #: 1-based line of the element in its document, for go-to-definition.
     line: int | None = None
-
-    @property
-    def local_name(self) -> str:
-        return self.name.split("__", 1)[1] if "__" in self.name else self.name
-
-    @property
-    def is_list(self) -> bool:
-        return self.kind in LIST_KINDS
 
 
 @dataclass(frozen=True)

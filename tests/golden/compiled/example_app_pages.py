@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
-from tapir.core.secrets import Secret
 from tapir.docgen import pages
 from tapir.docgen.pages import App, PageRuntime, Screen
+from tapir.core.secrets import Secret
 from tapir.dsl.types import Kind
 from tapir.dsl.values import ElementHandle
+
 
 # Generated modules are skipped when page objects look for their caller's line.
 _TAPIR_PAGES = True
