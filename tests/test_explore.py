@@ -235,13 +235,13 @@ def test_explore_command_stops_on_sigint_and_keeps_the_trace(tmp_path: Path) -> 
 
 
 def test_durations_and_the_progress_lines(capsys: pytest.CaptureFixture[str]) -> None:
-    from tapir.cli.explore import _Progress, parse_duration
+    from tapir.cli.explore import _ExploreProgressBar, parse_duration
     from tapir.runtime.explore import ExploreProgress
 
     assert [parse_duration(x) for x in ("90", "90s", "5m", "1.5h", " 2 min ")] == [90, 90, 300, 5400, 120]
     with pytest.raises(UsageError):
         parse_duration("5 parsecs")
-    with _Progress(40) as progress:  # stderr is not a terminal here: a line every tenth
+    with _ExploreProgressBar(40) as progress:  # stderr is not a terminal here: a line every tenth
         for step in range(1, 41):
             progress.update(ExploreProgress(step, 40, step // 4, step * 0.5, (40 - step) * 0.5, "tap"))
     lines = capsys.readouterr().err.splitlines()
