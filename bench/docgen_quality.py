@@ -11,13 +11,20 @@ with the hand-written ``samples/<app>/<app>.yaml``:
   by hand in ``bench/data/docgen_names/<app>.json``: a measurement aid, not a feature) and run on
   a fresh simulator with the generated document; the script's own asserts decide.
 
-**DroidBot recordings** (``droidbot``, needs ``../shared/upstream``): applauncher and clock are
-converted (``--import-droidbot``), documents built, and compared with upstream's documents (screens,
-elements, elements covered); and for every ground-truth task step whose recorded hierarchy was
-kept, whether some element of the document grounds to the acted-on node (or the clickable view
-around it, or a list item holding it): for the generated and for the upstream document.
+**DroidBot recordings** (``droidbot``, needs ``../shared/upstream``): every DroidTask app with a
+recording (``--recordings`` picks some) gets a document built from it
+(``tapir.docgen.build.document_from_recording``; ``docgen_s`` is import and build). Where upstream
+has a document (``doc.json``, imported with its defects repaired) the two are compared (screens,
+elements, elements covered); for every app, each ground-truth task step whose recorded hierarchy
+was kept counts as grounded when some element of the document grounds to the acted-on node (or
+the clickable view around it, or a list item holding it): for the generated document and, where
+there is one, upstream's. Tasks cross into other apps (Camera into Gallery, Dialer into Contacts,
+permission dialogs), which a document built from the recording does not describe:
+``task_steps_in_app`` are the steps on the recorded app's own screens. Apps without an upstream
+document have ``null`` in the comparison keys.
 
     python bench/docgen_quality.py [samples|droidbot|all] [--steps 300] [--apps music,notes] [--allow-dangerous]
+                                   [--recordings clock,calendar]
 
 Prints JSON.
 """
@@ -118,55 +125,104 @@ def samples(apps: list[str], steps: int, adb_port: int, work: Path, *, dangerous
     return out
 
 
-def droidbot(upstream: Path, work: Path) -> dict[str, Any]:
-    from tapir.docgen.build import build_document, import_droidbot, read_trace
+def recorded_apps(upstream: Path) -> list[str]:
+    """Every DroidTask app with a DroidBot recording (``states/`` and ``events/``)."""
+    apps = upstream / "droidtask" / "apps"
+    return sorted(d.name for d in apps.iterdir() if (d / "states").is_dir() and (d / "events").is_dir())
+
+
+def task_steps(upstream: Path, app: str) -> tuple[list[Any], dict[str, int]]:
+    """The ground-truth task steps of ``app`` whose raw DroidBot state was kept (recorded steps),
+    and counts: steps without a raw state (or without the acted node in it), steps whose raw state
+    renders differently from the trace's HTML (kept: the acted node is the trace's)."""
+    from tapir.eval.droidtask import load_tasks
+    from tapir.hierarchy import parse_droidbot_state, render_html
+    from tapir.runtime.explore.compare import RecordedTaskStep
+
+    app_dir = upstream / "droidtask" / "apps" / app
+    steps: list[RecordedTaskStep] = []
+    counts = {"without_raw_state": 0, "html_differs": 0}
+    if not (upstream / "droidtask" / "tasks.json").is_file():
+        return steps, counts
+    for _, _, gt in load_tasks(upstream / "droidtask", app):
+        for step in gt:
+            path = app_dir / "states" / f"state_{step.tag}.json"
+            tree = parse_droidbot_state(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else None
+            if tree is None or tree.get(step.choice) is None:
+                counts["without_raw_state"] += 1
+                continue
+            if step.html and _lines(render_html(tree)) != _lines(step.html):
+                counts["html_differs"] += 1
+            steps.append(RecordedTaskStep(tree, step.choice, step.label))
+    return steps, counts
+
+
+def _lines(html: str) -> list[str]:
+    return [line.strip() for line in html.strip().splitlines()]
+
+
+def droidbot(upstream: Path, work: Path, apps: list[str] | None = None) -> dict[str, Any]:
+    """Every recorded app (or ``apps``): the document built from its recording, compared with
+    upstream's document where there is one, and the ground-truth task steps it grounds."""
+    from tapir.docgen.build import document_from_recording, import_droidbot, read_trace
     from tapir.docgen.loader import loads_document
-    from tapir.eval.droidtask import import_document, load_tasks
-    from tapir.hierarchy import parse_droidbot_state
-    from tapir.runtime.explore.compare import RecordedTaskStep, compare_documents, step_coverage
+    from tapir.eval.droidtask import import_document
+    from tapir.runtime.explore.compare import compare_documents, step_coverage
 
     out: dict[str, Any] = {}
-    for app in ("applauncher", "clock"):
+    for app in apps or recorded_apps(upstream):
         app_dir = upstream / "droidtask" / "apps" / app
-        trace_dir = work / f"{app}-droidbot"
-        summary = import_droidbot(app_dir, trace_dir)
-        trace = read_trace(trace_dir)
         t0 = time.perf_counter()
-        built = build_document([trace])
+        text, report = document_from_recording(app_dir)
         built_s = time.perf_counter() - t0
-        generated = loads_document(built.text, source=f"{app}.yaml").document
+        work.mkdir(parents=True, exist_ok=True)
+        (work / f"{app}.yaml").write_text(text, encoding="utf-8")
+        generated = loads_document(text, source=f"{app}.yaml").document
         assert generated is not None
-        reference = import_document(app_dir, summary.package)
-        trees = [trace.tree(s) for s in trace.states if trace.package_of(s) == summary.package]
-        comparison = compare_documents(generated, reference, trees)
-        steps: list[RecordedTaskStep] = []
-        without_state = 0
-        for _, _, gt in load_tasks(Path(upstream) / "droidtask", app):
-            for step in gt:
-                path = app_dir / "states" / f"state_{step.tag}.json"
-                tree = parse_droidbot_state(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else None
-                if tree is None or tree.get(step.choice) is None:
-                    without_state += 1
-                    continue
-                steps.append(RecordedTaskStep(tree, step.choice, step.label))
+        package = report.recording.package
+        steps, counts = task_steps(upstream, app)
         gen_cov = step_coverage(generated, steps)
-        ref_cov = step_coverage(reference, steps)
-        out[app] = {
-            "trace": {"states": summary.states, "steps": summary.steps},
+        # tasks cross into other apps (Camera into Gallery, Dialer into Contacts, permission dialogs):
+        # a document built from the recording describes its own app only
+        in_app = [st for st in steps if st.tree.node(st.node).package == package]
+        gen_in_app = step_coverage(generated, in_app)
+        row: dict[str, Any] = {
+            "trace": {"states": report.recording.states, "steps": report.recording.steps},
+            "warnings": len(report.warnings),
             "docgen_s": round(built_s, 3),
-            "generated": {"screens": comparison.generated_screens, "elements": comparison.generated_elements},
-            "upstream": {"screens": comparison.reference_screens, "elements": comparison.reference_elements},
-            "upstream_screens_found": len(comparison.screens_found),
-            "upstream_elements_seen": len(comparison.elements_seen),
-            "upstream_elements_covered": len(comparison.elements_covered),
-            "share_covered": round(comparison.share_covered, 3),
-            "share_same_control": round(comparison.share_same_control, 3),
-            "task_steps": len(steps), "task_steps_without_raw_state": without_state,
-            "task_steps_covered_generated": gen_cov[0],
-            "task_steps_covered_upstream": ref_cov[0],
+            "generated": {"screens": report.screens, "elements": report.elements},
+            "upstream_document": (app_dir / "doc.json").is_file(),
+            "upstream": None, "upstream_screens_found": None, "upstream_elements_seen": None,
+            "upstream_elements_covered": None, "share_covered": None, "share_same_control": None,
+            "task_steps": len(steps), "task_steps_without_raw_state": counts["without_raw_state"],
+            "task_steps_html_differs": counts["html_differs"],
+            "task_steps_covered_generated": gen_cov[0], "task_steps_covered_upstream": None,
             "share_steps_generated": round(gen_cov[0] / len(steps), 3) if steps else None,
-            "share_steps_upstream": round(ref_cov[0] / len(steps), 3) if steps else None,
+            "share_steps_upstream": None,
+            "task_steps_in_app": len(in_app), "task_steps_in_app_covered_generated": gen_in_app[0],
+            "share_steps_in_app_generated": round(gen_in_app[0] / len(in_app), 3) if in_app else None,
+            "task_steps_in_app_covered_upstream": None,
         }
+        if row["upstream_document"]:
+            trace_dir = work / f"{app}-droidbot"
+            import_droidbot(app_dir, trace_dir)
+            trace = read_trace(trace_dir)
+            reference = import_document(app_dir, package)
+            trees = [trace.tree(s) for s in trace.states if trace.package_of(s) == package]
+            comparison = compare_documents(generated, reference, trees)
+            ref_cov = step_coverage(reference, steps)
+            row.update({
+                "upstream": {"screens": comparison.reference_screens, "elements": comparison.reference_elements},
+                "upstream_screens_found": len(comparison.screens_found),
+                "upstream_elements_seen": len(comparison.elements_seen),
+                "upstream_elements_covered": len(comparison.elements_covered),
+                "share_covered": round(comparison.share_covered, 3),
+                "share_same_control": round(comparison.share_same_control, 3),
+                "task_steps_covered_upstream": ref_cov[0],
+                "share_steps_upstream": round(ref_cov[0] / len(steps), 3) if steps else None,
+                "task_steps_in_app_covered_upstream": step_coverage(reference, in_app)[0],
+            })
+        out[app] = row
     return out
 
 
@@ -175,6 +231,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("what", nargs="?", choices=["samples", "droidbot", "all"], default="all")
     parser.add_argument("--steps", type=int, default=300, help="exploration step budget per sample app")
     parser.add_argument("--apps", default=",".join(SAMPLE_APPS), help="sample apps, comma-separated")
+    parser.add_argument("--recordings", metavar="APPS",
+                        help="DroidTask recordings to measure, comma-separated (default: all recorded apps)")
     parser.add_argument("--upstream",
                         default=os.environ.get("TAPIR_UPSTREAM") or str(REPO.parent / "shared" / "upstream"))
     parser.add_argument("--keep", metavar="DIR", help="keep traces and documents in DIR")
@@ -199,7 +257,8 @@ def main(argv: list[str]) -> int:
         if args.what in ("droidbot", "all"):
             upstream = Path(args.upstream)
             if (upstream / "droidtask").is_dir():
-                report["droidbot"] = droidbot(upstream, work / "droidbot")
+                chosen = [a.strip() for a in args.recordings.split(",") if a.strip()] if args.recordings else None
+                report["droidbot"] = droidbot(upstream, work / "droidbot", chosen)
             else:
                 report["droidbot"] = {"skipped": f"no DroidTask data in {upstream}"}
     print(json.dumps(report, indent=2))

@@ -23,6 +23,7 @@ DANGEROUS = (
     # "format" alone is a date or number format ("Use 24-hour format"): only formatting storage counts
     "delete", "remove", "erase", "clear all", "clear data", "wipe", "reset", "factory", "format storage",
     "format card", "format sd card",
+    "clear history", "clear call history", "clear browsing data",
     "uninstall", "send", "pay", "buy", "purchase", "checkout", "order now", "subscribe", "donate",
     "transfer", "sign out", "log out", "logout", "signout", "deactivate", "close account", "call",
     "dial", "discard", "block", "report",
@@ -37,6 +38,12 @@ DANGEROUS = (
     # pt
     "excluir", "apagar", "remover", "redefinir",
 )
+
+#: Phrases where a dangerous word is a noun naming a place or a setting, not an action: the "Call
+#: history" tab, "Add call" (opens the dialpad), a speed-dial slot. A dangerous word found only
+#: inside one of these does not count ("Clear call history" still does, by "clear call history").
+NOT_ACTIONS = ("call history", "call log", "call logs", "add call", "missed call", "missed calls", "speed dial",
+               "journal d'appels", "anrufliste", "historial de llamadas", "registro chiamate")
 
 
 @dataclass(frozen=True)
@@ -73,13 +80,17 @@ class DangerPolicy:
             if not label:
                 continue
             spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", label.rsplit("/", 1)[-1] if ":id/" in label else label)
-            m = pattern.search(spaced.replace("_", " "))
-            if m:
-                return m.group(0).lower()
+            text = spaced.replace("_", " ")
+            nouns = [m.span() for m in _NOT_ACTIONS.finditer(text)]
+            for m in pattern.finditer(text):
+                if not any(a <= m.start() and m.end() <= b for a, b in nouns):
+                    return m.group(0).lower()
         return None
 
 
 _CACHE: dict[tuple[str, ...], re.Pattern[str] | None] = {}
+_NOT_ACTIONS = re.compile(r"(?<![a-z])(?:" + "|".join(re.escape(w).replace(r"\ ", r"[\s_]+") for w in NOT_ACTIONS)
+                          + r")(?![a-z])", re.IGNORECASE)
 
 
 def _compiled(policy: DangerPolicy) -> re.Pattern[str] | None:

@@ -21,7 +21,7 @@ class GroundingConfig:
     verify_threshold: float = 0.6
     #: Embedding stage: cosine similarity of sentence embeddings.
     embedding_threshold: float = 0.6
-    embedding_margin: float = 0.06
+    embedding_margin: float = 0.15
     #: ``match(text)`` on list items: fuzzy, then embedding (the query is put in the list's context).
     match_fuzzy_threshold: float = 0.85
     match_fuzzy_margin: float = 0.08

@@ -601,7 +601,7 @@ class Grounder:
                 continue
             if best is None and score < threshold:
                 break  # nothing left can pass
-            owner = claimed(node) if claimed is not None else None
+            owner = _claim_on(view, node, element.kind, claimed) if claimed is not None else None
             if owner is not None:
                 if len(passed) < 3:
                     passed.append(f"{_describe(node)} is {owner}")
@@ -740,6 +740,23 @@ def _node_words(view: ScreenView, node: UINode) -> list[str]:
     for s in (*view.strings(node), node.resource_name):
         out += [w for w in words(s).split() if w not in KIND_WORDS]
     return out
+
+
+def _claim_on(view: ScreenView, node: UINode, kind: Kind, claimed: Callable[[UINode], str | None]) -> str | None:
+    """The other element that ``node`` belongs to: one that finds ``node`` itself, or a view inside
+    it whose tap lands where a tap on ``node`` would (a row whose label another element names:
+    "Import messages" is that element's row, whatever an embedding thinks of "Export")."""
+    owner = claimed(node)
+    if owner is not None or not node.children:
+        return owner
+    acted = target(view, node, kind, strict=True)
+    if acted is None:
+        return None
+    for inner in view.tree.descendants(node.id)[:40]:
+        if (inner.text or inner.content_desc) and (owner := claimed(inner)) is not None:
+            if target(view, inner, kind, strict=True) is acted:
+                return owner
+    return None
 
 
 def _describe(node: UINode) -> str:

@@ -1,8 +1,9 @@
 """The words that make a dialog sensitive, and the answers that decline it, in English, French,
 German, Spanish, Italian and Portuguese.
 
-A dialog whose texts ask for a **permission**, a **payment**, or **warn** that something will be
-lost (delete, permanently, cannot be undone, are you sure...) makes its answers sensitive: any
+A dialog whose texts ask for a **permission** (or a default-app role: "Set Dialer as your default
+phone app?"), a **payment** (or warn of charges), or **warn** that something will be lost (delete,
+overwrite, permanently, cannot be undone, are you sure...) makes its answers sensitive: any
 button but one that declines (Cancel, Not now, Deny, Keep editing...) needs permission to be
 tapped (``tapir.runtime.guards.sensitive``). Matching is on whole words and phrases, ignoring
 case and the form of apostrophes; the first category that matches wins, in the order below.
@@ -34,39 +35,46 @@ LANGUAGES = ("en", "fr", "de", "es", "it", "pt")
 CATEGORIES: dict[str, dict[str, tuple[str, ...]]] = {
     "permission": {
         "en": ("permission", "permissions", "allow access", "access to your", "to access your", "wants to access",
-               "grant access", "while using the app", "only this time", "allow"),
-        "fr": ("autorisation", "autorisations", "autoriser", "accéder à", "accès à", "uniquement cette fois"),
-        "de": ("berechtigung", "berechtigungen", "zulassen", "zugriff auf", "erlauben", "nur dieses mal"),
-        "es": ("permiso", "permisos", "permitir", "acceder a", "acceso a", "solo esta vez"),
-        "it": ("autorizzazione", "autorizzazioni", "consenti", "consentire", "accedere a", "solo questa volta"),
-        "pt": ("permissão", "permissões", "permitir", "acessar", "acesso a", "apenas esta vez"),
+               "grant access", "while using the app", "only this time", "allow", "grant", "as your default"),
+        "fr": ("autorisation", "autorisations", "autoriser", "accéder à", "accès à", "uniquement cette fois",
+               "comme application par défaut"),
+        "de": ("berechtigung", "berechtigungen", "zulassen", "zugriff auf", "erlauben", "nur dieses mal",
+               "als standard-app"),
+        "es": ("permiso", "permisos", "permitir", "acceder a", "acceso a", "solo esta vez",
+               "como aplicación predeterminada"),
+        "it": ("autorizzazione", "autorizzazioni", "consenti", "consentire", "accedere a", "solo questa volta",
+               "come app predefinita"),
+        "pt": ("permissão", "permissões", "permitir", "acessar", "acesso a", "apenas esta vez", "como app padrão"),
     },
     "payment": {
         "en": ("pay", "payment", "purchase", "buy", "buy now", "checkout", "check out", "place order", "order now",
-               "subscribe", "subscription", "billing", "card number"),
+               "subscribe", "subscription", "billing", "card number", "charges"),
         "fr": ("payer", "paiement", "acheter", "achat", "commander", "abonnement", "s'abonner", "facturation",
-               "carte bancaire"),
-        "de": ("bezahlen", "zahlung", "kaufen", "kauf", "bestellen", "abonnement", "abonnieren", "kreditkarte"),
-        "es": ("pagar", "pago", "comprar", "compra", "suscripción", "suscribirse", "tarjeta de crédito"),
+               "carte bancaire", "frais"),
+        "de": ("bezahlen", "zahlung", "kaufen", "kauf", "bestellen", "abonnement", "abonnieren", "kreditkarte",
+               "gebühren"),
+        "es": ("pagar", "pago", "comprar", "compra", "suscripción", "suscribirse", "tarjeta de crédito", "cargos"),
         "it": ("pagare", "paga", "pagamento", "acquista", "acquisto", "ordina", "abbonamento", "abbonati",
-               "carta di credito"),
-        "pt": ("pagar", "pagamento", "comprar", "compra", "assinar", "assinatura", "cartão de crédito"),
+               "carta di credito", "addebiti"),
+        "pt": ("pagar", "pagamento", "comprar", "compra", "assinar", "assinatura", "cartão de crédito", "cobranças"),
     },
     "warning": {
         "en": ("delete", "deleted", "remove", "removed", "erase", "clear", "cleared", "forget", "forgotten",
                "discard", "permanently", "cannot be undone", "can't be undone", "can not be undone", "irreversible",
-               "are you sure", "warning", "will be lost", "reset", "sign out", "log out", "uninstall"),
+               "are you sure", "warning", "will be lost", "reset", "sign out", "log out", "uninstall", "overwrite",
+               "overwritten"),
         "fr": ("supprimer", "supprimé", "supprimée", "supprimés", "effacer", "définitivement", "irréversible",
                "êtes-vous sûr", "êtes-vous sûre", "avertissement", "seront perdues", "sera perdu", "réinitialiser",
-               "se déconnecter"),
+               "se déconnecter", "écraser"),
         "de": ("löschen", "gelöscht", "entfernen", "endgültig", "unwiderruflich", "rückgängig", "sind sie sicher",
-               "warnung", "verwerfen", "verloren", "zurücksetzen", "abmelden"),
+               "warnung", "verwerfen", "verloren", "zurücksetzen", "abmelden", "überschreiben"),
         "es": ("eliminar", "eliminado", "borrar", "permanentemente", "irreversible", "deshacer", "¿estás seguro",
-               "¿está seguro", "advertencia", "descartar", "se perderán", "restablecer", "cerrar sesión"),
+               "¿está seguro", "advertencia", "descartar", "se perderán", "restablecer", "cerrar sesión",
+               "sobrescribir"),
         "it": ("elimina", "eliminare", "eliminato", "cancella", "definitivamente", "irreversibile", "sei sicuro",
-               "avviso", "scarta", "andranno persi", "andranno perse", "ripristina"),
+               "avviso", "scarta", "andranno persi", "andranno perse", "ripristina", "sovrascrivere"),
         "pt": ("excluir", "excluído", "apagar", "remover", "permanentemente", "irreversível", "tem certeza",
-               "aviso", "descartar", "serão perdidas", "redefinir", "sair da conta"),
+               "aviso", "descartar", "serão perdidas", "redefinir", "sair da conta", "substituir"),
     },
 }
 

@@ -6,9 +6,16 @@ A tap (or long tap) is **sensitive** when
 * the app document marks its element (or the list of its item) ``sensitive: true``;
 * it is a control (not a row of content) whose label, description, resource id or element name
   says delete, send, pay, call, sign out... (the danger policy's words, several languages:
-  ``tapir.docgen.build.policy.DANGEROUS``); a row counts as a control on a menu or dialog;
-* it answers a dialog whose texts ask for a permission or a payment or warn of a loss
-  (``lexicon.dialog_category``), with anything but a declining answer (Cancel, Not now, Deny...).
+  ``tapir.docgen.build.policy.DANGEROUS``); a row counts as a control on a menu or dialog. A
+  checkbox, switch or radio button is an option, not an action ("Send message on pressing Enter",
+  "Do not ask again"): ticking it does nothing yet. A Send outside a dialog sends what was written,
+  so it counts only where the screen has a field to write in: "Send SMS" on a contact's page opens
+  a composer;
+* it answers a dialog whose texts ask for a permission (a default-app role too), a payment (or
+  warn of charges) or warn of a loss (``lexicon.dialog_category``), with anything but a declining
+  answer (Cancel, Not now, Deny...). An answer is a button: not the dialog's title or message, not
+  a container of other controls, not one of its choices (the apps listed under "Set Firefox as
+  your default browser app?" are picked, not answered).
   A warning that offers no way to decline (one OK under "WARNING: some launchers do not handle
   icon customization") only informs: acknowledging it changes nothing that dismissing it would
   not, so it is not sensitive. (A button that itself says Delete still is, by its label.)
@@ -32,7 +39,7 @@ from typing import Any
 from tapir.core.document import AppDocument, Element, Screen
 from tapir.core.errors import SensitiveActionRefused, Span
 from tapir.core.safety import ALLOW_ALL, Safety
-from tapir.docgen.build.policy import DangerPolicy
+from tapir.docgen.build.policy import DANGEROUS, DangerPolicy
 from tapir.hierarchy.model import UINode, UITree
 from tapir.runtime.grounding.fuzzy import words
 from tapir.runtime.guards.lexicon import declines, dialog_category
@@ -51,6 +58,8 @@ _DIALOG_TEXT_IDS = ("alertTitle", "message", "permission_message", "title", "sub
 #: Packages whose screens are permission prompts.
 PERMISSION_PACKAGES = frozenset({"com.android.permissioncontroller", "com.google.android.permissioncontroller",
                                  "com.android.packageinstaller", "com.google.android.packageinstaller"})
+#: The danger policy's words for sending: they send what was written, so they need a field to write in.
+_SEND_WORDS = frozenset({"send", "envoyer", "senden", "enviar", "invia"}) & frozenset(DANGEROUS)
 
 
 @dataclass(frozen=True)
@@ -96,6 +105,24 @@ def _offers_decline(tree: UITree, node: UINode) -> bool:
                and declines(action_label(tree, other)) for other in tree.nodes)
 
 
+def _is_answer(tree: UITree, node: UINode) -> bool:
+    """Whether ``node`` answers its dialog: a button, not a text of the dialog, a container of other
+    controls, or a choice (a checkable view, or a row holding one)."""
+    if node.checkable or _id_tail(node) in (*_DIALOG_TEXT_IDS, "parentPanel", "grant_dialog"):
+        return False
+    stack = list(node.children)
+    while stack:
+        child = tree.nodes[stack.pop()]
+        if child.clickable or child.checkable:
+            return False
+        stack.extend(child.children)
+    return True
+
+
+def _has_field(tree: UITree) -> bool:
+    return any(n.editable and n.visible for n in tree.nodes)
+
+
 class SensitiveGate:
     """Checks taps against the run's permissions (see the module docstring)."""
 
@@ -126,13 +153,15 @@ class SensitiveGate:
         dialog = is_dialog(tree, screen)
         # a row of a list is content (a note titled "Call the plumber"), unless the list is a
         # menu's or a dialog's choices
-        if not item or dialog or _screen_words(screen) & _MENU_NAMES:
+        if (not item or dialog or _screen_words(screen) & _MENU_NAMES) and not node.checkable:
             own_name = element.local_name if element is not None and not item else ""
             word = self.policy.reason(label, node.content_desc, _id_tail(node), own_name)
+            if word in _SEND_WORDS and not dialog and not _has_field(tree):
+                word = None
             if word is not None:
                 whys.append(f"its label says {word!r}")
                 tokens.append(word)
-        if dialog and not declines(label):
+        if dialog and not declines(label) and _is_answer(tree, node):
             found = dialog_category(_dialog_texts(tree))
             if found is not None and (found[0] != "warning" or _offers_decline(tree, node)):
                 category, phrase = found
