@@ -160,7 +160,8 @@ class SensitiveGate:
                 word = None
             if word is not None:
                 whys.append(f"its label says {word!r}")
-                tokens.append(word)
+                # allowing the verb allows it: `# allow: clear` covers "clear history"
+                tokens += [word, word.split()[0]]
         if dialog and not declines(label) and _is_answer(tree, node):
             found = dialog_category(_dialog_texts(tree))
             if found is not None and (found[0] != "warning" or _offers_decline(tree, node)):
