@@ -391,3 +391,8 @@ def test_parts_of_a_run_merge_into_the_report_of_the_whole(tmp_path: Path, capsy
     (tmp_path / "other.json").write_text(json.dumps(other))
     assert main(["eval", "--merge", str(paths[0]), str(tmp_path / "other.json")]) == 2
     assert "not a part of the same run" in capsys.readouterr().err
+    broken = json.loads(paths[1].read_text())
+    del broken["tasks"][0]["difficulty"]
+    (tmp_path / "broken.json").write_text(json.dumps(broken))
+    assert main(["eval", "--merge", str(paths[0]), str(tmp_path / "broken.json")]) == 2
+    assert "task 1 is not a task of a report (no difficulty)" in capsys.readouterr().err

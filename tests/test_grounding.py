@@ -580,3 +580,33 @@ def test_an_unknown_element_name_suggests_the_closest() -> None:
         g.ground("main_screen__setings_button", screen(notes_screen()))
     assert "main_screen__settings_button" in (info.value.hint or "")
     assert g.element("main_screen:settings_button").name == "main_screen__settings_button"
+
+
+def test_a_row_whose_label_another_element_names_is_that_elements() -> None:
+    """The claim check looks through a row to its label: "Import messages" is the import element's
+    row, so a fuzzy or embedding score for "Export" on that row cannot take it; a row whose label
+    no element names stays free."""
+    from tapir.core.kinds import Kind
+    from tapir.hierarchy.parse import parse_uiautomator
+    from tapir.runtime.grounding.grounder import _claim_on
+    from tapir.runtime.grounding.screen_view import ScreenView
+
+    def row(n: int, label: str) -> str:
+        y = 300 + 200 * n
+        return (f'<node class="android.widget.LinearLayout" package="{PKG}" clickable="true" '
+                f'bounds="[0,{y}][1080,{y + 150}]"><node class="android.widget.TextView" package="{PKG}" '
+                f'text="{label}" bounds="[40,{y + 20}][900,{y + 120}]" /></node>')
+
+    tree = parse_uiautomator(f'<hierarchy rotation="0"><node class="android.widget.FrameLayout" package="{PKG}" '
+                             f'bounds="[0,0][1080,2400]">{row(0, "Import messages")}{row(1, "Export all")}'
+                             '</node></hierarchy>')
+    view = ScreenView(tree)
+    import_row, import_label, export_row, export_label = tree.nodes[1:5]
+    claims = {import_label.id: "screen__import_messages"}
+
+    def claimed(node: object) -> str | None:
+        return claims.get(node.id)  # type: ignore[attr-defined]
+
+    assert _claim_on(view, import_row, Kind.BUTTON, claimed) == "screen__import_messages"
+    assert _claim_on(view, export_row, Kind.BUTTON, claimed) is None
+    assert _claim_on(view, export_label, Kind.BUTTON, claimed) is None

@@ -11,8 +11,8 @@ there to answer, and the run is still bounded by its budgets and guarded (``docs
         return 1                                        # the person said no: nothing ran
     safety = untrusted_safety(allow=args.allow)          # the script's own allow() is refused
 
-Nothing here runs the script; ``run_script(..., inputs=ScriptInputs(safety=safety))`` and a
-``Connection(..., safety=safety)`` do, as for any run.
+Nothing here runs the script; ``tapir.run.Runner(..., RunOptions(safety=safety))`` does, as for
+any run.
 """
 
 from __future__ import annotations

@@ -108,7 +108,10 @@ def merge_reports(reports: Sequence[Mapping[str, Any]], *, names: Sequence[str] 
     seen: dict[str, str] = {}
     tasks: list[dict[str, Any]] = []
     for report, name in zip(reports, label, strict=False):
-        for task in report.get("tasks", ()):
+        for n, task in enumerate(report.get("tasks", ()), 1):
+            missing = [k for k in _TASK_KEYS if not isinstance(task, Mapping) or k not in task]
+            if missing:
+                raise ValueError(f"{name}: task {n} is not a task of a report (no {', '.join(missing)})")
             if task["id"] in seen:
                 raise ValueError(f"task {task['id']} is in {seen[task['id']]} and in {name}")
             seen[task["id"]] = name
@@ -129,6 +132,10 @@ def merge_reports(reports: Sequence[Mapping[str, Any]], *, names: Sequence[str] 
         "by_app": {app: summarize(t for t in tasks if t["app"] == app) for app in apps},
         "tasks": tasks,
     }
+
+
+#: What every task of a report has, and merging reads.
+_TASK_KEYS = ("id", "app", "difficulty", "verdict", "finished", "actions", "wall_s")
 
 
 def _comparable(value: Any) -> Any:

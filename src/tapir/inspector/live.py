@@ -43,7 +43,7 @@ from tapir.inspector.doc_edit import DocumentEditor, Edit
 from tapir.inspector.recorder import RecordedStep, ScriptRecorder
 from tapir.inspector.screen import ScreenState, node_at, screen_state
 from tapir.inspector.views import view_details
-from tapir.runtime.connect import make_grounder
+from tapir.run import Runner
 from tapir.runtime.input_events import Gesture
 from tapir.runtime.session import DeviceRuntime
 from tapir.runtime.session_model import editable_node
@@ -443,7 +443,7 @@ class LiveSession:
                 "where": f"{self.doc_path}:{edit.line}"}
 
     def _use_document(self, document: AppDocument) -> None:
-        self.runtime = self.runtime.rebind(document, make_grounder(document))
+        self.runtime = Runner(document, None).rebind(self.runtime)  # the run API binds a device to a document
         if self.recorder is not None:
             self.recorder.bind(self.runtime)
         self.states.clear()

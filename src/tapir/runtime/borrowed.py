@@ -3,15 +3,10 @@
 The interpreter closes its runtime when a script ends. Code that must use the session after the
 script (the test runner saves a failed script's screenshot and last dump; the evaluation
 harness runs a task's setup and its script in one session and then reads the app's state) hands
-the interpreter this view, whose ``close`` does nothing, and closes the runtime itself::
+the interpreter this view, whose ``close`` does nothing, and closes the runtime itself. The run
+API does this for its callers (``tapir.run.Runner.run(..., finish=...)`` and ``Runner.session()``)::
 
-    runtime = connect(connection)
-    try:
-        result = run_script(source, lambda: Borrowed(runtime), budgets)
-        if not result.ok:
-            save(runtime.device.screenshot_png())
-    finally:
-        runtime.close()
+    run = Runner(document, "sim:music").run(source, "s.tap", finish=lambda rt, result: save(rt))
 """
 
 from __future__ import annotations
