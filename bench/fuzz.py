@@ -9,13 +9,18 @@ Kinds (``fuzz_inputs.py``, ``fuzz_servers.py``):
   ``TapirError``), the checker, and a run on a fake device under tight budgets (only a
   ``TapirError`` comes back, never an "internal error");
 * ``documents``: YAML and JSON into the document loader (a document, or problems that say why);
+* ``deep-documents``: documents nested up to 250,000 levels, in every shape, into every loader:
+  past the nesting limit each refuses with a "too-deep" document problem, never a crash;
 * ``uiautomator``: XML (text and bytes) into ``parse_uiautomator`` (only ``HierarchyError``; a
   parsed tree must render as AutoDroid-V2 HTML);
 * ``droidbot``: DroidBot states into ``parse_droidbot_state`` (only ``HierarchyError``);
 * ``lsp``: JSON-RPC frames, valid and broken, to a real ``tapir lsp``: it answers or ignores
   them and still answers a ``hover`` after each;
 * ``adb``: bytes to the simulator's adbd: it answers or closes, and a valid connection after
-  each case still runs ``shell:echo``.
+  each case still runs ``shell:echo``;
+* ``inspector``: HTTP requests and websocket messages to a real ``tapir inspect`` on the simulated
+  music app: no answer is a 500, refusals are 4xx with a message, nothing is written outside the
+  document's folder, and ``/api/state`` still answers after each case.
 
 Cases are generated (no shrinking, no example database) and a case that breaks a promise is a
 finding, counted by its error and where it was raised; the run goes on. Each case has
@@ -46,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fuzz_inputs import Finding, Target  # noqa: E402
 from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 
-KINDS = ("scripts", "documents", "uiautomator", "droidbot", "lsp", "adb")
+KINDS = ("scripts", "documents", "deep-documents", "uiautomator", "droidbot", "lsp", "adb", "inspector")
 
 
 def make_target(kind: str) -> Target:
@@ -57,6 +62,8 @@ def make_target(kind: str) -> Target:
         return fuzz_inputs.script_target()
     if kind == "documents":
         return fuzz_inputs.document_target()
+    if kind == "deep-documents":
+        return fuzz_inputs.deep_document_target()
     if kind in ("uiautomator", "droidbot"):
         xml, droidbot = fuzz_inputs.hierarchy_targets()
         return xml if kind == "uiautomator" else droidbot
@@ -64,6 +71,8 @@ def make_target(kind: str) -> Target:
         return fuzz_servers.lsp_target()
     if kind == "adb":
         return fuzz_servers.adb_target()
+    if kind == "inspector":
+        return fuzz_servers.inspector_target()
     raise ValueError(kind)
 
 

@@ -383,6 +383,60 @@ def document_target() -> Target:
     return Target("documents", inputs, load, stats=lambda: dict(counts))
 
 
+def deep_document_target() -> Target:
+    """Documents nested deep, in every shape (flow and block YAML, JSON lists and objects, deep in
+    a field the loader reads or one it does not), into every loader: the YAML/JSON loader, the
+    compiled-symbols reader and the guarded JSON reader. Past ``MAX_DEPTH`` each must refuse with
+    its document error ("too-deep"), never a ``RecursionError`` or a crash."""
+    from tapir.core.errors import DocumentError
+    from tapir.core.nesting import MAX_DEPTH, load_json
+    from tapir.docgen.loader import loads_document
+    from tapir.dsl.symbols import SymbolTable
+
+    counts = {"refused_too_deep": 0, "loaded_or_other_problem": 0}
+    app = '"app": {"package": "org.x", "name": "X", "start_screen": "main"}'
+
+    def shape(kind: str, n: int, where: str) -> str:
+        if kind == "json-lists":
+            return "{" + app + f', "{where}": ' + "[" * n + "]" * n + "}"
+        if kind == "json-objects":
+            return "{" + app + f', "{where}": ' + '{"a": ' * n + "1" + "}" * n + "}"
+        if kind == "yaml-flow":
+            return f"{where}: " + "[" * n + "]" * n + "\nscreens: {}\n"
+        if kind == "yaml-mixed":
+            return f"{where}: " + "[{a: " * n + "1" + "}]" * n + "\n"
+        if kind == "yaml-compact":
+            return f"app: {{}}\n{where}:\n  " + "- " * n + "1\n"
+        return f"app: {{}}\n{where}:\n" + "".join("  " * i + "  - \n" for i in range(min(n, 2500)))
+
+    def check(case: tuple[str, int, str, bool]) -> None:
+        kind, n, where, truncated = case
+        text = shape(kind, n, where)
+        if truncated:
+            text = text[: len(text) * 2 // 3]
+        result = loads_document(text, source="fuzz.json")
+        codes = [p.code for p in result.errors]
+        if result.document is None and not codes:
+            raise Finding("no document and no error said why")
+        if n > MAX_DEPTH + 2 and not truncated and "too-deep" not in codes:
+            raise Finding(f"nested {n} deep and not refused as too deep: {codes[:3]}")
+        counts["refused_too_deep" if "too-deep" in codes else "loaded_or_other_problem"] += 1
+        if kind.startswith("json"):
+            for read in (lambda t: load_json(t), SymbolTable.from_json):
+                try:
+                    read(text)
+                except (DocumentError, ValueError):
+                    pass
+
+    inputs = st.tuples(
+        st.sampled_from(("json-lists", "json-objects", "yaml-flow", "yaml-mixed", "yaml-compact", "yaml-block")),
+        st.one_of(st.integers(0, 3 * MAX_DEPTH), st.integers(3 * MAX_DEPTH, 20_000),
+                  st.sampled_from((MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, 250_000))),
+        st.sampled_from(("screens", "notes", "watchers", "format", "extra")),
+        st.booleans())
+    return Target("deep-documents", inputs, check, stats=lambda: dict(counts))
+
+
 # ---------------------------------------------------------------------------------------------
 # Hierarchies: uiautomator XML and DroidBot states
 

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from fuzz_inputs import ODD, SCRIPT_PIECES, Finding, Target, json_values, mutated
+from fuzz_inputs import ODD, REPO, SCRIPT_PIECES, Finding, Target, json_values, mutated
 from hypothesis import strategies as st
 
 PROBE_S = 20.0
@@ -416,3 +416,88 @@ def adb_target() -> Target:
                 "connections_left": server.connection_count, "fds": len(os.listdir("/proc/self/fd"))}
 
     return Target("adb", _adb_streams(), check, stats=stats, close=server.stop)
+
+
+# ---------------------------------------------------------------------------------------------
+# The inspector: its HTTP API and its websocket
+
+_INSPECTOR_PATHS = ("api/state", "api/act", "api/element", "api/identifier", "api/sensitive", "api/record",
+                    "api/view/1/1", "api/view/999999/0", "api/shot/1", "api/shot/0", "ws", "", "api/nope")
+
+
+def _inspector_bodies() -> st.SearchStrategy[bytes]:
+    fields = st.fixed_dictionaries({}, optional={
+        "action": st.sampled_from(("start", "stop", "tap", "long_tap", "type", "scroll", "back", "enter", "x")),
+        "output": st.one_of(st.sampled_from(("play.tap", "../out.tap", "/tmp/x.tap", "no/dir/a.tap", "music.yaml",
+                                             "a.txt", "", ".", "..", "sub/../../x.tap")), json_values),
+        "seq": st.one_of(st.integers(-2, 5), json_values), "node": st.one_of(st.integers(-2, 50), json_values),
+        "element": st.one_of(st.sampled_from(("songs_screen__search_button", "../x", "")), json_values),
+        "xpath": st.one_of(st.text(max_size=40), json_values), "screen": json_values, "name": json_values,
+        "kind": json_values, "description": json_values, "identifiers": json_values, "text": json_values,
+        "direction": json_values, "sensitive": json_values, "first": json_values})
+    return st.one_of(fields.map(lambda d: json.dumps(d).encode()), json_values.map(lambda v: json.dumps(v).encode()),
+                     st.binary(max_size=80))
+
+
+def inspector_target() -> Target:
+    """Requests to a real inspector on the simulated music app: every answer is under 500 (a
+    refusal is a 4xx with a JSON ``error``), nothing is written outside the document's folder, and
+    the server still answers ``/api/state`` after each case; websocket messages of any kind are
+    survived. Cases are ``("http", method, path, body)`` or ``("ws", frames)``."""
+    import shutil
+    import urllib.error
+    import urllib.request
+
+    from websockets.sync.client import connect
+
+    from tapir.inspector.session import InspectorOptions, InspectorSession
+
+    outside = Path(tempfile.mkdtemp(prefix="fuzz-inspector-"))
+    folder = outside / "doc"
+    folder.mkdir()
+    doc = folder / "music.yaml"
+    shutil.copy(REPO / "samples" / "music" / "music.yaml", doc)
+    session = InspectorSession(InspectorOptions(device="sim:music", document=doc, port=0, interval=0.5))
+    session.__enter__()
+    counts = {"http": 0, "ws": 0, "refused_4xx": 0}
+
+    def request(method: str, path: str, body: bytes | None) -> tuple[int, bytes, str]:
+        req = urllib.request.Request(session.url + path, data=body, method=method,
+                                     headers={"Content-Type": "application/json", "X-Tapir": "1"})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                return r.status, r.read(), r.headers.get_content_type()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read(), e.headers.get_content_type()
+
+    def check(case: tuple[Any, ...]) -> None:
+        if case[0] == "http":
+            _, method, path, body = case
+            counts["http"] += 1
+            status, raw, ctype = request(method, path, body if method == "POST" else None)
+            if status >= 500:
+                raise Finding(f"{method} /{path} answered {status}")
+            if status >= 400 and ctype == "application/json" and not json.loads(raw).get("error"):
+                raise Finding(f"{method} /{path}: a {status} without an error message")
+            counts["refused_4xx"] += 400 <= status < 500
+        else:
+            counts["ws"] += 1
+            with connect(session.url.replace("http://", "ws://") + "ws", open_timeout=10) as ws:
+                ws.recv(timeout=10)  # the hello
+                for frame_ in case[1]:
+                    ws.send(frame_)
+        if sorted(p.name for p in outside.iterdir()) != ["doc"]:
+            raise Finding(f"a file was written outside the document's folder: {sorted(outside.iterdir())}")
+        if request("GET", "api/state", None)[0] != 200:
+            raise Finding("the server stopped answering /api/state")
+
+    http = st.tuples(st.just("http"), st.sampled_from(("GET", "POST")), st.sampled_from(_INSPECTOR_PATHS),
+                     _inspector_bodies())
+    sockets = st.tuples(st.just("ws"), st.lists(st.one_of(st.text(max_size=60), st.binary(max_size=60),
+                                                         json_values.map(json.dumps)), max_size=4))
+
+    def close() -> None:
+        session.__exit__(None, None, None)
+        shutil.rmtree(outside, ignore_errors=True)
+
+    return Target("inspector", st.one_of(http, http, http, sockets), check, stats=lambda: dict(counts), close=close)

@@ -6,10 +6,11 @@ Each attack runs in a fresh process (``tapir run FILE --timeout 2``, or a small 
 ``run_script`` for attacks that need other budgets or a hostile device runtime) with an
 address-space limit (``--memory``, default 4 GiB) and a wall-clock limit (``--timeout``, default
 60 s; the process group is killed then). For each it reports the wall time, the peak resident
-memory of the process and its children, how it ended (exit status or signal) and the last line
-of its error output. ``--baseline DIR`` runs every attack a second time with ``DIR`` first on
-PYTHONPATH (a checkout of an older commit, as ``DIR/tapir``), so that before and after sit side
-by side. It also measures what the child-process wall adds to a run: ``tapir run`` of a
+memory of the process and its children (the largest one, ``peak_rss_mib``, and the whole process
+tree sampled every 10 ms as proportional set size, ``tree_peak_mib``), how it ended (exit status
+or signal) and the last line of its error output. ``--baseline DIR`` runs every attack a second
+time with ``DIR`` first on PYTHONPATH (a checkout of an older commit, as ``DIR/tapir``), so that
+before and after sit side by side. It also measures what the child-process wall adds to a run: ``tapir run`` of a
 one-line script with and without ``--in-process``, and ``run_script`` against
 ``run_script_isolated`` in one process.
 
@@ -38,6 +39,11 @@ REPO_PKG = Path(__file__).resolve().parent.parent
 
 _DEEP_TUPLE = "t = ()\nfor i in range(20000):\n    t = ((((((((((t,),),),),),),),),),)\n"
 _LONG = "s = 'a' * 1000000\nt = 'a' * 999999 + 'b'\n"
+#: Grow to about 16 MiB under the 1 GiB default, run past a look at memory, then allocate with
+#: one kind of operation for ever (round one's overshoot: 1.6 GiB).
+_FILL = ("x = 2**65000\ny = -x\nkeep = []\nfor i in range(1000):\n    keep.append('x' * 999990 + str(i))\n"
+         "for i in range(300000):\n    pass\n")
+_UNBOUNDED = {"budgets": {"max_steps": 10**9, "timeout_s": 60}}
 
 #: name -> (class, how, script, extra): how is "cli" (tapir run FILE --timeout 2 EXTRA...) or
 #: "api" (the driver below: run_script with the budgets in EXTRA, or a hostile runtime).
@@ -74,6 +80,18 @@ ATTACKS: dict[str, tuple[str, str, str, dict[str, Any]]] = {
     "doc: a YAML file of secrets": ("unclean", "cli", "# doc: secrets.yaml\nprint(1)\n", {"files": {
         "secrets.yaml": "aws_secret_access_key: AKIAFAKE\ndb_password: hunter2\n"}}),
     "host class in a message": ("unclean", "cli", "q = 'a'.startswith(len)\n", {}),
+    "fill to the budget, then negate big ints": ("memory", "api", _FILL + "while True:\n    keep.append(-x)\n",
+                                                 _UNBOUNDED),
+    "fill to the budget, then add big ints": ("memory", "api", _FILL + "while True:\n    keep.append(x + y + x)\n",
+                                              _UNBOUNDED),
+    "fill to the budget, then small values": (
+        "memory", "api", _FILL + "while True:\n    keep.append((str(i) * 12, [i] * 60, {i: i}, f'{i}-{i}'))\n",
+        _UNBOUNDED),
+    "ANSI escapes and NUL in output": ("unclean", "cli", 'print("\\x1b[2J\\x1b[1;1Hall tests passed\\x00\\r")\n', {}),
+    "a megabyte in an error message": ("unclean", "cli", "x = float('x' * 999000)\n", {}),
+    "nested str.format fields": ("unclean", "cli", 'print("{:{}{}}".format("a", ">", "9"))\n', {}),
+    "int('0b' + 65,536 ones, 0)": ("unclean", "cli", "n = int('0b' + '1' * 65536, 0)\nprint(n.bit_length() "
+                                   "if False else 'read')\n", {}),
     "device runtime allocates 8 GiB": ("wall", "api", "$home__allocate.tap()\n", {"hostile": True}),
     "device runtime spins": ("wall", "api", "$home__spin.tap()\n", {"hostile": True, "budgets": {"timeout_s": 2}}),
     "device runtime segfaults": ("wall", "api", "$home__segfault.tap()\n", {"hostile": True}),
@@ -126,6 +144,15 @@ def run_limited(argv: list[str], *, cwd: str, pythonpath: str, memory: int, time
     started = time.monotonic()
     proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             preexec_fn=limit)
+    tree_peak = [0]
+    sampling = threading.Event()
+
+    def sample() -> None:  # the process group's memory (PSS: pages shared after fork count once)
+        while not sampling.wait(0.01):
+            tree_peak[0] = max(tree_peak[0], _group_pss(proc.pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     out: dict[str, bytes] = {}
     readers = [threading.Thread(target=lambda n, s: out.__setitem__(n, s.read()), args=(n, s))
                for n, s in (("stdout", proc.stdout), ("stderr", proc.stderr))]
@@ -135,6 +162,8 @@ def run_limited(argv: list[str], *, cwd: str, pythonpath: str, memory: int, time
     timer.start()
     _, status, usage = os.wait4(proc.pid, 0)
     timer.cancel()
+    sampling.set()
+    sampler.join()
     elapsed = time.monotonic() - started
     try:
         os.killpg(proc.pid, signal.SIGKILL)  # whatever it left behind
@@ -151,9 +180,29 @@ def run_limited(argv: list[str], *, cwd: str, pythonpath: str, memory: int, time
     else:
         how = f"exit {os.WEXITSTATUS(status)}"
     message = next((line.strip() for line in err if ": " in line and not line.startswith(" ")), err[-1] if err else "")
-    return {"seconds": round(elapsed, 2), "peak_rss_mib": round(usage.ru_maxrss / 1024), "ended": how,
+    return {"seconds": round(elapsed, 2), "peak_rss_mib": round(usage.ru_maxrss / 1024),
+            "tree_peak_mib": round(tree_peak[0] / (1 << 20)), "ended": how,
             "message": message[:200], "stdout": out.get("stdout", b"").decode("utf-8", "replace")[:80],
             "stderr_has_secret": any(s in "\n".join(err) for s in ("hunter2", "AKIAFAKE", "aws_secret"))}
+
+
+def _group_pss(pgid: int) -> int:
+    """Bytes of proportional set size of the processes in group ``pgid`` (the attack and the
+    child it forked), from /proc."""
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            if int(fields[2]) != pgid:
+                continue
+            with open(f"/proc/{entry}/smaps_rollup", "rb") as f:
+                total += next(int(line.split()[1]) * 1024 for line in f if line.startswith(b"Pss:"))
+        except (OSError, ValueError, IndexError, StopIteration):
+            continue
+    return total
 
 
 def run_attack(name: str, pythonpath: str, workdir: Path, memory: int, timeout: float) -> dict[str, Any]:

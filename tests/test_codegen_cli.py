@@ -44,22 +44,53 @@ def test_gen_prints_only_the_script_on_stdout(scripted: list[ScriptedBackend], t
     out, err = capsys.readouterr()
     assert code == 0, err
     assert out == '$songs_screen__song_list.match("Lanterns").tap()\n'
-    assert "plan: play it" in err and "round 1:" in err and "; ok" in err
+    assert "plan: play it" in err and "round 1:" in err and "; passed the checker (not run" in err
     written = out_file.read_text(encoding="utf-8").splitlines()
     assert written[0].startswith("# doc: ") and written[0].endswith("music.yaml") and written[2] == out.strip()
     data = json.loads(report.read_text(encoding="utf-8"))
     assert data["ok"] and data["rounds"][0]["usage"]["generated_tokens"] > 0
 
 
-def test_gen_says_what_a_local_model_is_doing_before_its_first_token(monkeypatch: pytest.MonkeyPatch,
-                                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    local = ScriptedBackend([GOOD])
-    local.name = "llama.cpp:model.gguf"
-    monkeypatch.setattr("tapir.cli.gen._backend", lambda args: local)
+class _LocalModel(ScriptedBackend):
+    """A local model whose prompt prefix is computed (``cold``) or found cached."""
+
+    def __init__(self, cold: bool) -> None:
+        super().__init__([GOOD])
+        self.name = "llama.cpp:model.gguf"
+        self.cold = cold
+        self.on_cold: object = None
+
+    def complete(self, request: object) -> object:  # type: ignore[override]
+        if self.cold and callable(self.on_cold):
+            self.on_cold()
+        return super().complete(request)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("cold", [True, False])
+def test_gen_says_what_a_local_model_is_doing_only_on_a_cold_start(cold: bool, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr("tapir.cli.gen._backend", lambda args: _LocalModel(cold))
     assert main(["gen", "Play the song Lanterns", "--doc", MUSIC]) == 0
     err = capsys.readouterr().err
-    notice = err.index("llama.cpp:model.gguf: writing the script")
+    if not cold:
+        assert "minutes on a CPU" not in err, err
+        return
+    notice = err.index("llama.cpp:model.gguf: computing the prompt prefix")
     assert "minutes on a CPU" in err and notice < err.index("round 1:")
+
+
+def test_gen_says_which_model_it_took_and_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from tapir.cli.gen import _backend
+
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    monkeypatch.delenv("TAPIR_MODEL", raising=False)
+    monkeypatch.setattr(M, "default_model", lambda: ("qwen2.5-coder-0.5b", gguf))
+    args = main.__globals__["_build_parser"]().parse_args(["gen", "x", "--doc", MUSIC])
+    _backend(args).close()
+    err = capsys.readouterr().err
+    assert "model: qwen2.5-coder-0.5b (the best installed (tried in the order qwen2.5-coder-1.5b" in err, err
 
 
 def test_gen_exits_1_when_the_budget_ends_without_a_good_script(monkeypatch: pytest.MonkeyPatch,

@@ -23,6 +23,14 @@ def test_caret_follows_tab_expansion() -> None:
     assert line[caret.index("^")] == "x"
 
 
+def test_caret_follows_escaped_control_characters() -> None:
+    # the quoted line shows ESC as the four characters \x1b: the caret moves with them
+    err = ScriptError("bad", Span(1, 17, 1, 22), source='x = "\x1b[2J"; y = 1 / 0')
+    line, caret = err.render().splitlines()[1:3]
+    assert "\x1b" not in line and "\\x1b" in line
+    assert line[caret.index("^"):caret.rindex("^") + 1] == "1 / 0"
+
+
 def test_document_error_lists_every_problem() -> None:
     problems = [Diagnostic.at_line("duplicate name", 3, 5, code="duplicate-name"),
                 Diagnostic.at_line("unknown kind", 4, code="bad-kind", severity="warning")]

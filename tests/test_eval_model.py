@@ -9,6 +9,7 @@ figures per task and per level. A last test runs the real SmolLM2-135M on two ta
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,9 @@ WRONG_SONG = '$songs_screen__song_list.match("No such song at all").tap()\n'
 
 
 def _answer(script: str) -> str:
-    return f"Plan: do it\nElements: $songs_screen__song_list\n```python\n{script}```"
+    # the plan names the script's own elements (a plan naming others is sent back by the post-run checks)
+    elements = ", ".join(dict.fromkeys(re.findall(r"\$\w+", script))) or "$songs_screen__song_list"
+    return f"Plan: do it\nElements: {elements}\n```python\n{script}```"
 
 
 def _scripted(suite_tasks: dict[str, str]) -> ScriptedBackend:

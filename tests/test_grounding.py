@@ -11,6 +11,7 @@ from grounding_trees import PKG, V, doc, el, find, rid, screen
 from tapir.core.document import Dialect, Element, Identifier, Signature
 from tapir.core.errors import ActionError, ElementNotFound, UnknownElement
 from tapir.dsl.api import ELEMENT_METHODS
+from tapir.hierarchy import UITree, parse_view_list
 from tapir.runtime.grounding import Grounder, GroundingConfig, node_attributes
 from tapir.runtime.grounding import embedding as embedding_module
 from tapir.runtime.grounding.fuzzy import label_similarity, rid_similarity, topic
@@ -610,3 +611,38 @@ def test_a_row_whose_label_another_element_names_is_that_elements() -> None:
     assert _claim_on(view, import_row, Kind.BUTTON, claimed) == "screen__import_messages"
     assert _claim_on(view, export_row, Kind.BUTTON, claimed) is None
     assert _claim_on(view, export_label, Kind.BUTTON, claimed) is None
+
+
+# -- similarity stages: views that are no label ------------------------------------------------
+
+
+def _explicit(*views: tuple[int, int | None, str, str, str, tuple[int, int, int, int]]) -> UITree:
+    """A tree with real bounds: (id, parent, class, resource id, text, (x1, y1, x2, y2))."""
+    out = [{"temp_id": i, "parent": p, "children": [c[0] for c in views if c[1] == i], "class": f"android.widget.{k}",
+            "resource_id": f"{PKG}:id/{r}" if r else "", "text": t, "bounds": [[b[0], b[1]], [b[2], b[3]]]}
+           for i, p, k, r, t, b in views]
+    return parse_view_list(out)
+
+
+@pytest.mark.parametrize(("bottom", "found"), [(2280, False), (400, True)])
+def test_a_text_filling_the_page_is_no_label_for_the_similarity_stages(bottom: int, found: bool) -> None:
+    # the title is translated; the empty-state text below it names the element's label in passing
+    tree = _explicit((0, None, "FrameLayout", "", "", (0, 0, 1080, 2280)),
+                     (1, 0, "TextView", "", "Verlauf", (0, 0, 1080, 150)),
+                     (2, 0, "TextView", "history_empty_view", "No history here", (0, 300, 1080, bottom)))
+    d = doc(("s", (el("s__history", "text", "//node[@text='History']"),)))
+    got = Grounder(d, config=EXACT).ground("s__history", tree)
+    # a placeholder filling the page is passed over; the same words in a line of text still count
+    assert (got is not None and got.node.text == "No history here") is found
+
+
+def test_a_container_known_by_its_resource_id_alone_is_no_label_for_the_embedding_stage() -> None:
+    tree = _explicit((0, None, "FrameLayout", "", "", (0, 0, 1080, 2280)),
+                     (1, 0, "LinearLayout", "groups_fragment", "", (0, 0, 1080, 2000)),
+                     (2, 1, "TextView", "", "Classmates", (0, 0, 1080, 150)),
+                     (3, 0, "TextView", "", "Gruppen", (0, 2000, 1080, 2280)))
+    d = doc(("s", (el("s__groups", "text", f"//node[@resource-id='{PKG}:id/tab_item_label' and @text='Groups']"),)))
+    # the fragment's id says "groups" as well as the translated label does: only the label shows it
+    embedder = TableEmbedder(("Groups", "groups fragment", "Gruppen"))
+    got = Grounder(d, embedder=embedder).ground("s__groups", tree)
+    assert got is not None and got.method == "embedding" and got.node.text == "Gruppen"

@@ -158,4 +158,4 @@ def test_gen_run_in_ci_runs_without_asking_and_the_guards_apply(gen_asks: list[s
     assert "refused: its label says 'delete'; a sensitive action needs permission" in err
     assert main([*argv, "--allow", "delete"]) == 0  # the person allows what the task says
     err = capsys.readouterr().err
-    assert "; ok" in err and "needs permission" not in err
+    assert "; ran without error" in err and "needs permission" not in err

@@ -170,3 +170,43 @@ def test_acting_from_the_page_drives_the_device_and_the_page_follows(
     assert session.live.state.match.name == "search_screen"
     drv.find_element(By.CSS_SELECTOR, "[data-act='back']").click()  # type: ignore[attr-defined]
     _wait(drv, "back on songs", lambda d: d.find_element(By.ID, "screen-name").text == "songs_screen")
+
+
+_CLIPPED = """
+var out = [];
+document.querySelectorAll(arguments[0]).forEach(function (e) {
+  if (!e.offsetParent) { return; }  // not shown
+  var r = e.getBoundingClientRect();
+  for (var p = e.parentElement; p; p = p.parentElement) {
+    var s = getComputedStyle(p);
+    if (s.overflowX === 'visible' && s.overflow === 'visible') { continue; }
+    var q = p.getBoundingClientRect();
+    if (r.right > q.left + p.clientWidth + 0.5 || r.left < q.left - 0.5) {
+      out.push((e.textContent || e.tagName).trim().slice(0, 30) + ' in ' + (p.id || p.className));
+    }
+  }
+});
+return out;
+"""
+
+
+@pytest.mark.parametrize("width", [1400, 1280, 1920])
+def test_copy_buttons_and_badges_are_never_clipped(browser: object, inspector: tuple[InspectorSession, Path],
+                                                   shots: Path, width: int) -> None:
+    session, _ = inspector
+    drv = browser
+    drv.set_window_size(width, 900)  # type: ignore[attr-defined]
+    drv.get(session.url)  # type: ignore[attr-defined]
+    _wait(drv, "the hierarchy", lambda d: _row(d, "tab_songs") is not None)
+    _row(drv, "tab_songs").click()  # type: ignore[attr-defined]
+    _wait(drv, "the identifiers", lambda d: d.find_elements(By.CSS_SELECTOR, "#identifiers li.ident"))
+    assert drv.execute_script(_CLIPPED, "#identifiers button, #view-claims button, #view .badge") == []  # type: ignore[attr-defined]
+    drv.find_element(By.CSS_SELECTOR, "[data-tab='elements']").click()  # type: ignore[attr-defined]
+    _wait(drv, "the elements", lambda d: d.find_elements(By.CSS_SELECTOR, "#elements li"))
+    assert drv.execute_script(_CLIPPED, "#elements .badge, #elements .kind") == []  # type: ignore[attr-defined]
+    # the heading of the other screens shows only over screens to show
+    head_shown, candidates = drv.execute_script(  # type: ignore[attr-defined]
+        "return [!document.getElementById('candidates-head').hidden,"
+        " document.querySelectorAll('#candidates li').length];")
+    assert head_shown == (candidates > 0)
+    drv.save_screenshot(str(shots / f"5-elements-at-{width}.png"))  # type: ignore[attr-defined]

@@ -588,9 +588,13 @@ def test_cli_run_budgets_and_missing_device(tmp_path: Any, capsys: Any) -> None:
     assert code == 1 and "time budget exceeded" in err
     code, _, err = _cli(tmp_path, capsys, "n = 0\nwhile True:\n    n += 1\n", "--max-steps", "500")
     assert code == 1 and "steps budget exceeded" in err and "limit 500" in err
-    # a script that needs the app but names no document is refused before it starts, as check says
-    code, out, err = _cli(tmp_path, capsys, "print('ok')\nback()\n")
+    # a script that names an element but no document is refused before it starts, as check says
+    code, out, err = _cli(tmp_path, capsys, "print('ok')\n$main__x.tap()\n")
     assert code == 1 and out == "" and "error[no-document]" in err and "not run" in err
+    # screen-level calls need no document: it runs, and its first UI call asks for a device
+    code, out, err = _cli(tmp_path, capsys, "print('ok')\nback()\n")
+    assert code == 1 and out == "ok\n" and "s.tap:2:1: DeviceError: this run has no device" in err
+    assert "--device" in err
     code, _, err = _cli(tmp_path, capsys, "x = 1\n", "--max-actions", "0")
     assert code == 2 and "--max-actions must be positive" in err
 

@@ -93,6 +93,14 @@ screens:
         kind: switch
         description: dark theme
         identifiers: ["//node[@resource-id='d']"]
+  settings_more:
+    description: the settings scrolled further (a screen of its own; a swipe leads here, no element)
+    signature: {activity: .Settings}
+    elements:
+      settings_more__about:
+        kind: button
+        description: about the app
+        identifiers: ["//node[@resource-id='ab']"]
   orphan:
     description: nothing leads here
     signature: {activity: .Orphan}
@@ -115,7 +123,10 @@ GRAPH = {
     "menu": {"menu__settings": "settings"},
     "settings": {"settings__dark": "settings"},
 }
-PARENT = {"items": "home", "detail": "items", "editor": "detail", "menu": "home", "settings": "home"}
+#: screen -> the screen a swipe down shows (the same activity scrolled further)
+SCROLLED = {"settings": "settings_more"}
+PARENT = {"settings_more": "home", "items": "home", "detail": "items", "editor": "detail", "menu": "home",
+          "settings": "home"}
 
 
 class ScriptedHost:
@@ -156,6 +167,13 @@ class ScriptedHost:
 
     def handed_over(self, obs: Observation) -> bool:
         return False
+
+    def scroll_screen(self, obs: Observation, span: object) -> Observation | None:
+        if self.screen not in SCROLLED:
+            return None  # nothing scrolls, or the end is showing
+        self.done.append("scroll('down')")
+        self.screen = SCROLLED[self.screen]
+        return self.observe()
 
     def launch_app(self, span: object) -> Observation:
         self.done.append("launch org.t")
@@ -211,6 +229,19 @@ def test_back_is_the_fallback_and_the_app_is_relaunched_when_left(doc: AppDocume
     assert done[:3] == ["back()", "back()", "back()"] and done[3:] == ["home__menu.tap()", "menu__settings.tap()"]
     _, done = _reach(doc, None, "detail__title", package="launcher")
     assert done[0] == "launch org.t" and done[1:] == ["home__open_list.tap()", "items__open_detail.tap()"]
+
+
+def test_a_screen_that_is_the_current_one_scrolled_further_is_reached_by_scrolling(doc: AppDocument) -> None:
+    # nothing leads to settings_more; it is the settings activity scrolled: a swipe, not BACK
+    _, done = _reach(doc, "settings", "settings_more__about")
+    assert done == ["scroll('down')"]
+    # from another activity no swipe is tried: the menu scrolled is not the settings
+    host = ScriptedHost(doc, "menu")
+    el = doc.element("settings_more__about")
+    assert el is not None
+    with pytest.raises(ScreenNotReached):
+        Navigator(host).reach(el, lambda o: o.screen == "settings_more")
+    assert "scroll('down')" not in host.done
 
 
 def test_failure_names_the_screen_and_what_was_tried(doc: AppDocument) -> None:

@@ -70,7 +70,17 @@ _DRIVER = textwrap.dedent('''
                 self.printed, self.variables = shared.printed[:], shared.variables()
 
         run = lambda src, budgets, output: Ran(src)
+    def rss():
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS"))
+
     for case in spec["cases"]:
+        try:  # reset the high-water mark: each case's peak is its own
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")
+        except OSError:
+            pass
+        rss_before = rss()
         started = time.monotonic()
         r = run(case["src"], budgets=Budgets(**case["budgets"]), output=None)
         e = r.error
@@ -78,7 +88,7 @@ _DRIVER = textwrap.dedent('''
             "id": case["id"], "elapsed": time.monotonic() - started,
             "category": type(e).__name__ if e else None, "message": e.message if e else None,
             "budget": getattr(e, "budget", None), "printed": list(r.printed), "variables": r.variables,
-            "peak_rss": peak_rss(),
+            "peak_rss": peak_rss(), "rss_before": rss_before,
         }), flush=True)
 ''')
 
@@ -268,6 +278,40 @@ def test_memory_is_charged_by_size_and_integers_are_capped_on_every_path() -> No
     assert "(limit 96 MiB)" in r["message"]
     # nothing came near the subprocess's 2 GiB: the budgets stopped each before it allocated
     assert max(r["peak_rss"] for r in results.values()) < GiB
+
+
+#: Fill the process to about 8 MiB under a 128 MiB budget, run past a look at memory, then
+#: allocate with one kind of operation for ever (the overshoot: a whole interval between two
+#: looks of values nobody charged, 1.6 GiB at the 1 GiB default).
+_FILL = ("x = 2**65000\ny = -x\nt = 'f' * 16000\nkeep = []\nfor i in range(120):\n"
+         "    keep.append('x' * 999990 + str(i))\nfor i in range(300000):\n    pass\n")
+OVERSHOOT_CASES = {
+    "negate": "-x", "add": "x + x", "subtract": "x - y", "add one": "x + 1", "floor divide": "x // 1",
+    "modulo": "x % (x + 1)", "multiply": "x * 3", "abs": "abs(y)",
+    "int of text": "int(t, 16)",
+    # values too small to be charged steps one by one (their bytes still count)
+    "small values": "(str(i) * 12, [i] * 60, t[:60] + str(i), f'{i}-{i}-{i}', {i: i}, '-'.join([t[:50]] * 9))",
+}
+
+
+def test_the_process_never_grows_past_the_memory_budget_plus_the_margin() -> None:
+    """Whatever makes the values (big integers from any operator or builtin, small strings,
+    lists and dicts nobody charged one by one), the run stops within ``MEMORY_MARGIN`` of the
+    budget: every value is charged by size and memory is looked at every few thousand steps."""
+    from tapir.dsl.budget import MEMORY_MARGIN
+
+    budget = 128 << 20
+    loops = {cid: f"while True:\n    keep.append({op})" for cid, op in OVERSHOOT_CASES.items()}
+    loops["augmented"] = "while True:\n    z = x\n    z += x\n    keep.append(z)"
+    loops["neg with steps to spare"] = "while True:\n    keep.append(-x)\n    keep.append(-y)"
+    cases = [case(cid, _FILL + loop, max_memory=budget, max_steps=10**9, timeout_s=60)
+             for cid, loop in loops.items()]
+    results = run_cases(cases, memory=3 * GiB, timeout=400)
+    for cid in loops:
+        r = expect(results, cid, "BudgetExceeded", "memory budget exceeded")
+        assert r["budget"] == "memory", (cid, r["message"])
+        grown = r["peak_rss"] - r["rss_before"]
+        assert grown <= budget + MEMORY_MARGIN, f"{cid}: grew by {grown >> 20} MiB (budget 128 MiB)"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -582,3 +626,64 @@ def test_the_errors_a_child_reports_are_rebuilt_without_trusting_it() -> None:
     odd = _decode_error({"category": "os.system", "message": "m", "span": ["x"], "budget": None})
     assert type(odd).__name__ == "ScriptError" and odd.span is None
     assert isinstance(odd, TapirError)
+
+
+# ---------------------------------------------------------------------------------------------
+# Near misses: terminal control, megabyte messages, nested format fields, int() of long text
+
+
+def test_script_output_and_error_messages_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    (tmp_path / "ansi.tap").write_text('print("a\\x1b[2Jb\\x00c\\td\\re\\u202ef")\nassert False, "\\x1b[1A\\x9b0m"\n')
+    for flags in ([], ["--in-process"]):
+        done = _tapir("run", "ansi.tap", *flags, cwd=tmp_path)
+        assert done.returncode == 1, done.stderr
+        assert done.stdout == "a\\x1b[2Jb\\x00c\td\\re\\u202ef\n", flags
+        assert "\\x1b[1A\\x9b0m" in done.stderr, done.stderr
+        for raw in ("\x1b", "\x00", "\r", "\x9b", "\u202e"):
+            assert raw not in done.stdout + done.stderr, (flags, raw)
+
+
+def test_a_message_quotes_a_bounded_part_of_the_scripts_data() -> None:
+    cases = [case("float", "x = float('x' * 999000)"), case("int", "x = int('y' * 999000)"),
+             case("key", "d = {}\nx = d['k' * 999000]"), case("assert", "assert False, 'm' * 999000"),
+             case("index", "x = ['a' * 999000].index('b' * 999000)")]
+    results = run_cases(cases, memory=2 * GiB)
+    for c in cases:
+        r = results[c["id"]]
+        assert r["category"] is not None and len(r["message"]) <= 2000 + 40, (c["id"], len(r["message"]))
+        if len(r["message"]) > 1000:
+            assert "characters cut]" in r["message"], r["message"][:200]
+
+
+def test_int_of_prefixed_text_takes_every_valid_integer_up_to_the_size_budget() -> None:
+    ones = "1" * 65536
+    sources = {
+        "binary, base 0": f"n = int('0b{ones}', 0)", "binary, base 2": f"n = int('0b{ones}', 2)",
+        "binary, underscores": f"n = int('0b_' + '_'.join('{ones}'), 0)",
+        "octal": "n = int('-0o' + '7' * 21845, 0)", "hex": "n = int('  0x' + 'f' * 16384 + '  ', 0)",
+        "leading zeros": f"n = int('0' * 100000 + '{ones}', 2)", "decimal": "n = int('9' * 4000, 0)",
+    }
+    big = {"max_source": 10**6, "timeout_s": 20}
+    cases = [case(cid, src, **big) for cid, src in sources.items()]
+    cases.append(case("one bit over", f"n = int('0b1{ones}', 0)", **big))
+    results = run_cases(cases, memory=2 * GiB)
+    for cid in sources:
+        expect(results, cid, None)
+    expect(results, "one bit over", "BudgetExceeded", "bits would be too large")
+
+
+FORMATS = ["{:{}{}}", "{:{}}{}", "{0:{1}}", "{:{}}{:{}}", "{:{}.{}}", "{:{}{}{}}", "{0:{2}}{1}", "{:>{}}"]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_nested_format_fields_are_numbered_as_in_python(fmt: str) -> None:
+    args = ("a", ">", "9", "3")
+    try:
+        want: str | None = fmt.format(*args)
+    except (ValueError, IndexError) as exc:
+        want, why = None, str(exc)
+    r = run_script(f"print({fmt!r}.format{args!r}, end='')", output=None)
+    if want is None:
+        assert r.error is not None and r.error.message == why
+    else:
+        assert r.error is None and r.printed == (want,)

@@ -176,8 +176,11 @@ def test_the_checker_does_not_ask_for_a_document_for_sleep_and_param(tmp_path: P
     ws = Workspace()
     (tmp_path / "a.tap").write_text("sleep(1)\nprint(param('who', default='x'))\n")
     (tmp_path / "b.tap").write_text("screenshot('x')\n")
+    (tmp_path / "c.tap").write_text("screenshot('x')\n$main__ok.tap()\n")
     assert ws.check(tmp_path / "a.tap").diagnostics == ()
-    assert [d.code for d in ws.check(tmp_path / "b.tap").diagnostics] == ["no-document"]
+    # screen-level calls need a device, not a document; the first $element asks for one
+    assert ws.check(tmp_path / "b.tap").diagnostics == ()
+    assert [(d.code, d.span.line) for d in ws.check(tmp_path / "c.tap").diagnostics] == [("no-document", 2)]
 
 
 # -- the app, screenshots --------------------------------------------------------------------------

@@ -156,3 +156,29 @@ def test_get_app_opens_recordings_and_rejects_other_folders(launcher_dir: Path, 
     assert isinstance(replay, ReplayApp) and replay.package == "com.simplemobiletools.applauncher"
     with pytest.raises(SimUsageError, match="not a DroidBot recording"):
         ReplayApp(tmp_path)
+
+
+def test_a_swipe_the_recording_saved_no_event_for_shows_the_state_scrolled_further(upstream: Path) -> None:
+    """DroidBot saved no scroll events for these apps, only the states a scroll led to: a swipe goes
+    to the state of the same activity whose scroll view shows the same contents moved the swipe's
+    way (about the finger's distance; a state a few pixels off is a re-layout, not a scroll)."""
+    notes = ReplayApp(upstream / "droidtask" / "apps" / "notes")
+    assert not [e for e in notes.events if e.kind == "scroll"]
+    settings = next(s for s in notes.states if s.startswith("39b01c27"))
+    further = next(s for s in notes.states if s.startswith("8b1898f6"))
+    notes.go_to(settings)
+    notes.swipe(540, 1800, 540, 600, 300)
+    assert notes.current_state == further and not notes.unmatched
+    assert "Autosave notes" in notes.dump_xml()
+    notes.swipe(540, 1800, 540, 600, 300)  # the end of the settings is showing: nothing moves
+    assert notes.current_state == further and [u.action for u in notes.unmatched] == ["swipe"]
+    notes.swipe(540, 600, 540, 1800, 300)
+    assert notes.current_state == settings
+    firefox = ReplayApp(upstream / "droidtask" / "apps" / "firefox")
+    firefox.go_to(next(s for s in firefox.states if s.startswith("411d8b61")))
+    seen = []
+    for _ in range(3):
+        firefox.swipe(540, 1800, 540, 600, 300)
+        seen.append(firefox.current_state[:8])
+    # c56aa2bb is the first page 55 pixels lower (a re-layout); 6380e12c ends the list with About Firefox
+    assert "c56aa2bb" not in seen and seen[-1] == "6380e12c" and "About Firefox" in firefox.dump_xml()

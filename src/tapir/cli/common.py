@@ -38,6 +38,12 @@ def check_device_flag(device: str | None) -> None:
     # an empty value (e.g. an unset shell variable) must not silently mean "no device" or "sim"
     if device is not None and not device.strip():
         raise UsageError("is empty: give an adb serial, sim or sim:APP", setting="device")
+    if device is not None:
+        from tapir.runtime.device_spec import parse_device
+        from tapir.sim.launch import is_sim_spec
+
+        if not is_sim_spec(device):
+            parse_device(device)  # HOST:PORT/SERIAL with a server part that is none
 
 
 def project_devices(project: ProjectConfig) -> tuple[str, ...]:
@@ -52,6 +58,56 @@ def project_devices(project: ProjectConfig) -> tuple[str, ...]:
         except SimUsageError as exc:
             raise UsageError(f"{project.path}: [device] default: {exc}") from None
     return project.device.default
+
+
+def add_adb_flags(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--adb-host`` and ``--adb-port``: the adb server of every device that names none
+    (``HOST:PORT/SERIAL`` names its own; docs/devices.md)."""
+    p.add_argument("--adb-host", metavar="HOST",
+                   help="host of the adb server of the phones (default: tapir.toml [device] adb_host, else "
+                        "$ANDROID_ADB_SERVER_HOST, else 127.0.0.1); a device can name its own server: "
+                        "--device HOST:PORT/SERIAL")
+    p.add_argument("--adb-port", type=int, metavar="PORT",
+                   help="port of the adb server (default: tapir.toml [device] adb_port, else "
+                        "$ANDROID_ADB_SERVER_PORT, else 5037); with sim, the simulator attaches to that server "
+                        "instead of a private one")
+
+
+def adb_server(args: argparse.Namespace, project: ProjectConfig | None) -> tuple[str | None, int | None]:
+    """(host, port) of the adb server from ``add_adb_flags``' flags, else ``tapir.toml`` ``[device]``
+    (None each: the environment's, else 127.0.0.1:5037); a ``UsageError`` for one adb refuses."""
+    from tapir.runtime.adb_transport import server_address
+
+    host = getattr(args, "adb_host", None)
+    port = getattr(args, "adb_port", None)
+    if host is not None and not host.strip():
+        raise UsageError("is empty: give a host name or address", setting="adb_host")
+    if project is not None:
+        host = host if host is not None else project.device.adb_host
+        port = port if port is not None else project.device.adb_port
+    if port is not None:
+        server_address(port)  # a port adb refuses is a usage error now
+    return (host.strip() if host else None), port
+
+
+#: Hosts that are this machine: a simulator's adb server must be one of them.
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def device_on_server(device: str | None, host: str | None, port: int | None) -> str | None:
+    """``device`` with the server of ``adb_server`` written into it (``HOST:PORT/SERIAL``) when it is
+    a phone that names none; a simulator is left as it is (its server is the ``adb_port`` a run is
+    given) and may not be sent to another machine's server."""
+    from tapir.runtime.device_spec import with_server
+    from tapir.sim.launch import is_sim_spec
+
+    if device is not None and is_sim_spec(device):
+        if host is not None and host not in LOCAL_HOSTS:
+            raise UsageError(f"{host}: a simulator attaches to an adb server on this machine", setting="adb_host",
+                             hint="give --adb-host to phones only, or name the server in the device: "
+                                  "HOST:PORT/SERIAL")
+        return device
+    return with_server(device, host, port)
 
 
 def check_positive(**flags: float | None) -> None:

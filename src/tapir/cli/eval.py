@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from tapir.cli.common import Subparsers, check_positive
+from tapir.cli.common import Subparsers, adb_server, add_adb_flags, check_positive, device_on_server, project_config
 from tapir.cli.gen import PROMPT_STYLES
 from tapir.core.errors import UsageError
 
@@ -38,8 +38,9 @@ def register(sub: Subparsers) -> None:
     source.add_argument("--oracle", action="store_true", help="run the suite's reference scripts")
     source.add_argument("--model", metavar="SPEC", help="generate each script with the code generator (tapir gen)")
     p.add_argument("--device", action="append", metavar="sim|SERIAL",
-                   help="where tasks run: sim (a fresh simulator per task; the default) or an adb serial; "
-                        "repeat to spread tasks over several devices")
+                   help="where tasks run: sim (a fresh simulator per task; the default), an adb serial or "
+                        "HOST:PORT/SERIAL; repeat to spread tasks over several devices (and adb servers)")
+    add_adb_flags(p)
     p.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="simulators running at once (default: 1)")
     p.add_argument("--task", action="append", default=[], metavar="PATTERN",
                    help="only tasks whose id matches (shell pattern, e.g. 'music/*'); repeatable")
@@ -56,6 +57,9 @@ def register(sub: Subparsers) -> None:
                    help="run on a 'next version' of the sample apps: text, ids, insert, reorder or all")
     p.add_argument("--max-actions", type=int, metavar="N", help="UI action budget per script (default: 50)")
     p.add_argument("--timeout", type=float, metavar="S", help="wall-clock budget per script in seconds (default: 60)")
+    p.add_argument("--in-process", action="store_true",
+                   help="run the setup and scripts in this process, without the child process and its OS limits "
+                        "that tapir run has (for debugging: a script's long C-level operation then runs to its end)")
     p.add_argument("--allow", action="append", default=[], metavar="WHAT",
                    help="allow every task's script what the guards refuse (docs/safety.md): 'sensitive', a word "
                         "such as 'delete', an element; tasks add their own `allow:`; repeatable")
@@ -67,6 +71,19 @@ def register(sub: Subparsers) -> None:
                    help="with --model: auto (the default: the largest form that fits --ctx), described, names "
                         "(the paper's compressed form) or focused (the screens relevant to the task)")
     p.add_argument("--threads", type=int, metavar="N", help="with --model: CPU threads for the local model")
+    p.add_argument("--examples-file", action="append", default=[], metavar="FILE.jsonl",
+                   help="with --model: more examples to retrieve from, e.g. `tapir synth` output (pairs that do not "
+                        "check against a task's document are left out; the suite's own tasks and near-copies of "
+                        "them always are); repeatable")
+    p.add_argument("--no-examples", action="store_true",
+                   help="with --model: no in-context examples (neither beside the documents nor --examples-file)")
+    p.add_argument("--no-postchecks", action="store_true",
+                   help="with --model: do not send a run that finished without doing what its plan names back "
+                        "for repair (post-run checks; they need --repairs)")
+    p.add_argument("--no-loop-stop", action="store_true",
+                   help="with --model: let an answer that repeats itself run on to the token limit")
+    p.add_argument("--retrieval", default="minilm", choices=("minilm", "tf-idf"),
+                   help="with --model: how examples are retrieved (minilm: sentence embeddings, when installed)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the summary, not a row per task")
     p.add_argument("--merge", nargs="+", metavar="PART.json",
                    help="merge the reports of parts of one run (tasks run in several sittings, e.g. with --app or "
@@ -111,15 +128,20 @@ def _run(args: argparse.Namespace) -> int:
         if value and (Path(value).is_dir() or not Path(value).resolve().parent.is_dir()):
             raise UsageError(f"{flag}: cannot write {value} (not a file in an existing folder)")
     suite = load_suite(args.suite).select(ids=args.task, apps=args.app, levels=args.level)
+    adb_host, adb_port = adb_server(args, project_config(args.suite))
+    devices = tuple(device_on_server(d, adb_host, adb_port) or d for d in args.device or ["sim"])
     config = EvalConfig(
-        devices=tuple(args.device or ["sim"]), jobs=args.jobs, seed=args.seed, repairs=args.repairs, drift=args.drift,
+        devices=devices, adb_port=adb_port, jobs=args.jobs, seed=args.seed, repairs=args.repairs, drift=args.drift,
         budgets=Budgets().replace(max_actions=args.max_actions, timeout_s=args.timeout),
         trace_dir=Path(args.trace_dir) if args.trace_dir else None,
         allow=tuple(Safety.from_options(allow=args.allow).allowed),  # a malformed token: a usage error now
+        isolation="inline" if args.in_process else "process",
     )
     check_config(suite, config)
     source: ScriptSource = OracleSource() if args.oracle else model_source(
-        args.model, seed=args.seed, ctx=args.ctx, style=args.prompt_style, threads=args.threads)
+        args.model, seed=args.seed, ctx=args.ctx, style=args.prompt_style, threads=args.threads,
+        example_files=args.examples_file, examples=not args.no_examples, postchecks=not args.no_postchecks,
+        loop_stop=not args.no_loop_stop, retrieval=args.retrieval)
     err = _console(sys.stderr)
     for note in suite.notes:
         err.print(f"note: {note}", highlight=False, markup=False)
@@ -236,6 +258,7 @@ def _print_report(data: dict[str, Any], *, quiet: bool) -> None:
 
     from tapir.eval.report import (
         failure_reason,
+        levers_text,
         percent,
         ratio,
         repairs_text,
@@ -277,6 +300,9 @@ def _print_report(data: dict[str, Any], *, quiet: bool) -> None:
              f"({data['passed_first_attempt']}/{data['total']})" if data["settings"].get("repairs") else "")
     out.print(f"success rate {percent(data['success_rate'])} ({data['passed']}/{data['total']}){first}"
               f" · RRR {ratio(data['rrr'])} · wall time {data['wall_s']:.1f} s", markup=False)
+    levers = levers_text(data)
+    if levers:
+        out.print(levers, markup=False)
     if data.get("audited_taps"):
         out.print(f"wrong taps {data['wrong_taps']} of {data['audited_taps']} audited, "
                   f"{data['destructive_taps']} destructive", markup=False)

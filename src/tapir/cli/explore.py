@@ -7,7 +7,15 @@ import re
 import sys
 from typing import Any
 
-from tapir.cli.common import Subparsers, check_device_flag, check_positive
+from tapir.cli.common import (
+    Subparsers,
+    adb_server,
+    add_adb_flags,
+    check_device_flag,
+    check_positive,
+    device_on_server,
+    project_config,
+)
 from tapir.core.errors import UsageError
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h)?\s*$", re.IGNORECASE)
@@ -40,8 +48,9 @@ def register(sub: Subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("-o", "--output", required=True, metavar="TRACE_DIR", help="the trace directory to create")
-    p.add_argument("--device", metavar="SERIAL", help="adb serial, `sim` or `sim:APP` (default: $ANDROID_SERIAL "
-                   "or the only device connected)")
+    p.add_argument("--device", metavar="SERIAL", help="adb serial, HOST:PORT/SERIAL, `sim` or `sim:APP` (default: "
+                   "$ANDROID_SERIAL or the only device connected)")
+    add_adb_flags(p)
     p.add_argument("--app", metavar="PACKAGE", help="the app to explore (default with sim:APP: that app)")
     p.add_argument("--steps", type=int, default=200, metavar="N", help="step budget (default: 200)")
     p.add_argument("--time", metavar="DURATION", help="time budget, e.g. 90s, 10m, 1h (default: none)")
@@ -70,6 +79,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     from tapir.sim.launch import check_sim_spec, is_sim_spec
 
     check_device_flag(args.device)
+    adb_host, adb_port = adb_server(args, project_config(None))
     check_positive(steps=args.steps, delay=args.delay if args.delay else None)
     seconds = parse_duration(args.time) if args.time else None
     check_positive(time=seconds)
@@ -88,7 +98,8 @@ def _cmd_explore(args: argparse.Namespace) -> int:
         fresh_start=not args.no_restart,
     )
     with _ExploreProgressBar(args.steps, quiet=args.json) as progress:
-        result = explore(args.device, config, args.output, on_progress=progress.update)
+        result = explore(device_on_server(args.device, adb_host, adb_port), config, args.output,
+                         on_progress=progress.update, adb_port=adb_port)
     if args.json:
         import json
 

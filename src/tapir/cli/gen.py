@@ -6,7 +6,16 @@ import argparse
 import sys
 from typing import Any
 
-from tapir.cli.common import Subparsers, add_safety_flags, check_device_flag, check_positive
+from tapir.cli.common import (
+    Subparsers,
+    adb_server,
+    add_adb_flags,
+    add_safety_flags,
+    check_device_flag,
+    check_positive,
+    device_on_server,
+    project_config,
+)
 
 #: ``tapir.codegen.prompt.PROMPT_STYLES``, written here so that the command line starts without
 #: importing the code generator (a test keeps the two equal).
@@ -46,7 +55,9 @@ def register(sub: Subparsers) -> None:
                    help="how the server takes the grammar: llama.cpp servers 'grammar', vLLM 'guided_grammar', "
                         "'none' for servers without grammar support (the answer is checked afterwards)")
     p.add_argument("--device", metavar="SERIAL|sim[:APP]",
-                   help="a device: its current screen goes into the prompt; with --run the script runs there")
+                   help="a device: its current screen goes into the prompt; with --run the script runs there "
+                        "(an adb serial, HOST:PORT/SERIAL, sim or sim:APP)")
+    add_adb_flags(p)
     p.add_argument("--run", action="store_true", help="run the script on --device and repair it on errors")
     p.add_argument("--in-process", action="store_true",
                    help="with --run, run each attempt in this process rather than in a child process under OS "
@@ -66,6 +77,13 @@ def register(sub: Subparsers) -> None:
                    help="auto (the default): the largest form that fits the model's context; described: every "
                         "element with its description; names: names only (the paper's compressed form); focused: "
                         "only the screens relevant to the task")
+    p.add_argument("--examples-file", action="append", default=[], metavar="FILE.jsonl",
+                   help="more examples to retrieve from, e.g. `tapir synth` output (pairs that do not check "
+                        "against --doc are left out); repeatable")
+    p.add_argument("--retrieval", default="minilm", choices=("minilm", "tf-idf"),
+                   help="how examples are retrieved (minilm: sentence embeddings, when installed)")
+    p.add_argument("--no-loop-stop", action="store_true",
+                   help="let an answer that repeats itself run on to the token limit")
     p.add_argument("--no-grammar", action="store_true", help="do not constrain the answer")
     p.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (0: greedy, the default)")
     p.add_argument("--threads", type=int, metavar="N", help="CPU threads for the local model")
@@ -93,8 +111,10 @@ def _backend(args: argparse.Namespace) -> Any:
             raise UsageError("--model and --url exclude each other (--remote-model names the server's model)")
         return HttpBackend(args.url, model=args.remote_model, api_key=os.environ.get(args.api_key_env),
                            grammar_field=None if args.grammar_field == "none" else args.grammar_field)
+    import os
+
     from tapir.codegen.llama_backend import LlamaCppBackend
-    from tapir.codegen.models import default_model, resolve_model
+    from tapir.codegen.models import PREFERENCE, default_model, resolve_model
 
     if args.model:
         path = resolve_model(args.model)
@@ -103,7 +123,11 @@ def _backend(args: argparse.Namespace) -> Any:
         if found is None:
             raise UsageError("no model is installed", hint="tapir model install qwen2.5-coder-1.5b "
                                                            "(or --model PATH.gguf, or --url for a model server)")
-        path = found[1]
+        name, path = found
+        # which model, and why: a person waiting on it should know what to change
+        why = "$TAPIR_MODEL" if os.environ.get("TAPIR_MODEL") else \
+            "the best installed (tried in the order " + ", ".join(PREFERENCE) + ")"
+        print(f"model: {name} ({why}; --model NAME picks another; `tapir model list`)", file=sys.stderr)
     cache: Any = True
     if args.no_cache:
         cache = False
@@ -112,8 +136,18 @@ def _backend(args: argparse.Namespace) -> Any:
     return LlamaCppBackend(path, n_ctx=args.ctx, n_threads=args.threads, cache_dir=cache)
 
 
+def _embedder(retrieval: str) -> Any:
+    """MiniLM for example retrieval (None: TF-IDF, by choice or when it is not installed)."""
+    if retrieval != "minilm":
+        return None
+    from tapir.runtime.grounding import default_embedder
+
+    return default_embedder()
+
+
 def _cmd_gen(args: argparse.Namespace) -> int:
     import json
+    from dataclasses import replace
     from pathlib import Path
 
     from tapir.cli.confirm import confirm_run
@@ -127,6 +161,7 @@ def _cmd_gen(args: argparse.Namespace) -> int:
     check_positive(rounds=args.rounds, token_budget=args.token_budget, max_tokens=args.max_tokens,
                    threads=args.threads, ctx=args.ctx)
     check_device_flag(args.device)
+    adb_host, adb_port = adb_server(args, project_config(args.doc))
     if args.run and not args.device:
         raise UsageError("--run needs a device (--device SERIAL, sim or sim:APP)")
     if args.examples < 0 or args.prefix_examples < 0:
@@ -145,7 +180,13 @@ def _cmd_gen(args: argparse.Namespace) -> int:
     config = GenConfig(max_tokens=args.max_tokens, examples=args.examples, prefix_examples=args.prefix_examples,
                        temperature=args.temperature,
                        constrained=not args.no_grammar, style=args.prompt_style)
-    gen = Generator(doc, backend, examples=ExampleStore.for_document(doc_path, L.symbols(doc)), config=config)
+    for f in args.examples_file:
+        if not Path(f).is_file():
+            raise UsageError(f"--examples-file: no such file: {f}")
+    examples = ExampleStore.for_document(doc_path, L.symbols(doc), extra=args.examples_file,
+                                         embedder=_embedder(args.retrieval))
+    config = replace(config, stop_loops=not args.no_loop_stop)
+    gen = Generator(doc, backend, examples=examples, config=config)
     device = None
     if args.device:
         from tapir.codegen.device import DeviceSession
@@ -153,14 +194,17 @@ def _cmd_gen(args: argparse.Namespace) -> int:
         # generated code is untrusted: with --run each attempt runs in a child process under OS
         # limits, after confirm_run showed it (and, outside CI, asked)
         device = DeviceSession(
-            doc_path, args.device, isolated=not args.in_process, safety=safety,
+            doc_path, device_on_server(args.device, adb_host, adb_port) or args.device, adb_port=adb_port,
+            isolated=not args.in_process, safety=safety,
             confirm=(lambda script: confirm_run(script, task=args.task, device=args.device, yes=args.yes))
             if args.run else None)
 
-    if backend.name.startswith("llama.cpp:"):
-        # Minutes of silence read as a hang: say what is going on before the model's first token.
-        print(f"{backend.name}: writing the script (a document's first run computes its prompt prefix, "
-              "minutes on a CPU; later runs reuse it)", file=sys.stderr, flush=True)
+    if hasattr(backend, "on_cold"):
+        # Minutes of silence read as a hang: when the prompt's prefix is computed (no copy cached),
+        # say so before the model's first token; a warm run says nothing
+        backend.on_cold = lambda: print(
+            f"{backend.name}: computing the prompt prefix of this document (minutes on a CPU, once; "
+            "later runs reuse it)", file=sys.stderr, flush=True)
 
     def show(r: Round) -> None:
         a = r.generation.answer
@@ -189,7 +233,7 @@ def _cmd_gen(args: argparse.Namespace) -> int:
         backend.close()
     total = sum(r.generation.usage.generated_tokens for r in result.rounds)
     print(f"{backend.name}: {len(result.rounds)} round{'s' if len(result.rounds) != 1 else ''}, "
-          f"{total} tokens generated; {'ok' if result.ok else 'stopped by ' + result.stopped}", file=sys.stderr)
+          f"{total} tokens generated; {_outcome(result, ran=args.run)}", file=sys.stderr)
     sys.stdout.write(result.script)
     sys.stdout.flush()
     if args.output:
@@ -200,6 +244,16 @@ def _cmd_gen(args: argparse.Namespace) -> int:
     if args.report:
         Path(args.report).write_text(json.dumps(_report(result), indent=2) + "\n", encoding="utf-8")
     return 0 if result.ok else 1
+
+
+def _outcome(result: Any, *, ran: bool) -> str:
+    """How the last round ended, in words that do not claim more than was checked: a script that
+    ran without error may still not do the task (nothing checks what a free-text task wanted)."""
+    if not result.ok:
+        return f"stopped by {result.stopped}"
+    if ran:
+        return "ran without error (no check says it did the task: read the script and its output)"
+    return "passed the checker (not run: --run --device runs it)"
 
 
 def _report(result: Any) -> dict[str, Any]:

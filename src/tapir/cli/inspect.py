@@ -14,7 +14,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from tapir.cli.common import Subparsers, check_device_flag, check_positive
+from tapir.cli.common import (
+    Subparsers,
+    adb_server,
+    add_adb_flags,
+    check_device_flag,
+    check_positive,
+    device_on_server,
+    project_config,
+)
 from tapir.core.errors import UsageError
 
 
@@ -46,7 +54,9 @@ def register(sub: Subparsers) -> None:
 
 def add_device_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", metavar="SERIAL|sim[:APP]", required=True,
-                   help="the device (an adb serial, or the simulator: sim:APP)")
+                   help="the device (an adb serial, HOST:PORT/SERIAL for one on another adb server, or the "
+                        "simulator: sim:APP)")
+    add_adb_flags(p)
     p.add_argument("--doc", metavar="APP.yaml",
                    help="the app document, edited from the page (default: tapir.toml [documents], or with "
                         "--device sim:APP that app's sample document)")
@@ -77,6 +87,7 @@ def options(args: argparse.Namespace, *, record: Path | None, page: bool = True)
 
     check_device_flag(args.device)
     check_sim_spec(args.device)
+    adb_host, adb_port = adb_server(args, project_config(None))
     try:
         import starlette  # noqa: F401
         import uvicorn  # noqa: F401
@@ -89,7 +100,8 @@ def options(args: argparse.Namespace, *, record: Path | None, page: bool = True)
     if document is None:
         raise UsageError("no app document: give --doc APP.yaml (or a [documents] entry in tapir.toml)")
     return InspectorOptions(
-        device=args.device, document=document, host=args.host, port=args.port, token=args.token,
+        device=device_on_server(args.device, adb_host, adb_port), adb_port=adb_port, document=document,
+        host=args.host, port=args.port, token=args.token,
         allow_remote=args.allow_remote, interval=args.interval or DEFAULT_INTERVAL_S,
         screenshots=not args.no_screenshots, record=record, page=page)
 

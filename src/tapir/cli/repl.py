@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from tapir.cli.common import Subparsers, add_safety_flags, check_device_flag, check_positive, safety_from_args
+from tapir.cli.common import (
+    Subparsers,
+    add_adb_flags,
+    add_safety_flags,
+    check_device_flag,
+    check_positive,
+    safety_from_args,
+)
 from tapir.core.errors import UsageError
 
 
@@ -32,9 +39,7 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--device", metavar="SERIAL|sim[:APP]",
                    help="the device to drive (an adb serial, or the simulator), connected when the session starts "
                         "(default: $ANDROID_SERIAL, else tapir.toml [device] default, else none)")
-    p.add_argument("--adb-port", type=int, metavar="PORT",
-                   help="port of the adb server (default: $ANDROID_ADB_SERVER_PORT, else 5037); with --device sim, "
-                        "attach the simulator to that server instead of a private one")
+    add_adb_flags(p)
     p.add_argument("--doc", metavar="APP.yaml",
                    help="the app document (default: tapir.toml [documents], or with --device sim:APP that app's "
                         "sample document); :document switches later")
@@ -57,7 +62,7 @@ def _cmd_repl(args: argparse.Namespace) -> int:
     import os
     from pathlib import Path
 
-    from tapir.cli.common import project_config, project_devices
+    from tapir.cli.common import adb_server, device_on_server, project_config, project_devices
     from tapir.repl.session import REPL_BUDGETS, ReplSession, session_document
     from tapir.service import Workspace
     from tapir.sim.launch import check_sim_spec
@@ -87,15 +92,14 @@ def _cmd_repl(args: argparse.Namespace) -> int:
         from tapir.repl.terminal import ask_in_terminal
 
         confirm = ask_in_terminal
-    if args.adb_port is not None and not args.device:
-        raise UsageError("--adb-port needs a device (--device)")
-    if args.adb_port is not None:
-        from tapir.runtime.adb_transport import server_address
-
-        server_address(args.adb_port)  # a port adb refuses is a usage error now
+    for flag, given in (("--adb-port", args.adb_port), ("--adb-host", args.adb_host)):
+        if given is not None and not args.device:
+            raise UsageError(f"{flag} needs a device (--device)")
+    adb_host, adb_port = adb_server(args, project)
+    args.device = device_on_server(args.device, adb_host, adb_port) if args.device else None
     safety = safety_from_args(args, ws, cwd / "<repl>.tap")
     session = ReplSession(device=args.device, document=document, budgets=budgets, workspace=ws, trace=args.trace,
-                          confirm=confirm, cwd=cwd, debug=args.debug, adb_port=args.adb_port, safety=safety)
+                          confirm=confirm, cwd=cwd, debug=args.debug, adb_port=adb_port, safety=safety)
     try:
         if args.device and session.document_path is not None:
             session.link.runtime()  # connect now: a device that cannot be reached is said at once

@@ -6,8 +6,15 @@ import argparse
 import sys
 from typing import Any
 
-from tapir.cli.common import Subparsers, add_safety_flags, check_device_flag, check_positive, safety_from_args
-from tapir.core.errors import TapirError, UsageError
+from tapir.cli.common import (
+    Subparsers,
+    add_adb_flags,
+    add_safety_flags,
+    check_device_flag,
+    check_positive,
+    safety_from_args,
+)
+from tapir.core.errors import UsageError
 
 
 def register(sub: Subparsers) -> None:
@@ -30,9 +37,7 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--device", metavar="SERIAL|sim[:APP]",
                    help="the device to drive: an adb serial or the simulator, connected on the first UI call "
                         "(default: $ANDROID_SERIAL, else tapir.toml [device] default)")
-    p.add_argument("--adb-port", type=int, metavar="PORT",
-                   help="port of the adb server (default: $ANDROID_ADB_SERVER_PORT, else 5037); with --device sim, "
-                        "attach the simulator to that server instead of a private one")
+    add_adb_flags(p)
     p.add_argument("--doc", metavar="APP.yaml",
                    help="the app document: unknown $elements and illegal actions fail before touching the device "
                         "(default: the script's `# doc: APP.yaml` first line, or tapir.toml [documents])")
@@ -46,6 +51,12 @@ def register(sub: Subparsers) -> None:
                    help="a parameter the script reads with param('NAME') (repeatable)")
     p.add_argument("--artifacts", metavar="DIR",
                    help="where screenshot() saves its files (default: tapir-artifacts/<script name>/)")
+    keep = p.add_mutually_exclusive_group()
+    keep.add_argument("--failure-artifacts", metavar="DIR",
+                      help="where a run that fails on the device keeps the screen (screenshot.png), the last "
+                           "hierarchy dump, the trace and the error (default: tapir-artifacts/<script>-<time>/; "
+                           "named after the error)")
+    keep.add_argument("--no-failure-artifacts", action="store_true", help="keep nothing when the run fails")
     p.add_argument("--screenshots", metavar="DIR",
                    help="save a screenshot at the start and after every UI action in DIR (named in the trace)")
     p.add_argument("--stats", action="store_true", help="print steps, UI actions and time to stderr at the end")
@@ -56,26 +67,37 @@ def register(sub: Subparsers) -> None:
     p.set_defaults(handler=_cmd_run)
 
 
-def _document_missing(serial: str) -> TapirError:
-    """For a script run with ``$ANDROID_SERIAL`` set and no document: it runs (a script without UI
-    calls needs no device), and its first UI call says what is missing."""
-    from tapir.core.errors import DeviceError
+def _screen_only(filename: str, source: str) -> Any:
+    """The document of a device run without one (``tap_text``, ``swipe``, ``press_key``... need
+    none); a script that names an element is refused at its first ``$element``."""
+    from tapir.core.errors import UnknownElement
+    from tapir.dsl.parser import parse
+    from tapir.dsl.screen_calls import element_refs
+    from tapir.runtime.screen_actions import screen_only_document
 
-    return DeviceError(f"ANDROID_SERIAL names device {serial!r}, but a device run needs the app document",
-                       hint="pass --doc APP.yaml, or start the script with a comment such as `# doc: app.yaml`")
+    refs = element_refs(parse(source, filename))
+    if refs:
+        raise UnknownElement(
+            f"${refs[0].name} names an element of an app document, and this run has none", refs[0].span,
+            filename=filename, source=source,
+            hint="pass --doc APP.yaml, or start the script with a comment such as `# doc: app.yaml`; without one, "
+                 "use screen-level actions such as tap_text('Settings') (docs/maestro.md)")
+    return screen_only_document()
 
 
 def _check_paths(args: argparse.Namespace, device_run: bool) -> None:
     """The flags that name files and folders, checked before anything runs."""
     from pathlib import Path
 
-    if args.artifacts and Path(args.artifacts).exists() and not Path(args.artifacts).is_dir():
-        raise UsageError(f"--artifacts: {args.artifacts} is a file, not a folder")
+    for flag, folder in (("--artifacts", args.artifacts), ("--failure-artifacts", args.failure_artifacts)):
+        if folder and Path(folder).exists() and not Path(folder).is_dir():
+            raise UsageError(f"{flag}: {folder} is a file, not a folder")
     if args.doc and not Path(args.doc).is_file():
         raise UsageError(f"--doc: {args.doc} {'is a directory' if Path(args.doc).is_dir() else 'does not exist'}")
-    for flag, given in (("--trace", args.trace), ("--adb-port", args.adb_port), ("--screenshots", args.screenshots)):
+    for flag, given in (("--trace", args.trace), ("--adb-port", args.adb_port), ("--adb-host", args.adb_host),
+                        ("--screenshots", args.screenshots)):
         if given is not None and not device_run:
-            also = ", or $ANDROID_SERIAL" if flag == "--adb-port" else ""
+            also = ", or $ANDROID_SERIAL" if flag.startswith("--adb") else ""
             raise UsageError(f"{flag} needs a device run (--device{also})")
     if args.screenshots and Path(args.screenshots).exists() and not Path(args.screenshots).is_dir():
         raise UsageError(f"--screenshots: {args.screenshots} is a file, not a folder")
@@ -102,11 +124,12 @@ def _run_document(ws: Any, checked: Any, safety: Any) -> Any:
 def _cmd_run(args: argparse.Namespace) -> int:
     import os
 
-    from tapir.cli.common import project_config, project_devices
+    from tapir.cli.common import adb_server, project_config, project_devices
     from tapir.dsl.budget import Budgets, check_source_size
     from tapir.dsl.inputs import ScriptInputs
     from tapir.dsl.interpreter import print_line
     from tapir.run import Runner, RunOptions
+    from tapir.runtime.artifacts import failure_folder
     from tapir.service import Workspace
     from tapir.service.sessions import sample_document
 
@@ -126,6 +149,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         args.device = project.device.first
     device_run = bool(args.device or env_serial)
     _check_paths(args, device_run)
+    adb_host, adb_port = adb_server(args, project)
     # what `tapir check` reports, before anything runs: errors refuse the run, warnings are shown
     doc = args.doc
     if doc is None and ws.document_for(args.script, source) is None:
@@ -142,14 +166,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
               "found before running (see above)", file=sys.stderr)
         return 1
     document = _run_document(ws, checked, safety) if device_run and checked.document is not None else None
-    if device_run and checked.document is None and not env_serial:
-        raise UsageError("no app document: pass --doc APP.yaml, or start the script with a comment such as "
-                         "`# doc: app.yaml`")
+    if device_run and document is None:
+        document = _screen_only(args.script, source)  # screen-level actions need no document
     runner = Runner(document, args.device, RunOptions(
         budgets=budgets, safety=safety, params=params, isolation="inline" if args.in_process else "process",
-        trace=args.trace, screenshots=args.screenshots, artifacts=args.artifacts, adb_port=args.adb_port,
+        trace=args.trace, screenshots=args.screenshots, artifacts=args.artifacts, adb_port=adb_port,
+        adb_host=adb_host, failure_artifacts=None if args.no_failure_artifacts else (
+            args.failure_artifacts or failure_folder(args.script)),
         output=lambda line: print_line(line, flush=True), debug=args.debug,
-    ), missing=_document_missing(env_serial) if env_serial and document is None else None)
+    ))
     run = runner.run(source, args.script, symbols=checked.symbols)
     for notice in run.notices:
         print(f"tapir: {notice}", file=sys.stderr)
@@ -164,5 +189,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
             traceback.print_exception(result.error.__cause__)
         print(result.error.render(), file=sys.stderr)
+        if run.kept is not None:
+            print(f"tapir: the failure's screenshot, hierarchy dump, trace and error are in {run.kept}/",
+                  file=sys.stderr)
         return 1
     return 0

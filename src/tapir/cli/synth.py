@@ -51,6 +51,9 @@ def register(sub: Subparsers) -> None:
                    help="repaired versions validated at most per walk (default 4; 0: no repair)")
     p.add_argument("--model", metavar="SPEC",
                    help="rephrase the template task texts with this model (as tapir gen --model takes it)")
+    p.add_argument("--in-process", action="store_true",
+                   help="validate each script in this process, without the child process and OS limits of "
+                        "tapir run (for debugging)")
     p.set_defaults(handler=_run)
 
 
@@ -103,7 +106,7 @@ def _run(args: argparse.Namespace) -> int:
     rephrase = _rephraser(args.model) if args.model else None
     config = SynthConfig(count=args.count, seed=args.seed, max_complexity=args.max_complexity,
                          max_candidates_factor=args.max_candidates, repair_depth=args.repair_depth,
-                         repair_budget=args.repair_budget, rephrase=rephrase)
+                         repair_budget=args.repair_budget, rephrase=rephrase, in_process=args.in_process)
     from rich.console import Console
 
     err = Console(file=sys.stderr, highlight=False)

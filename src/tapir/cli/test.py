@@ -7,7 +7,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tapir.cli.common import Subparsers, add_safety_flags, check_device_flag, check_positive, project_devices
+from tapir.cli.common import (
+    Subparsers,
+    adb_server,
+    add_adb_flags,
+    add_safety_flags,
+    check_device_flag,
+    check_positive,
+    project_devices,
+)
 from tapir.core.errors import UsageError
 
 if TYPE_CHECKING:
@@ -42,6 +50,7 @@ Exit status: 0 every script passed (flaky ones included), 1 a script failed or c
 
   tapir test samples/ --device sim -j 2 --junit out.xml --html out.html
   tapir test flows/ --include smoke --retries 1 --device emulator-5554 --device emulator-5556
+  tapir test flows/ --device 127.0.0.1:5037/emulator-5554 --device 10.0.0.2:5037/R58M123ABC
 """
 
 
@@ -52,8 +61,10 @@ def register(sub: Subparsers) -> None:
                    help="scripts, folders or globs (default: tapir.toml [test] paths, else .)")
     where = p.add_argument_group("devices")
     where.add_argument("--device", action="append", metavar="SERIAL|sim[:APP]",
-                       help="where scripts run: sim (a fresh simulator per script; the default), sim:APP, or an adb "
-                            "serial; repeat to run on several devices at once")
+                       help="where scripts run: sim (a fresh simulator per script; the default), sim:APP, an adb "
+                            "serial, or HOST:PORT/SERIAL (a serial on that adb server); repeat to run on several "
+                            "devices at once, on one adb server or several")
+    add_adb_flags(where)
     where.add_argument("-j", "--jobs", type=int, metavar="N",
                        help="simulators running at once (default: 1); each phone runs one script at a time")
     where.add_argument("--reset", action=argparse.BooleanOptionalAction, default=None,
@@ -134,6 +145,7 @@ def _settings(args: argparse.Namespace, config: ProjectConfig | None) -> tuple[l
     devices = list(args.device or (project_devices(config) if config else ()) or ["sim"])
     for device in devices:
         check_device_flag(device)
+    adb_host, adb_port = adb_server(args, config)
     jobs = args.jobs if args.jobs is not None else (config.device.jobs if config and config.device.jobs else 1)
     retries = args.retries
     if retries is None:
@@ -159,7 +171,7 @@ def _settings(args: argparse.Namespace, config: ProjectConfig | None) -> tuple[l
         artifacts=Path(artifacts),
         trace_dir=Path(args.trace_dir) if args.trace_dir else None,
         params=dict(params), project_params=config.test.params if config else None,
-        in_process=args.in_process,
+        in_process=args.in_process, adb_host=adb_host, adb_port=adb_port,
         safety=SafetyOptions(allow=tuple(args.allow or ()), allow_apps=tuple(args.allow_app or ()),
                              foreign_app=args.foreign_app, secrets_file=args.secrets),
     )
@@ -205,6 +217,9 @@ def _cmd_test(args: argparse.Namespace) -> int:
         run = run_tests(chosen.scripts, options, headers=headers, listener=listener)
     run.deselected, run.other_shards = len(chosen.deselected), len(chosen.other_shards)
     print_summary(out, run, verbose=args.verbose)
+    # said once for the whole run, after the scripts' lines (each script's child process noted them)
+    for notice in dict.fromkeys(n for r in run.results for a in r.attempts for n in a.notices):
+        print(f"tapir: {notice}", file=sys.stderr)
     for path in _write_reports(run, reports):
         out.print(f"wrote {path}", markup=False)
     if run.interrupted:

@@ -21,6 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from tapir.codegen.loops import stop_repeats
+
 __all__ = ["Backend", "Completion", "Request", "ScriptedBackend", "Usage", "estimate_tokens"]
 
 
@@ -38,6 +40,8 @@ class Request:
     seed: int = 0
     #: A readable name for the prefix (``music-p1``), used in cache file names.
     cache_label: str = "prefix"
+    #: Stop an answer that starts repeating itself (``tapir.codegen.loops``): finish ``loop``.
+    stop_loops: bool = True
 
     def messages(self) -> list[dict[str, str]]:
         return [{"role": "system", "content": self.system},
@@ -76,7 +80,8 @@ class Completion:
     text: str
     usage: Usage
     #: ``stop`` (the model ended the answer), ``closed`` (a constrained answer was brought to an end
-    #: near ``max_tokens``: complete, but shorter than the model wanted) or ``length`` (cut off).
+    #: near ``max_tokens``: complete, but shorter than the model wanted), ``length`` (cut off) or
+    #: ``loop`` (stopped when it began repeating itself, and cut back to before the repeats).
     finish: str = "stop"
 
 
@@ -124,7 +129,10 @@ class ScriptedBackend:
         prompt = self.count_tokens(request.system + request.user_prefix + request.user_rest)
         generated = min(self.count_tokens(text), request.max_tokens)
         usage = Usage(prompt, 0, prompt, generated, 0.0, 0.0, "none", "estimate")
-        return Completion(text, usage)
+        looped = False
+        if request.stop_loops:
+            text, looped = stop_repeats(text)
+        return Completion(text, usage, "loop" if looped else "stop")
 
     def count_tokens(self, text: str) -> int:
         return estimate_tokens(text)

@@ -9,24 +9,38 @@ and a ``script``, optionally a ``plan``::
       script: |
         $songs_screen__song_list.match("Lanterns").tap()
 
+``tapir synth``'s output (chat records: ``messages`` and ``meta`` with ``task`` and ``script``)
+is read too, from that folder or from a file given with ``--examples``.
+
 ``ExampleStore.for_document(path)`` loads the entries of those files (in file-name order) that
-check clean against the document; ``retrieve(task, k)`` ranks them by TF-IDF cosine similarity
-of words (stop words dropped, plural/verb endings folded).
+check clean against the document; ``retrieve(task, k)`` ranks them by the cosine similarity of
+their MiniLM sentence embeddings when the store has an embedder (``tapir.runtime.grounding``),
+else by TF-IDF cosine similarity of words (stop words dropped, plural/verb endings folded).
+
+``without(texts)`` holds tasks out: an example whose task is one of ``texts``, or a near-copy
+of one (``near_duplicate``: the same words once normalised, or a character similarity of at
+least ``NEAR_DUPLICATE``), is dropped, so an evaluated task is never answered from its own
+example.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
-__all__ = ["Example", "ExampleStore", "load_examples"]
+__all__ = ["NEAR_DUPLICATE", "Example", "ExampleStore", "load_examples", "near_duplicate", "normalise_task"]
+
+#: Two task texts at least this similar (difflib's ratio, on normalised text) are near-copies.
+NEAR_DUPLICATE = 0.85
 
 _ELEMENT = re.compile(r"\$([A-Za-z_][\w%]*)")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -65,6 +79,34 @@ def _words(text: str) -> list[str]:
     return [_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP]
 
 
+def normalise_task(text: str) -> str:
+    """A task text compared for copies: lower case, words only, quotes and punctuation gone."""
+    return " ".join(_WORD.findall(text.lower()))
+
+
+def near_duplicate(a: str, b: str, threshold: float = NEAR_DUPLICATE) -> bool:
+    """Whether two task texts are the same task written slightly differently."""
+    na, nb = normalise_task(a), normalise_task(b)
+    if na == nb or sorted(_words(a)) == sorted(_words(b)):
+        return True
+    return difflib.SequenceMatcher(None, na, nb, autojunk=False).ratio() >= threshold
+
+
+def _entry(raw: dict[str, Any]) -> tuple[str, str, str] | None:
+    """(task, script, plan) of a plain entry or of a ``tapir synth`` chat record."""
+    if isinstance(raw.get("task"), str) and isinstance(raw.get("script"), str):
+        return raw["task"], raw["script"], str(raw.get("plan") or "")
+    meta = raw.get("meta")
+    if isinstance(meta, dict) and isinstance(meta.get("task"), str) and isinstance(meta.get("script"), str):
+        plan = ""
+        for message in raw.get("messages") or ():
+            if isinstance(message, dict) and message.get("role") == "assistant":
+                first = str(message.get("content") or "").split("\n", 1)[0]
+                plan = first[len("Plan:"):].strip() if first.startswith("Plan:") else ""
+        return meta["task"], meta["script"], plan
+    return None
+
+
 def load_examples(path: Path) -> list[Example]:
     """Entries of one ``.yaml`` / ``.jsonl`` example file (malformed entries are skipped)."""
     text = path.read_text(encoding="utf-8")
@@ -75,17 +117,21 @@ def load_examples(path: Path) -> list[Example]:
         raw = loaded if isinstance(loaded, list) else []
     out = []
     for entry in raw:
-        if isinstance(entry, dict) and isinstance(entry.get("task"), str) and isinstance(entry.get("script"), str):
-            script = entry["script"] if entry["script"].endswith("\n") else entry["script"] + "\n"
-            out.append(Example(entry["task"].strip(), script, str(entry.get("plan") or "").strip(), str(path)))
+        got = _entry(entry) if isinstance(entry, dict) else None
+        if got is not None:
+            task, script, plan = got
+            script = script if script.endswith("\n") else script + "\n"
+            out.append(Example(task.strip(), script, plan.strip(), str(path)))
     return out
 
 
 class ExampleStore:
     """A pool of examples with TF-IDF retrieval."""
 
-    def __init__(self, examples: Sequence[Example]) -> None:
+    def __init__(self, examples: Sequence[Example], *, embedder: Any = None) -> None:
         self.examples = list(examples)
+        #: A ``tapir.runtime.grounding.Embedder`` (MiniLM), or None for TF-IDF retrieval.
+        self.embedder = embedder
         docs = [Counter(_words(e.task + " " + e.plan)) for e in self.examples]
         df: Counter[str] = Counter()
         for d in docs:
@@ -100,37 +146,49 @@ class ExampleStore:
         return {w: v / norm for w, v in vec.items()}
 
     @classmethod
-    def for_document(cls, document: str | Path, table: object | None = None) -> ExampleStore:
-        """The examples in the ``examples/`` folder beside ``document``; with a symbol table, only
-        those that check clean."""
+    def for_document(cls, document: str | Path, table: object | None = None, *, extra: Iterable[str | Path] = (),
+                     embedder: Any = None) -> ExampleStore:
+        """The examples in the ``examples/`` folder beside ``document`` and in the ``extra`` files
+        (``tapir synth`` output, say); with a symbol table, only those that check clean (which
+        also leaves out another app's pairs in a file of several apps)."""
         folder = Path(document).parent / "examples"
         examples: list[Example] = []
         for path in sorted([*folder.glob("*.yaml"), *folder.glob("*.yml"), *folder.glob("*.jsonl")]):
             examples += load_examples(path)
+        for more in extra:
+            examples += load_examples(Path(more))
+        # the same pair in two files (a synth file given again with --examples-file) counts once
+        examples = list({(e.task, e.script): e for e in examples}.values())
         if table is not None:
             from tapir.codegen import language as L
 
             examples = [e for e in examples
                         if not any(i.is_error for i in L.check(e.script, table))]  # type: ignore[arg-type]
-        return cls(examples)
+        return cls(examples, embedder=embedder)
 
     def split(self, standing: int) -> tuple[list[Example], ExampleStore]:
         """The first ``standing`` examples (for the prompt prefix) and a store of the rest (to retrieve from)."""
-        return self.examples[:standing], ExampleStore(self.examples[standing:])
+        return self.examples[:standing], ExampleStore(self.examples[standing:], embedder=self.embedder)
+
+    def without(self, tasks: Iterable[str], threshold: float = NEAR_DUPLICATE) -> ExampleStore:
+        """This pool less every example whose task is one of ``tasks`` or a near-copy of one."""
+        held = list(tasks)
+        kept = [e for e in self.examples if not any(near_duplicate(e.task, t, threshold) for t in held)]
+        return ExampleStore(kept, embedder=self.embedder)
 
     def retrieve(self, task: str, k: int = 2, *, exclude: str | None = None) -> list[Example]:
         """The ``k`` examples most similar to ``task``, in pool order (stable prompts for caching).
 
-        ``exclude`` drops an example whose task is exactly that text (leave-one-out evaluation).
+        ``exclude`` drops an example whose task is that text or a near-copy of it (leave-one-out).
         """
         if k <= 0 or not self.examples:
             return []
-        query = self._vector(Counter(_words(task)))
-        scored = []
-        for i, (ex, vec) in enumerate(zip(self.examples, self._vectors, strict=True)):
-            if exclude is not None and ex.task == exclude:
-                continue
-            score = sum(v * vec.get(w, 0.0) for w, v in query.items())
-            scored.append((score, -i, i))
+        keep = [i for i, ex in enumerate(self.examples) if exclude is None or not near_duplicate(ex.task, exclude)]
+        if self.embedder is not None:
+            sims = self.embedder.similarity([task], [self.examples[i].task for i in keep])[0]
+            scored = [(float(s), -i, i) for s, i in zip(sims, keep, strict=True)]
+        else:
+            query = self._vector(Counter(_words(task)))
+            scored = [(sum(v * self._vectors[i].get(w, 0.0) for w, v in query.items()), -i, i) for i in keep]
         best = sorted(scored, reverse=True)[:k]
         return [self.examples[i] for _, _, i in sorted(best, key=lambda t: t[2])]

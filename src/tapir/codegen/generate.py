@@ -22,7 +22,18 @@ from typing import Any
 from tapir.codegen import language as L
 from tapir.codegen.backend import Backend, Completion, Request, Usage
 from tapir.codegen.examples import ExampleStore
-from tapir.codegen.prompt import SYSTEM, Prompt, RepairNote, ScreenInfo, build_prompt, relevant_screens, render_prefix
+from tapir.codegen.prompt import (
+    SYSTEM,
+    Prompt,
+    RepairNote,
+    ScreenInfo,
+    build_prompt,
+    relevant_screens,
+    render_prefix,
+    render_screens,
+    render_summary_prefix,
+    task_words,
+)
 from tapir.codegen.script_grammar import AnswerParts, answer_grammar, split_answer
 
 __all__ = ["Budget", "Failure", "GenConfig", "Generation", "Generator", "Round", "SolveResult", "categorize"]
@@ -38,6 +49,7 @@ CATEGORIES = {
     "script-logic": "script logic",
     "budget": "budget exceeded",
     "device": "device failure",
+    "post-run-check": "finished without doing the task",
 }
 
 _CHECK_CODES = {
@@ -63,6 +75,13 @@ class GenConfig:
     #: Tokens kept free for the per-task part of a prompt (task, retrieved examples, the screen, a
     #: repair round's script and error) when a prompt is fitted to the model's context.
     reserve: int = 900
+    #: A focused prompt's per-task screens: tokens at most (at least one screen is shown).
+    focus_tokens: int = 1200
+    #: Stop an answer that starts repeating itself (``tapir.codegen.loops``); off: ``--no-loop-stop``.
+    stop_loops: bool = True
+    #: After a run that finished, check what it did against the plan and the document
+    #: (``tapir.codegen.postchecks``) and send a finding back like an error; off: ``--no-postchecks``.
+    postchecks: bool = True
 
 
 @dataclass(frozen=True)
@@ -207,30 +226,54 @@ class Generator:
         return room is None or self.backend.count_tokens(SYSTEM + prefix) <= room
 
     def _fit(self) -> tuple[str, str]:
-        """The prompt style this document gets with this model, and its prefix ('' for ``focused``,
-        whose prefix is made per task): with ``auto``, the first of described, names that fits."""
+        """The prompt style this document gets with this model, and its prefix (for ``focused``, the
+        summary of screens; the task's screens are added per task): with ``auto``, the first of
+        described, names that fits, else focused."""
         style = self.config.style
         if style == "focused":
-            return style, ""
+            return style, self._summary()
         if style != "auto":
             return style, render_prefix(self.doc, style, self.standing)
         for candidate in ("described", "names"):
             prefix = render_prefix(self.doc, candidate, self.standing)
             if self._fits(prefix):
                 return candidate, prefix
-        return "focused", ""
+        return "focused", self._summary()
 
-    def _focused_prefix(self, task: str) -> str:
-        """The prefix with only the screens most relevant to ``task``, as many as fit (at least one),
-        with the standing examples when they fit too."""
-        order = relevant_screens(self.doc, task)
+    def _summary(self) -> str:
+        """A focused prompt's cached prefix, with the standing examples when they leave room for the
+        task's screens."""
+        room = self._room()
+        candidates = [render_summary_prefix(self.doc, self.standing), render_summary_prefix(self.doc),
+                      render_summary_prefix(self.doc, screen_list=False)]
+        for prefix in candidates:
+            if room is None or self.backend.count_tokens(SYSTEM + prefix) + self.config.focus_tokens // 2 <= room:
+                return prefix
+        return candidates[-1]
+
+    def _focus(self, task: str, budget: int) -> str:
+        """The elements of the screens most relevant to ``task``: one screen at least (cut to the
+        budget when it alone is larger), more while they stay within ``budget`` tokens."""
         chosen: list[str] = []
-        for name in order:
-            if chosen and not self._fits(render_prefix(self.doc, "described", (), [*chosen, name])):
+        for name in relevant_screens(self.doc, task):
+            if chosen and self.backend.count_tokens(render_screens(self.doc, [*chosen, name])) > budget:
                 break
             chosen.append(name)
-        with_examples = render_prefix(self.doc, "described", self.standing, chosen)
-        return with_examples if self._fits(with_examples) else render_prefix(self.doc, "described", (), chosen)
+        lines = render_screens(self.doc, chosen).splitlines()
+        if self.backend.count_tokens("\n".join(lines)) > budget:
+            # one screen larger than the budget: its elements that share the fewest words with the
+            # task go first (headers stay)
+            wanted = task_words(task)
+            order = sorted((i for i, ln in enumerate(lines) if ln.startswith("- ")),
+                           key=lambda i: (len(wanted & task_words(lines[i])), -i))
+            dropped: set[int] = set()
+            for i in order:
+                kept = "\n".join(ln for j, ln in enumerate(lines) if j not in dropped)
+                if self.backend.count_tokens(kept) <= budget:
+                    break
+                dropped.add(i)
+            lines = [ln for j, ln in enumerate(lines) if j not in dropped]
+        return "\n".join(lines) + "\n"
 
     @property
     def grammar(self) -> str | None:
@@ -241,14 +284,22 @@ class Generator:
         # exclude_example (leave-one-out evaluation) cannot take a standing example out of the
         # prefix; evaluation tasks are kept apart from the example pool instead.
         examples = self.examples.retrieve(task, self.config.examples, exclude=exclude_example)
-        prefix = self._prefix if self.style != "focused" else self._focused_prefix(task)
-        return build_prompt(self.doc, task, examples=examples, screen=screen, repair=repair,
-                            style=self.style, prefix=prefix)
+        bare = build_prompt(self.doc, task, examples=examples, screen=screen, repair=repair, style=self.style,
+                            prefix=self._prefix)
+        if self.style != "focused":
+            return bare
+        budget = self.config.focus_tokens
+        if self.context is not None:  # what the context leaves beside the rest of the prompt and the answer
+            used = self.backend.count_tokens(bare.system + bare.prefix + bare.rest)
+            budget = min(budget, self.context - self.config.max_tokens - used - 16)
+        return build_prompt(self.doc, task, examples=examples, screen=screen, repair=repair, style=self.style,
+                            prefix=self._prefix, focus=self._focus(task, budget))
 
     def request(self, prompt: Prompt) -> Request:
         c = self.config
         return Request(prompt.system, prompt.prefix, prompt.rest, grammar=self._grammar, max_tokens=c.max_tokens,
-                       temperature=c.temperature, seed=c.seed, cache_label=prompt.label)
+                       temperature=c.temperature, seed=c.seed, cache_label=prompt.label,
+                       stop_loops=c.stop_loops)
 
     def generate(self, task: str, *, screen: ScreenInfo | None = None, repair: RepairNote | None = None,
                  exclude_example: str | None = None) -> Generation:

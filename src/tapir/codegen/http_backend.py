@@ -23,6 +23,7 @@ import urllib.request
 from typing import Any
 
 from tapir.codegen.backend import Completion, Request, Usage, estimate_tokens
+from tapir.codegen.loops import RepeatGuard
 from tapir.core.errors import TapirError, UsageError
 
 __all__ = ["HttpBackend"]
@@ -76,8 +77,12 @@ class HttpBackend:
         usage: dict[str, Any] = {}
         timings: dict[str, Any] = {}
         finish = "stop"
+        guard = RepeatGuard() if request.stop_loops else None
         with self._post("/chat/completions", body) as resp:
             for raw in resp:
+                if guard is not None and guard.looping:
+                    finish = "loop"  # leaving the stream closes it: the server stops generating
+                    break
                 line = raw.decode("utf-8", "replace").strip()
                 if not line.startswith("data:"):
                     continue
@@ -94,12 +99,16 @@ class HttpBackend:
                         if ttft is None:
                             ttft = time.perf_counter() - t0
                         parts.append(text)
+                        if guard is not None:
+                            guard.feed(text)
                     if choice.get("finish_reason"):
                         finish = "length" if choice["finish_reason"] == "length" else "stop"
                 usage = chunk.get("usage") or usage
                 timings = chunk.get("timings") or timings
         latency = time.perf_counter() - t0
-        text = "".join(parts)
+        text = guard.cut() if guard is not None and guard.looping else "".join(parts)
+        if guard is not None and guard.looping:
+            finish = "loop"
         prompt_tokens = usage.get("prompt_tokens")
         generated = usage.get("completion_tokens")
         counted = "server"

@@ -22,11 +22,12 @@ import contextlib
 import ctypes
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from tapir.codegen.backend import Completion, Request, Usage
+from tapir.codegen.loops import RepeatGuard
 from tapir.codegen.prefix_cache import PrefixCache, default_cache_dir
 from tapir.core.errors import UsageError
 
@@ -119,6 +120,9 @@ class LlamaCppBackend:
         self.n_threads = n_threads or max(1, min(os.cpu_count() or 1, 8))
         folder = default_cache_dir() if cache_dir is True else (cache_dir or None)
         self.cache = PrefixCache(Path(folder)) if folder else None
+        #: Called just before a prefix is computed (no copy in memory or on disk): the minutes on a
+        #: CPU a front end should announce, and only then.
+        self.on_cold: Callable[[], None] | None = None
         self._llm: Any = None
         self._vocab: Any = None
         self._formatter: Any = None
@@ -219,6 +223,8 @@ class LlamaCppBackend:
                     llm.n_tokens = len(prefix)
                     llm._requires_eval = True
                     return "disk", time.perf_counter() - t0
+        if self.on_cold is not None:
+            self.on_cold()
         llm.reset()
         llm._ctx.kv_cache_seq_rm(-1, 0, -1)
         llm.eval(prefix)
@@ -268,6 +274,7 @@ class LlamaCppBackend:
         ttft = None
         finish = "length"
         closing_at = request.max_tokens - max(_CLOSING_RESERVE, request.max_tokens // 4)
+        guard = RepeatGuard() if request.stop_loops else None
         try:
             while len(out) < request.max_tokens:
                 tok = decoder.next_token(closing=len(out) >= closing_at)
@@ -277,10 +284,18 @@ class LlamaCppBackend:
                     finish = "closed" if decoder.closed else "stop"
                     break
                 out.append(tok)
+                if guard is not None and b"\n" in llm.detokenize([tok]):
+                    # a line was finished: is the answer repeating itself?
+                    so_far = llm.detokenize(out).decode("utf-8", errors="replace")
+                    if guard.feed(so_far[len(guard.text):]):
+                        finish = "loop"
+                        break
                 llm.eval([tok])
         finally:
             decoder.close()
         text = llm.detokenize(out).decode("utf-8", errors="replace")
+        if guard is not None and finish == "loop":
+            text = guard.cut()
         latency = time.perf_counter() - t0
         # A prefix computed by this very call was not cached for it.
         cached = 0 if source == "cold" else reused

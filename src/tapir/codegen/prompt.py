@@ -31,14 +31,15 @@ from tapir.codegen import language as L
 from tapir.codegen.examples import Example
 
 __all__ = ["PROMPT_STYLES", "PROMPT_VERSION", "Prompt", "RepairNote", "ScreenInfo", "build_prompt", "relevant_screens",
-           "render_prefix"]
+           "render_prefix", "render_screens", "render_summary_prefix", "task_words"]
 
 #: ``auto``: the largest form that fits the model's context (``described``, else ``names``, else
 #: ``focused``); ``described``: every element with its description; ``names``: the paper's
-#: compressed form; ``focused``: the screens relevant to the task only, as many as fit.
+#: compressed form; ``focused``: a cached summary of every screen, then the elements of the screens
+#: relevant to the task only (after the cached part, so the prefix stays the same for every task).
 PROMPT_STYLES = ("auto", "described", "names", "focused")
 
-PROMPT_VERSION = "1"
+PROMPT_VERSION = "2"
 
 SYSTEM = (
     "Imagine that you are an agent using a smartphone to complete a task. You need to write scripts to "
@@ -172,6 +173,45 @@ def render_prefix(doc: L.AppDocument, style: str = "described", examples: Sequen
     return "\n".join(lines) + "\n"
 
 
+def render_summary_prefix(doc: L.AppDocument, examples: Sequence[Example] = (), *, screen_list: bool = True) -> str:
+    """The stable part of a focused prompt, the same for every task on one document (so it is
+    cached): the API, the rules, every screen in one line (what it is, which elements lead to it),
+    the notes, the answer format and the standing examples. The elements of the screens a task
+    needs follow in the per-task part (``render_screens``). ``screen_list=False`` leaves the
+    screens out (a context too small for them)."""
+    into: dict[str, list[str]] = {}
+    for e in doc.elements:
+        if e.leads_to:
+            into.setdefault(e.leads_to, []).append(f"${e.name}")
+    lines = ["In the script, except for the common Python control flow (for, if-else, function def/calls, etc.), "
+             "you can use the following APIs:"]
+    lines += _api_lines()
+    lines += ["", _RULES, "", f"The screens of the app {doc.app.name} (it starts on {doc.app.start_screen}); the "
+                              "elements of the screens this task needs are listed after the examples:"]
+    for screen in doc.screens if screen_list else ():
+        reached = into.get(screen.name, [])[:4]
+        lines.append(f"- {screen.name}: {_short(screen.description, 80)}"
+                     + (f" Reached by {', '.join(reached)}." if reached else ""))
+    if doc.notes:
+        lines += ["", "Notes: " + " ".join(doc.notes.split())]
+    lines += ["", _ANSWER, ""]
+    if examples:
+        lines.append("Examples of tasks and answers:")
+        lines += [_example_block(ex) for ex in examples]
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def render_screens(doc: L.AppDocument, screens: Collection[str]) -> str:
+    """The elements of ``screens`` (a focused prompt's per-task part), in document order."""
+    lines = ["The elements of the screens relevant to the task:"]
+    for screen in doc.screens:
+        if screen.name in screens:
+            lines.append(f"screen {screen.name}: {_short(screen.description, 100)}")
+            lines += [_element_line(doc, e, "described") for e in screen.elements]
+    return "\n".join(lines) + "\n"
+
+
 def relevant_screens(doc: L.AppDocument, task: str) -> list[str]:
     """The document's screens, most relevant to ``task`` first: by the task's words found in a
     screen's name, description and its elements' names, descriptions and options (a word counted
@@ -191,6 +231,11 @@ _STOP = frozenset({"the", "a", "an", "to", "of", "in", "on", "and", "or", "for",
                    "i", "all", "as", "at", "by", "from", "this", "that", "be", "then", "set", "screen"})
 
 
+def task_words(text: str) -> set[str]:
+    """The words of a text that say what it is about (lower case, stop words dropped)."""
+    return _words(text)
+
+
 def _words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z0-9]+", text.lower().replace("_", " ")) if w not in _STOP and len(w) > 1}
 
@@ -201,10 +246,11 @@ def _example_block(ex: Example) -> str:
 
 def build_prompt(doc: L.AppDocument, task: str, *, examples: Sequence[Example] = (),
                  screen: ScreenInfo | None = None, repair: RepairNote | None = None,
-                 style: str = "described", prefix: str | None = None) -> Prompt:
+                 style: str = "described", prefix: str | None = None, focus: str = "") -> Prompt:
     """The whole prompt for one task; ``examples`` are the retrieved ones (the standing examples
-    are part of ``prefix``, which may be given when already rendered)."""
-    rest: list[str] = []
+    are part of ``prefix``, which may be given when already rendered); ``focus``: the task's
+    screens (``render_screens``) for a focused prompt, whose prefix is ``render_summary_prefix``."""
+    rest: list[str] = [focus] if focus else []
     if examples:
         rest.append("More examples:")
         rest += [_example_block(ex) for ex in examples]

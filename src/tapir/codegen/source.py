@@ -24,14 +24,16 @@ from __future__ import annotations
 import dataclasses
 import re
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tapir.codegen import language as L
 from tapir.codegen.backend import Backend, Usage
-from tapir.codegen.examples import ExampleStore
+from tapir.codegen.examples import ExampleStore, load_examples
 from tapir.codegen.generate import CATEGORIES, GenConfig, Generator, categorize
+from tapir.codegen.postchecks import Finding, post_run_findings
 from tapir.codegen.prompt import PROMPT_VERSION, RepairNote
 from tapir.core.errors import UsageError
 
@@ -82,11 +84,19 @@ def open_backend(spec: str, *, threads: int | None = None, ctx: int = 6144) -> B
 class ModelSource:
     """Writes each task's script with one backend; repairs it from the harness's rendered error."""
 
-    def __init__(self, backend: Backend, *, spec: str | None = None, config: GenConfig | None = None) -> None:
+    def __init__(self, backend: Backend, *, spec: str | None = None, config: GenConfig | None = None,
+                 example_files: Sequence[str | Path] = (), use_examples: bool = True, embedder: Any = None) -> None:
         self.backend = backend
         self.spec = spec or backend.name
         self.config = config or GenConfig()
         self.name = self.spec
+        #: Example files besides each document's ``examples/`` folder (``tapir synth`` output).
+        self.example_files = tuple(Path(f) for f in example_files)
+        self.use_examples = use_examples
+        #: MiniLM for retrieving examples (``tapir.runtime.grounding``), None for TF-IDF.
+        self.embedder = embedder
+        #: Task texts never to be shown as examples (the suite being evaluated): ``hold_out``.
+        self.held_out: tuple[str, ...] = ()
         self._generators: dict[str, Generator] = {}
         # one model, one context: tasks run on several devices at once take turns at it
         self._lock = threading.Lock()
@@ -97,6 +107,10 @@ class ModelSource:
             "source": "codegen", "model": self.spec, "backend": self.backend.name, "prompt_version": PROMPT_VERSION,
             "prompt_style": c.style, "constrained": c.constrained, "temperature": c.temperature, "seed": c.seed,
             "max_tokens": c.max_tokens, "prefix_examples": c.prefix_examples, "examples": c.examples,
+            "example_pool": "off" if not self.use_examples else "beside the document"
+            + "".join(f" + {f.name}" for f in self.example_files),
+            "retrieval": "minilm" if self.embedder is not None else "tf-idf",
+            "loop_stop": c.stop_loops, "postchecks": c.postchecks,
         }
         path = getattr(self.backend, "model_path", None)
         if path is not None:
@@ -112,9 +126,38 @@ class ModelSource:
         key = str(path) if path else doc.app.package
         gen = self._generators.get(key)
         if gen is None:
-            examples = ExampleStore.for_document(path, L.symbols(doc)) if path else None
-            gen = self._generators[key] = Generator(doc, self.backend, examples=examples, config=self.config)
+            gen = self._generators[key] = Generator(doc, self.backend, examples=self.examples_for(doc, path),
+                                                    config=self.config)
         return gen
+
+    def examples_for(self, doc: L.AppDocument, path: str | Path | None) -> ExampleStore | None:
+        """The example pool of one document, less the held-out tasks and their near-copies."""
+        if not self.use_examples:
+            return None
+        table = L.symbols(doc)
+        if path:
+            store = ExampleStore.for_document(path, table, extra=self.example_files, embedder=self.embedder)
+        else:
+            pool = [e for f in self.example_files for e in load_examples(f)]
+            store = ExampleStore([e for e in pool if not any(i.is_error for i in L.check(e.script, table))],
+                                 embedder=self.embedder)
+        return store.without(self.held_out) if self.held_out else store
+
+    def hold_out(self, tasks: Sequence[str]) -> None:
+        """Never show these tasks (nor near-copies) as examples: the harness gives the suite's texts."""
+        self.held_out = tuple(tasks)
+        self._generators.clear()
+
+    def postcheck(self, request: Any, previous: Any, records: Sequence[Mapping[str, Any]]) -> Finding | None:
+        """The first thing a finished run left undone by its plan (``tapir.codegen.postchecks``),
+        None when every check holds or the checks are off; ``Finding.render()`` goes to ``repair``."""
+        script = getattr(previous, "script", None)
+        if not self.config.postchecks or not script:
+            return None
+        extra = getattr(previous, "extra", None) or {}
+        findings = post_run_findings(request.document, script, records, plan_elements=extra.get("elements", ()),
+                                     effect_screen=getattr(request.task, "effect_screen", None))
+        return findings[0] if findings else None
 
     def generate(self, request: Any) -> SourceAnswer:
         return self._answer(request, None)
@@ -160,7 +203,9 @@ def repair_note(script: str, error: str) -> RepairNote:
     message = head.group("message") if head else first
     category = "script-logic"
     cls = getattr(errors, head.group("kind"), None) if head else None
-    if isinstance(cls, type) and issubclass(cls, errors.TapirError):
+    if head and head.group("kind") == "PostRunCheck":
+        category = "post-run-check"
+    elif isinstance(cls, type) and issubclass(cls, errors.TapirError):
         category = categorize(cls(message))
     lines = script.splitlines()
     source_line = lines[line - 1] if line and 1 <= line <= len(lines) else None
@@ -169,16 +214,29 @@ def repair_note(script: str, error: str) -> RepairNote:
 
 def script_source(spec: str, *, seed: int = 0, threads: int | None = None, ctx: int = 6144,
                   style: str | None = None, config: GenConfig | None = None,
-                  backend: Backend | None = None) -> ModelSource:
+                  backend: Backend | None = None, example_files: Sequence[str | Path] = (),
+                  examples: bool = True, postchecks: bool = True, loop_stop: bool = True,
+                  retrieval: str = "minilm") -> ModelSource:
     """The source for ``tapir eval --model SPEC`` (``SPEC`` as ``tapir gen --model`` takes it, or an
     http(s) URL of an OpenAI-compatible server); ``backend`` given, it is used instead (tests).
     ``ctx``: a local model's context; ``style``: the prompt style (default: ``auto``, which fits
-    every document's prompt to that context)."""
+    every document's prompt to that context). The levers, each on by default: ``examples`` (the
+    example pool: beside each document and in ``example_files``), ``postchecks``, ``loop_stop``;
+    ``retrieval``: ``minilm`` (when installed) or ``tf-idf``."""
     if not spec.strip() and backend is None:
         raise UsageError("is empty: give a model name (tapir model list), a .gguf file or a server URL",
                          setting="model")
     config = dataclasses.replace(config or GenConfig(), seed=seed)
     if style is not None:
         config = dataclasses.replace(config, style=style)
+    config = dataclasses.replace(config, postchecks=postchecks, stop_loops=loop_stop)
+    for f in example_files:
+        if not Path(f).is_file():
+            raise UsageError(f"no such examples file: {f}", setting="examples-file")
+    embedder = None
+    if retrieval == "minilm" and examples:
+        from tapir.runtime.grounding import default_embedder
+
+        embedder = default_embedder()
     return ModelSource(backend if backend is not None else open_backend(spec, threads=threads, ctx=ctx), spec=spec,
-                       config=config)
+                       config=config, example_files=example_files, use_examples=examples, embedder=embedder)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from tapir.core.positions import Span
+from tapir.core.terminal import terminal_safe
 
 __all__ = [
     "ERROR", "HINT", "INFO", "SEVERITIES", "WARNING", "Diagnostic", "Fix", "TextEdit", "count_summary",
@@ -138,9 +139,13 @@ def _quote(raw: str, span: Span) -> list[str]:
     """The source line and a caret line under ``span``; long lines are cut around the span.
 
     Columns count characters of the raw line; the caret is placed under the line as it is shown,
-    with tabs expanded, so that it sits right on tab-indented lines too.
+    with tabs expanded and control characters escaped, so that it sits right on tab-indented
+    lines and after a string that holds an escape sequence too.
     """
-    text = raw.expandtabs(_TAB)
+    def shown(part: str) -> str:  # as the terminal shows it: control characters escaped, tabs expanded
+        return terminal_safe(part).expandtabs(_TAB)
+
+    text = shown(raw)
     if span.column <= 0:  # only the line is known: underline its text
         stripped = raw.lstrip()
         start_col = len(raw) - len(stripped) + 1
@@ -153,8 +158,8 @@ def _quote(raw: str, span: Span) -> list[str]:
             end_col = _token_end(raw, start_col)
         else:
             end_col = span.end_column
-    start = len(raw[: max(start_col - 1, 0)].expandtabs(_TAB))
-    end = max(len(raw[: max(end_col - 1, 0)].expandtabs(_TAB)), start + 1)
+    start = len(shown(raw[: max(start_col - 1, 0)]))
+    end = max(len(shown(raw[: max(end_col - 1, 0)])), start + 1)
     lo = max(start - _QUOTE_CONTEXT, 0)
     hi = min(end + _QUOTE_CONTEXT, len(text))
     prefix = "..." if lo > 0 else ""
@@ -190,7 +195,8 @@ def render_block(label: str, message: str, span: Span | None, source: str | None
             lines += _quote(src_lines[span.line - 1], span)
     if hint:
         lines.append(f"  hint: {hint}")
-    return "\n".join(lines)
+    # what reaches a terminal: script data quoted in the message cannot move the cursor
+    return terminal_safe("\n".join(lines))
 
 
 def count_summary(diagnostics: Sequence[Diagnostic]) -> str:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from tapir.core.diagnostics import ERROR, Diagnostic, count_summary, render_block
 from tapir.core.positions import Span
+from tapir.core.terminal import bounded
 
 __all__ = [
     "ActionError", "AssertionFailed", "BudgetExceeded", "DeviceError", "DocumentError", "ElementNotFound",
@@ -54,6 +55,8 @@ class TapirError(Exception):
         source: str | None = None,
         hint: str | None = None,
     ) -> None:
+        # script data quoted in a message is bounded (a megabyte of it in one error otherwise)
+        message = bounded(message)
         super().__init__(message)
         self.message = message
         self.span = span

@@ -19,6 +19,7 @@ import yaml
 from tapir.core.diagnostics import Diagnostic
 from tapir.core.document import AppDocument, AppInfo, Dialect, Element, Identifier, Screen, Signature, Step, Watcher
 from tapir.core.errors import DocumentError, Span
+from tapir.core.nesting import compose_yaml
 from tapir.core.watchers import DEFAULT_LIMIT
 from tapir.dsl.api import Kind
 
@@ -129,7 +130,11 @@ def loads_document(text: str, source: str | None = None) -> LoadResult:
 
     looks_like_one = _DOCUMENT_KEY.search(text) is not None
     try:
-        root = yaml.compose(text, Loader=_Loader)
+        root = compose_yaml(text, _Loader, filename=source)
+    except DocumentError as exc:  # nested past the limit: refused before it is composed
+        if not looks_like_one:  # the same refusal, quoting nothing of what may be any file
+            return LoadResult(None, tuple(Diagnostic("too-deep", p.severity, None, p.message) for p in exc.problems))
+        return LoadResult(None, tuple(exc.problems))
     except yaml.MarkedYAMLError as exc:
         if not looks_like_one:
             return _foreign("it is not valid YAML or JSON")

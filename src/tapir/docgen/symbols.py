@@ -4,13 +4,24 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import replace
 from pathlib import Path
 
-from tapir.core.document import AppDocument
+from tapir.core.document import AppDocument, Identifier
 from tapir.core.errors import DocumentError
-from tapir.docgen.loader import load_document
+from tapir.core.nesting import load_json
+from tapir.docgen.loader import load_document, read_document_text
 from tapir.dsl.symbols import SYMBOLS_FORMAT, ElementSymbol, ScreenSymbol, SymbolTable
+
+#: ``@text='Settings'``, ``@content-desc="New note"`` (uiautomator), ``@alt='...'`` (the HTML dialect).
+_TEXT_TEST = re.compile(r"@(?:text|content-desc|alt)\s*=\s*(?:'([^']*)'|\"([^\"]*)\")")
+
+
+def identifier_texts(identifiers: tuple[Identifier, ...]) -> tuple[str, ...]:
+    """The texts an element's identifiers test for equality, in order, once each."""
+    found = (a or b for i in identifiers for a, b in _TEXT_TEST.findall(i.xpath))
+    return tuple(dict.fromkeys(t for t in found if t.strip()))
 
 
 def build_symbols(doc: AppDocument) -> SymbolTable:
@@ -31,6 +42,7 @@ def build_symbols(doc: AppDocument) -> SymbolTable:
             effect=e.effect,
             leads_to=e.leads_to,
             line=e.line,
+            texts=identifier_texts(e.identifiers),
         )
         for e in doc.elements
     )
@@ -47,11 +59,9 @@ def load_symbols(path: str | Path) -> SymbolTable:
     """
     p = Path(path)
     if p.suffix == ".json":
-        try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise DocumentError(f"cannot read the document: {exc.strerror or exc}", filename=str(p)) from exc
-        except ValueError:
+        try:  # (nested too deep: a DocumentError naming the file, as from the YAML loader)
+            data = load_json(read_document_text(p), filename=str(p))
+        except json.JSONDecodeError:
             data = None  # the document loader reports where the JSON is broken
         if isinstance(data, dict) and data.get("format") == SYMBOLS_FORMAT:
             try:

@@ -29,6 +29,7 @@ from lxml import etree
 from tapir.core.diagnostics import Diagnostic
 from tapir.core.document import Step
 from tapir.core.errors import DocumentError
+from tapir.core.nesting import load_json
 from tapir.docgen.loader import LoadResult, loads_document, parse_step
 from tapir.docgen.writer import FlowList, to_yaml
 from tapir.dsl.api import Kind
@@ -162,7 +163,7 @@ def import_file(
     instead (a :class:`DocumentError` whose errors are the repairs it would have made).
     """
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = load_json(Path(path).read_text(encoding="utf-8"), filename=str(path))  # depth-bounded
     except OSError as exc:
         raise DocumentError(f"cannot read: {exc.strerror or exc}", filename=str(path)) from exc
     except UnicodeDecodeError as exc:

@@ -48,9 +48,12 @@ _RECURSION_LIMIT = 12_000
 class Analysis:
     """What ``analyze`` found (see the module docstring)."""
 
-    def __init__(self, module: A.Module, symbols: SymbolTable | None, root: Scope, scopes: dict[int, Scope]) -> None:
+    def __init__(self, module: A.Module, symbols: SymbolTable | None, root: Scope, scopes: dict[int, Scope],
+                 path: str | None = None) -> None:
         self.module = module
         self.symbols = symbols
+        #: The script's file (flows it runs are found from its folder); None: the working folder.
+        self.path = path
         self.module_scope = root
         self._scopes = scopes
         self.diagnostics: list[Diagnostic] = []
@@ -100,8 +103,9 @@ class Analysis:
         return tuple(owner.bindings.get(name, ())) if owner is not None else ()
 
 
-def analyze(module: A.Module, symbols: SymbolTable | None = None) -> Analysis:
-    """Analyse ``module``; without symbols, element checks are skipped."""
+def analyze(module: A.Module, symbols: SymbolTable | None = None, path: str | None = None) -> Analysis:
+    """Analyse ``module``; without symbols, element checks are skipped. ``path``: the script's
+    file, for the flows it runs (``run_flow``)."""
     binder = Binder()
     old_limit = sys.getrecursionlimit()
     # as deep as the interpreter goes at its default budgets: what runs can be analysed
@@ -112,13 +116,16 @@ def analyze(module: A.Module, symbols: SymbolTable | None = None) -> Analysis:
         except RecursionError:
             root = Scope("module", module, None)
             binder.scopes = {id(module): root}
-        analysis = Analysis(module, symbols, root, binder.scopes)
+        analysis = Analysis(module, symbols, root, binder.scopes, path)
         from tapir.dsl.flow import FlowChecker  # (it fills this module's Analysis)
 
         flow = FlowChecker(analysis)
         try:
             with paused_gc():
                 flow.run(module)
+            from tapir.dsl.screen_calls import text_notes  # which element a tap_text('...') names
+
+            flow.diagnostics.extend(text_notes(module, symbols))
         except RecursionError:
             # The parser reads nesting deeper than this recursive walk can follow (a 20,000-term
             # sum): a diagnostic, not a crash of `tapir check` or the language server.

@@ -37,9 +37,21 @@ ALLOC_ITEMS_PER_STEP = 64
 #: (the tuples of ``enumerate``, the big integers of a ``range``) are charged by their size too.
 ALLOC_BYTES_PER_STEP = 8 * ALLOC_ITEMS_PER_STEP
 #: Bytes a script may charge between two looks at the process's resident memory, and clock
-#: checks between two such looks when it charges less (a look is one read of /proc, ~20 us).
-MEMORY_CHECK_BYTES = 32 << 20
-MEMORY_CHECK_TICKS = 64
+#: checks between two such looks when it charges less (a look is one ``pread`` of /proc, ~1 us:
+#: every 8,192 steps costs well under 1% of a tight loop). Together with every value being
+#: charged by its size (small ones too, big integers included) they bound how far the process
+#: can grow past the budget before a look sees it: ``MEMORY_MARGIN``.
+MEMORY_CHECK_BYTES = 16 << 20
+MEMORY_CHECK_TICKS = 4
+#: The most the process may grow past ``max_memory`` before the run stops (documented in
+#: docs/interpreter.md; tests/test_sandbox_attacks.py holds the interpreter to it): the bytes
+#: charged between two looks, what ``MEMORY_CHECK_TICKS * CHECK_EVERY`` steps can make without
+#: being charged (object headers, a dict's or list's growth), and the spare room a resize of
+#: the largest container allowed (``max_size`` items) needs while it copies.
+MEMORY_MARGIN = 64 << 20
+#: Integers at least this large (in magnitude) are charged by their size when made (the fast
+#: paths of + and - compare their result with it: the same two comparisons as before).
+BIG_INT = 1 << 1024
 #: A charge this large is compared with the time left, at the fastest a step ever runs.
 _BIG_CHARGE = 1 << 20
 _FASTEST_STEP_S = 20e-9
@@ -137,12 +149,20 @@ def human_bytes(n: int) -> str:
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
+#: (pid, descriptor) of this process's /proc/self/statm, kept open: a ``pread`` of it is ~1 us,
+#: opening it anew ~7 us. A forked child opens its own (``/proc/self`` was the parent's).
+_statm: tuple[int, int] | None = None
+
+
 def resident_bytes() -> int:
     """The process's resident memory now (its peak where /proc is missing), in bytes."""
+    global _statm
     try:
-        with open("/proc/self/statm", "rb") as f:
-            return int(f.read().split()[1]) * _PAGE
-    except (OSError, ValueError, IndexError):
+        pid = os.getpid()
+        if _statm is None or _statm[0] != pid:
+            _statm = (pid, os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC))
+        return int(os.pread(_statm[1], 128, 0).split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError, AttributeError):
         pass
     try:
         import resource
@@ -158,8 +178,8 @@ class Meter:
 
     __slots__ = (
         "budgets", "steps", "checkpoint", "actions", "depth", "deadline", "started", "output_chars",
-        "max_size", "max_int_bits", "int_limit", "max_memory", "allocated", "memory_check_at", "memory_base",
-        "ticks", "simulated_s", "interrupt",
+        "max_size", "max_int_bits", "int_limit", "int_fast", "max_memory", "allocated", "memory_check_at",
+        "memory_base", "ticks", "simulated_s", "interrupt",
     )
 
     def __init__(self, budgets: Budgets) -> None:
@@ -169,6 +189,9 @@ class Meter:
         #: Every integer a script holds is strictly between -int_limit and int_limit: the fast
         #: paths of + and - compare their result with it instead of asking for its bit length.
         self.int_limit = 1 << budgets.max_int_bits
+        #: Integer results at least this large take ``big_int`` (charged by size, then checked
+        #: against ``int_limit``); smaller ones cost what any small value costs.
+        self.int_fast = min(BIG_INT, self.int_limit)
         self.max_memory = budgets.max_memory
         #: Bytes charged so far (an upper estimate of what was allocated, not what is live).
         self.allocated = 0
@@ -272,6 +295,10 @@ class Meter:
             )
         if n >= ALLOC_ITEMS_PER_STEP or item_bytes > 8:
             self.alloc(n * item_bytes, span, what)
+        else:  # no steps for a small value, but its bytes count towards the next look at memory
+            self.allocated += n * item_bytes
+            if self.allocated >= self.memory_check_at:
+                self.check_memory(span)
 
     def alloc(self, nbytes: int, span: Span | None, what: str = "value") -> None:
         """Charge the creation of about ``nbytes`` bytes of new values (before they are made)."""
@@ -280,17 +307,32 @@ class Meter:
                                   f"a {what} of about {human_bytes(nbytes)} would not fit", span)
         self.allocated += nbytes
         if self.allocated >= self.memory_check_at:
-            self.check_memory(span)
+            self.check_memory(span, nbytes, what)
         if nbytes >= ALLOC_BYTES_PER_STEP:
             self.charge(nbytes // ALLOC_BYTES_PER_STEP, span)
 
-    def check_memory(self, span: Span | None) -> None:
-        """Stop the run when the process grew by more than the memory budget since it started."""
+    def check_memory(self, span: Span | None, coming: int = 0, what: str = "value") -> None:
+        """Stop the run when the process grew by more than the memory budget since it started,
+        or would with ``coming`` more bytes (a value of that size about to be made)."""
         self.memory_check_at = self.allocated + MEMORY_CHECK_BYTES
         grown = resident_bytes() - self.memory_base
         if grown > self.max_memory:
             raise budget_exceeded("memory", self.max_memory,
                                   f"the run grew the process's memory by {human_bytes(grown)}", span)
+        if coming and grown + coming > self.max_memory:
+            raise budget_exceeded("memory", self.max_memory,
+                                  f"the run grew the process's memory by {human_bytes(grown)}, and a {what} "
+                                  f"of about {human_bytes(coming)} would not fit", span)
+
+    def big_int(self, value: int, span: Span | None) -> int:
+        """``value``, a new integer at least ``int_fast`` in magnitude, charged by its size
+        (a 65,536-bit integer is 8.7 KB, made by one cheap-looking ``-x``); refused when it
+        is over the size budget."""
+        bits = value.bit_length()
+        if bits > self.max_int_bits:
+            raise self.int_too_big(value, span)
+        self.alloc(bits // 8 + 32, span, "integer")
+        return value
 
     def check_int(self, bits: int, span: Span | None) -> None:
         if bits > self.max_int_bits:

@@ -186,9 +186,9 @@ def _int(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> int
                 # Python limits the digits of decimal text only (4,300); a power-of-two base
                 # reads any length in linear time, into an integer over the size budget.
                 m.charge(len(x) // 64, span)
-                digits = len(x.strip().lstrip("+-").lstrip("0_")) if len(x) * 6 > m.max_int_bits else 0
-                m.check_int(digits * math.ceil(math.log2(base or 16)), span)
-            return int(x, base)
+                if len(x) * 6 > m.max_int_bits:
+                    m.check_int(int_text_bits(x, int(base)), span)
+            return _new_int(int(x, base), m, span)
         if type(x) is str:
             m.charge(len(x) // 64, span)
             return int(x)
@@ -197,6 +197,30 @@ def _int(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> int
     except (ValueError, OverflowError) as exc:
         raise ScriptError(str(exc), span) from None
     raise ScriptError(f"int() argument must be a string or a real number, not '{type_name(x)}'", span)
+
+
+_PREFIX_BASES = {"0b": 2, "0o": 8, "0x": 16}
+
+
+def int_text_bits(text: str, base: int) -> int:
+    """At most how many bits ``int(text, base)`` has (exact to a bit for valid text): the
+    significant digits times log2 of the base, after the sign, the prefix (``0b``/``0o``/``0x``,
+    which base 0 reads and base 2/8/16 allow), underscores and leading zeros."""
+    body = text.strip().lstrip("+-").lower()
+    prefix = _PREFIX_BASES.get(body[:2])
+    if prefix is not None and base in (0, prefix):
+        body, base = body[2:], prefix
+    elif base == 0:
+        base = 10
+    significant = body.lstrip("0_")
+    return math.ceil((len(significant) - significant.count("_")) * math.log2(base))
+
+
+def _new_int(v: Any, m: Meter, span: Span) -> Any:
+    """``v``; a big integer (a new one: ``abs``, ``round``, ``int`` of text) charged by size."""
+    if type(v) is int and not -m.int_fast < v < m.int_fast:
+        return m.big_int(v, span)
+    return v
 
 
 def _float(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> float:
@@ -245,7 +269,7 @@ def _extreme(name: str, op: str) -> BuiltinFn:
 def _abs(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> Any:
     if type(args[0]) not in NUMBER_TYPES:
         raise ScriptError(f"bad operand type for abs(): '{type_name(args[0])}'", span)
-    return abs(args[0])
+    return _new_int(abs(args[0]), host.meter, span)
 
 
 def _sorted(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> list[Any]:
@@ -341,7 +365,7 @@ def _round(host: Host, args: list[Any], kwargs: dict[str, Any], span: Span) -> A
         # first (round(1, -10**9): minutes)
         return 0
     try:
-        return round(x) if nd is None else round(x, nd)
+        return _new_int(round(x) if nd is None else round(x, nd), host.meter, span)
     except (ValueError, OverflowError) as exc:
         raise ScriptError(str(exc), span) from None
 

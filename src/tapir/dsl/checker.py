@@ -16,7 +16,11 @@ each with span, severity and message (and fixes where there is a likely replacem
 * ``unknown-method``, ``arg-count``, ``arg-type``: calls that do not fit the registry
   (``tapir.dsl.registry``: element methods, API functions, builtins, str/list/dict methods) or a
   script function's parameters;
-* ``unknown-name`` / ``unknown-function``: names bound nowhere;
+* ``operand-type``: an operator on operand types it refuses, both known (``1 + "a"``);
+* ``flow-path`` / ``flow-error``: ``run_flow``'s file may not be run, or has problems of its own
+  (``tapir.dsl.flow_calls``); its arguments against its ``param()`` names are ``arg-count``;
+* ``unknown-name`` / ``unknown-function``: names bound nowhere (Appium's and Maestro's words get
+  the Tapir call they mean, ``tapir.dsl.vocabulary``);
 * ``use-before-assignment``: a name read where no path can have assigned it yet;
 * ``too-deep``: a statement nested deeper than the checker's walk can follow;
 * warnings: ``unreachable`` (a statement after return/break/continue), ``shadows-builtin`` (a
@@ -57,5 +61,6 @@ def check_source(source: str, symbols: SymbolTable | None, filename: str = "<scr
     from tapir.dsl.parser import parse_tolerant
 
     result = parse_tolerant(source, filename)
-    found = list(result.errors) + analyze(result.module, symbols).diagnostics
+    path = None if filename.startswith("<") else filename
+    found = list(result.errors) + analyze(result.module, symbols, path).diagnostics
     return sorted(found, key=lambda d: (d.span or result.module.span, d.code))

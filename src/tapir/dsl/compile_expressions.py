@@ -18,6 +18,7 @@ from tapir.dsl.registry import REGISTRY, Namespace
 from tapir.dsl.safeops import BINOPS, add, check_key, compare, format_value, mul, to_str, unary
 from tapir.dsl.scopes import StaticScope
 from tapir.dsl.values import ElementHandle
+from tapir.dsl.vocabulary import foreign
 
 if TYPE_CHECKING:
     from tapir.dsl.compiler import Compiler
@@ -40,6 +41,10 @@ def not_defined(name: str, span: Span) -> TapirError:
             f"'{name}' is not available in Tapir scripts", span,
             hint="builtins: " + ", ".join(REGISTRY.names(Namespace.BUILTIN)),
         )
+    word = foreign(name, Namespace.GLOBAL)
+    if word is not None:  # Appium's or Maestro's word (tapir.dsl.vocabulary)
+        return ScriptError(f"name '{name}' is not defined; did you mean '{word.name}'?", span,
+                           hint=f"'{name}' is a word of {word.origin}; in Tapir: {word.call}")
     close = difflib.get_close_matches(name, REGISTRY.global_names(), n=1)
     return ScriptError(f"name '{name}' is not defined", span, hint=f"did you mean '{close[0]}'?" if close else None)
 
@@ -188,7 +193,8 @@ def e_binop(comp: Compiler, node: A.BinOp, scope: StaticScope) -> Eval:
         return int_const_binop(op, left, c, fn, m, span, comp.local_name(node.left, scope))
     # One closure per operator, each with the operator written inline: the near-identical bodies
     # are deliberate (a shared body would pay an operator-function call on every evaluation).
-    hi = m.int_limit
+    # Int results outside (lo, hi) are big: ``big_int`` charges them by size (or refuses them).
+    hi = m.int_fast
     lo = -hi
     if op == "+":
         def ev_add(fr: Frame) -> Any:
@@ -198,7 +204,7 @@ def e_binop(comp: Compiler, node: A.BinOp, scope: StaticScope) -> Eval:
                 r = a + b
                 if lo < r < hi:
                     return r
-                raise m.int_too_big(r, span)
+                return m.big_int(r, span)
             return add(a, b, m, span)
 
         return ev_add
@@ -210,7 +216,7 @@ def e_binop(comp: Compiler, node: A.BinOp, scope: StaticScope) -> Eval:
                 r = a - b
                 if lo < r < hi:
                     return r
-                raise m.int_too_big(r, span)
+                return m.big_int(r, span)
             return fn(a, b, m, span)
 
         return ev_sub
@@ -228,7 +234,8 @@ def e_binop(comp: Compiler, node: A.BinOp, scope: StaticScope) -> Eval:
             a = left(fr)
             b = right(fr)
             if type(a) is int and type(b) is int and b:
-                return a // b
+                r = a // b
+                return r if lo < r < hi else m.big_int(r, span)
             return fn(a, b, m, span)
 
         return ev_floordiv
@@ -237,7 +244,8 @@ def e_binop(comp: Compiler, node: A.BinOp, scope: StaticScope) -> Eval:
             a = left(fr)
             b = right(fr)
             if type(a) is int and type(b) is int and b:
-                return a % b
+                r = a % b
+                return r if lo < r < hi else m.big_int(r, span)
             return fn(a, b, m, span)
 
         return ev_mod
@@ -248,14 +256,19 @@ def e_unary(comp: Compiler, node: A.UnaryOp, scope: StaticScope) -> Eval:
     op = node.op
     if op not in ("not", "-", "+"):
         raise SandboxViolation(f"unsupported unary operator {op!r}", node.span)
-    operand, span = comp.expr(node.operand, scope), node.span
+    operand, span, m = comp.expr(node.operand, scope), node.span, comp.m
     if op == "not":
         return lambda fr: not operand(fr)
+    hi = m.int_fast
+    lo = -hi
 
     def ev(fr: Frame) -> Any:
         v = operand(fr)
         if type(v) is int:
-            return -v if op == "-" else v
+            if op == "+":
+                return v
+            r = -v  # a new integer as big as v: charged by size when big
+            return r if lo < r < hi else m.big_int(r, span)
         return unary(op, v, span)
 
     return ev

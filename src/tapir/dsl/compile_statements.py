@@ -112,7 +112,7 @@ def s_augassign(comp: Compiler, node: A.AugAssign, scope: StaticScope, loop: boo
         hops = scope.resolve(name) if not name.startswith("__") else -1
         if hops is None or hops == 0:
             g, debug, is_add = comp.g, comp.i.debug, op == "+"
-            hi = m.int_limit
+            hi = m.int_fast  # bigger sums go through combine: charged by size (Meter.big_int)
             lo = -hi
             step = node.value.value if type(node.value) is A.Constant else None
             if is_add and type(step) is int and 0 <= step < hi:

@@ -29,10 +29,11 @@ def int_const_binop(op: str, left: Eval, c: int, fn: Callable[..., Any], m: Mete
                     local: str | None) -> Eval:
     """``expr OP int-literal``, the most common arithmetic in loops: one closure, no call for
     the constant, the int case inline (and the variable read inline when it is a local)."""
-    # + and - may cross the integer size budget by a bit: their int results are compared with
-    # the budget's bound (two comparisons; a bit_length() call would cost more)
+    # + and - may cross the integer size budget by a bit, and a big result must be charged by
+    # its size: their int results are compared with the bound of small integers (two
+    # comparisons; a bit_length() call would cost more), bigger ones go through ``big_int``
     # (adding a constant moves a number one way only: one bound is enough)
-    hi = m.int_limit
+    hi = m.int_fast
     lo = -hi
     d = c if op == "+" else -c if op == "-" else 0
     if local is not None and op in ("+", "-") and d >= 0:
@@ -45,7 +46,7 @@ def int_const_binop(op: str, left: Eval, c: int, fn: Callable[..., Any], m: Mete
                 r = a + d
                 if r < hi:
                     return r
-                raise m.int_too_big(r, span)
+                return m.big_int(r, span)
             return fn(a, c, m, span)
 
         return local_up_c
@@ -59,7 +60,7 @@ def int_const_binop(op: str, left: Eval, c: int, fn: Callable[..., Any], m: Mete
                 r = a + d
                 if r > lo:
                     return r
-                raise m.int_too_big(r, span)
+                return m.big_int(r, span)
             return fn(a, c, m, span)
 
         return local_down_c
@@ -73,7 +74,8 @@ def int_const_binop(op: str, left: Eval, c: int, fn: Callable[..., Any], m: Mete
             except KeyError:
                 a = left(fr)  # raises the unbound-variable error
             if type(a) is int and (not small or -0x80000000 < a < 0x80000000):
-                return pyop(a, c)
+                r = pyop(a, c)
+                return r if lo < r < hi else m.big_int(r, span)  # (a big quotient is a new big value)
             return fn(a, c, m, span)
 
         return local_c
@@ -84,7 +86,7 @@ def int_const_binop(op: str, left: Eval, c: int, fn: Callable[..., Any], m: Mete
                 r = a + d
                 if r < hi:
                     return r
-                raise m.int_too_big(r, span)
+                return m.big_int(r, span)
             return fn(a, c, m, span)
 
         return up_c
@@ -95,7 +97,7 @@ def int_const_binop(op: str, left: Eval, c: int, fn: Callable[..., Any], m: Mete
                 r = a + d
                 if r > lo:
                     return r
-                raise m.int_too_big(r, span)
+                return m.big_int(r, span)
             return fn(a, c, m, span)
 
         return down_c
@@ -108,13 +110,19 @@ def int_const_binop(op: str, left: Eval, c: int, fn: Callable[..., Any], m: Mete
     if op == "//":
         def floordiv_c(fr: Frame) -> Any:
             a = left(fr)
-            return a // c if type(a) is int else fn(a, c, m, span)
+            if type(a) is int:
+                r = a // c
+                return r if lo < r < hi else m.big_int(r, span)
+            return fn(a, c, m, span)
 
         return floordiv_c
 
     def mod_c(fr: Frame) -> Any:
         a = left(fr)
-        return a % c if type(a) is int else fn(a, c, m, span)
+        if type(a) is int:
+            r = a % c
+            return r if lo < r < hi else m.big_int(r, span)
+        return fn(a, c, m, span)
 
     return mod_c
 

@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING, Any
 from tapir.core.diagnostics import ERROR, WARNING, Diagnostic, Fix
 from tapir.core.positions import Span
 from tapir.dsl import ast as A
+from tapir.dsl import operand_types
 from tapir.dsl.bindings import UNKNOWN, Binding, Reference, Scope, Ty, merge_types, name_span
 from tapir.dsl.registry import REGISTRY, Entry, Namespace, ParamKind
 from tapir.dsl.types import LIST_KINDS, Kind, accepts, describe, type_of_constant
 from tapir.dsl.visitor import NodeVisitor
+from tapir.dsl.vocabulary import foreign
 
 if TYPE_CHECKING:
     from tapir.dsl.analysis import Analysis
@@ -140,8 +142,11 @@ class FlowChecker(NodeVisitor[Any]):
         return state
 
     def visit_AugAssign(self, s: A.AugAssign, state: State) -> State:
-        self.visit(s.target, state)
-        self.visit(s.value, state)
+        target = self.visit(s.target, state)
+        value = self.visit(s.value, state)
+        if operand_types.binop(s.op, target.tag, value.tag) is None:
+            self.report(s.span, "operand-type", f"unsupported operand types for {s.op}=: {target.describe()} "
+                                                f"and {value.describe()}")
         self.bind(s.target, UNKNOWN, state, s, "variable")
         return state
 
@@ -285,9 +290,12 @@ class FlowChecker(NodeVisitor[Any]):
         return self.typed(e, Ty("dict"))
 
     def visit_Compare(self, e: A.Compare, state: State) -> Ty:
-        self.visit(e.left, state)
-        for x in e.comparators:
-            self.visit(x, state)
+        left = self.visit(e.left, state)
+        for op, x in zip(e.ops, e.comparators, strict=False):
+            right = self.visit(x, state)
+            if op in ("<", "<=", ">", ">=") and not operand_types.ordering(left.tag, right.tag):
+                self.report(e.span, "operand-type", f"'{op}' cannot compare {left.describe()} with {right.describe()}")
+            left = right
         return self.typed(e, Ty("bool"))
 
     def visit_BoolOp(self, e: A.BoolOp, state: State) -> Ty:
@@ -299,18 +307,21 @@ class FlowChecker(NodeVisitor[Any]):
 
     def visit_UnaryOp(self, e: A.UnaryOp, state: State) -> Ty:
         inner = self.visit(e.operand, state)
-        return self.typed(e, Ty("bool") if e.op == "not" else (inner if inner.tag in ("int", "float") else UNKNOWN))
+        result = operand_types.unary(e.op, inner.tag)
+        if result is None:
+            self.report(e.span, "operand-type", f"bad operand type for unary {e.op}: {inner.describe()}")
+            return self.typed(e, UNKNOWN)
+        return self.typed(e, UNKNOWN if result == operand_types.UNKNOWN_TAG else Ty(result))
 
     def visit_BinOp(self, e: A.BinOp, state: State) -> Ty:
         left = self.visit(e.left, state)
         right = self.visit(e.right, state)
-        if left.tag == right.tag == "str" and e.op in ("+", "*", "%"):
-            return self.typed(e, Ty("str"))
-        if left.tag == right.tag == "int" and e.op in ("+", "-", "*", "//", "%"):
-            return self.typed(e, Ty("int"))
-        if left.tag == right.tag == "list" and e.op == "+":
-            return self.typed(e, Ty("list"))
-        return self.typed(e, UNKNOWN)
+        result = operand_types.binop(e.op, left.tag, right.tag)
+        if result is None:  # the interpreter would refuse it: say so before the run
+            self.report(e.span, "operand-type", f"unsupported operand types for {e.op}: {left.describe()} "
+                                                f"and {right.describe()}")
+            return self.typed(e, UNKNOWN)
+        return self.typed(e, UNKNOWN if result == operand_types.UNKNOWN_TAG else Ty(result))
 
     def visit_IfExp(self, e: A.IfExp, state: State) -> Ty:
         self.visit(e.test, state)
@@ -319,7 +330,10 @@ class FlowChecker(NodeVisitor[Any]):
     def visit_Slice(self, e: A.Slice, state: State) -> Ty:
         for bound_expr in (e.lower, e.upper, e.step):
             if bound_expr is not None:
-                self.visit(bound_expr, state)
+                bound = self.visit(bound_expr, state)
+                if bound.tag not in ("int", "bool", "None", "unknown", "any"):
+                    self.report(bound_expr.span, "arg-type",
+                                f"slice indices must be integers or None, not {bound.describe()}")
         return UNKNOWN
 
     def visit_Keyword(self, e: A.Keyword, state: State) -> Ty:
@@ -413,6 +427,8 @@ class FlowChecker(NodeVisitor[Any]):
 
     def iteration(self, node: A.Node, ty: Ty) -> Ty:
         """The type of one item when iterating ``ty``; reports iterating a non-list element."""
+        if ty.tag == "list" and ty.element is not None:  # a slice of an element list: its items
+            return Ty("item", ty.element)
         if not ty.is_element:
             return UNKNOWN
         listed = self.is_list(ty)
@@ -424,12 +440,19 @@ class FlowChecker(NodeVisitor[Any]):
     def subscript(self, e: A.Subscript, state: State) -> Ty:
         ty = self.visit(e.value, state)
         index = self.visit(e.index, state)
+        sliced = isinstance(e.index, A.Slice)
+        if ty.tag == "list" and ty.element is not None:  # a slice of an element list holds its items
+            return Ty("list", ty.element) if sliced else Ty("item", ty.element)
         if not ty.is_element:
-            return UNKNOWN
+            # a slice of a str, list or tuple is one of the same; of anything else, not known here
+            return Ty(ty.tag) if sliced and ty.tag in ("str", "list", "tuple") else UNKNOWN
         listed = self.is_list(ty)
         if listed is False:
-            self.report(e.span, "not-a-list", f"cannot index {ty.describe()}: only lists have items")
+            what = "slice" if sliced else "index"
+            self.report(e.span, "not-a-list", f"cannot {what} {ty.describe()}: only lists have items")
             return UNKNOWN
+        if sliced:  # a slice of an element list is a plain list of its items (docs/language.md)
+            return Ty("list", ty.element) if ty.tag == "element" and listed else UNKNOWN
         if index.tag not in ("int", "unknown", "bool", "any"):
             self.report(e.index.span, "arg-type", f"a list is indexed by an int, not by {index.describe()}")
         return Ty("item", ty.element) if ty.tag == "element" and listed else UNKNOWN
@@ -456,6 +479,11 @@ class FlowChecker(NodeVisitor[Any]):
                 self.a.references.append(Reference(func.id, func.span, func, self.scope, None,
                                                    REGISTRY.builtin(func.id) or REGISTRY.global_function(func.id)))
             entry = REGISTRY.get(Namespace.GLOBAL, func.id)
+            if entry is not None and entry.name == "run_flow":
+                self.a._calls[id(e)] = entry
+                if counted and not self.quiet:
+                    self.flow_call(e, args, kw)
+                return self.result(entry, None)
             if entry is not None:
                 self.a._calls[id(e)] = entry
                 self.uses(entry, e.span)
@@ -480,12 +508,40 @@ class FlowChecker(NodeVisitor[Any]):
             if entry is not None:
                 self.a._calls[id(e)] = entry
                 return self.builtin_call(e, entry, args, kw, counted)
+            word = foreign(func.id, Namespace.GLOBAL)
+            if word is not None:  # Appium's or Maestro's word, not a typo: say what it is here
+                self.report(func.span, "unknown-function", f"unknown function '{func.id}'; did you mean "
+                            f"'{word.name}'?", [word.name], hint=f"'{func.id}' is a word of {word.origin}; "
+                            f"in Tapir: {word.call}")
+                return UNKNOWN
             close = _close(func.id, self.known_names())
             hint = f"; did you mean {close[0]}()?" if close else ""
             self.report(func.span, "unknown-function", f"unknown function '{func.id}'{hint}", close)
             return UNKNOWN
         self.visit(func, state)
         return UNKNOWN
+
+    def flow_call(self, e: A.Call, args: list[Ty], kw: dict[str, Ty]) -> None:
+        """``run_flow("login.tap", user=...)``: the flow checked against this document, the
+        arguments against the parameters it reads (``tapir.dsl.flow_calls``)."""
+        from tapir.dsl.flow_calls import check_flow
+
+        if len(e.args) != 1:
+            self.report(e.span, "arg-count", "run_flow() takes the flow's path, then its arguments by name "
+                                             "(run_flow(\"login.tap\", user=\"ada\"))")
+            return
+        for k in e.keywords:
+            ty = kw.get(k.name, UNKNOWN)
+            if ty.tag not in ("str", "int", "float", "bool", "unknown", "any"):
+                self.report(k.value.span, "arg-type", f"run_flow(): argument '{k.name}' must be text or a number "
+                                                      f"(the flow reads it with param()), not {ty.describe()}")
+        path = e.args[0]
+        if not (isinstance(path, A.Constant) and isinstance(path.value, str)):
+            if args[0].tag not in ("str", "unknown", "any"):
+                self.report(path.span, "arg-type", f"run_flow(): 'path' must be a str, not {args[0].describe()}")
+            return  # a computed path is resolved when the script runs
+        for span_of, code, message, fixes in check_flow(self.a.path, path.value, sorted(kw), self.symbols):
+            self.report(path.span if span_of == "path" else e.span, code, message, fixes)
 
     def uses(self, entry: Entry, span: Span) -> None:
         if entry.needs_device:
@@ -561,6 +617,12 @@ class FlowChecker(NodeVisitor[Any]):
         if receiver.is_element:
             entry = REGISTRY.element_method(func.attr)
             if entry is None:
+                word = foreign(func.attr, Namespace.ELEMENT)
+                if word is not None:  # Appium's or Maestro's word, not a typo: say what it is here
+                    self.report(span, "unknown-method", f"elements have no method '{func.attr}'; did you mean "
+                                f"'{word.name}'?", [word.name], hint=f"'{func.attr}' is a word of {word.origin}; "
+                                f"in Tapir: $element.{word.call}")
+                    return UNKNOWN
                 close = _close(func.attr, REGISTRY.names(Namespace.ELEMENT))
                 hint = f"; did you mean {close[0]}()?" if close else ""
                 self.report(span, "unknown-method", f"elements have no method '{func.attr}'{hint}", close)

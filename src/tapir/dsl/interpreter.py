@@ -36,6 +36,7 @@ from tapir.core.errors import (
     Span,
     TapirError,
 )
+from tapir.core.terminal import terminal_safe
 from tapir.dsl import ast as A
 from tapir.dsl.api import expect_handle
 from tapir.dsl.budget import Budgets, Meter, check_source_size, out_of_memory
@@ -57,6 +58,7 @@ from tapir.dsl.values import (
     ScriptFunction,
     type_name,
 )
+from tapir.dsl.vocabulary import foreign
 
 Output = Callable[[str], None]
 
@@ -64,8 +66,11 @@ Output = Callable[[str], None]
 def print_line(line: str, *, flush: bool = False) -> None:
     """Print one line of a script's output to standard output. Text the stream cannot encode
     (a lone surrogate, "\\ud800", which Python strings may hold) is written as escapes instead
-    of failing: the script printed it, the run must not break on it."""
+    of failing: the script printed it, the run must not break on it. Control characters are
+    written as escapes too (``tapir.core.terminal``): a script cannot clear or rewrite the
+    user's terminal."""
     stream = sys.stdout
+    line = terminal_safe(line)
     try:
         stream.write(line + "\n")
     except UnicodeEncodeError:
@@ -461,6 +466,10 @@ class Interpreter:
                        span: Span) -> Any:
         entry = REGISTRY.element_method(name)
         if entry is None:
+            word = foreign(name, Namespace.ELEMENT)
+            if word is not None:  # Appium's or Maestro's word (tapir.dsl.vocabulary)
+                raise ScriptError(f"element has no method '{name}'; did you mean '{word.name}'?", span,
+                                  hint=f"'{name}' is a word of {word.origin}; in Tapir: $element.{word.call}")
             close = REGISTRY.close_names(name, Namespace.ELEMENT)
             raise ScriptError(
                 f"element has no method '{name}'", span,
@@ -551,6 +560,12 @@ def run_script(
     The error that stopped the script (syntax, runtime, budget, device) is in
     ``RunResult.error`` with the source attached, so ``error.render()`` shows file:line:col and
     a caret. The device runtime, if one was made, is closed before returning.
+
+    It runs in this process with the interpreter's checks only: the deadline is looked at between
+    operations, so one long operation in C that cannot be charged step by step (a ``dict`` of
+    colliding keys) runs to its end first. For scripts you did not write use
+    ``tapir.run.Runner`` (a child process under OS limits by default) or
+    ``tapir.dsl.isolation.run_script_isolated``.
     """
     interp = Interpreter(runtime_factory, budgets, output, symbols=symbols, filename=filename, debug=debug,
                          inputs=inputs)

@@ -257,6 +257,8 @@ def _encode_result(result: RunResult) -> dict[str, Any]:
             "category": type(err).__name__, "message": err.message, "hint": err.hint,
             "span": None if s is None else [s.line, s.column, s.end_line, s.end_column, s.offset, s.end_offset],
             "budget": getattr(err, "budget", None), "limit": getattr(err, "limit", None),
+            # an error in a flow (run_flow) belongs to the flow's file, not to the script run
+            "filename": err.filename, "source": err.source,
         }
     return {"steps": result.steps, "actions": result.actions, "duration_s": result.duration_s,
             "variables": result.variables, "error": error}
@@ -437,6 +439,8 @@ def _decode_error(data: dict[str, Any]) -> TapirError:
         err.span = Span(*span)
     hint = data.get("hint")
     err.hint = str(hint) if hint is not None else None
+    if isinstance(data.get("filename"), str) and isinstance(data.get("source"), str):
+        err.with_source(data["source"], data["filename"])
     if data.get("budget") is not None:
         err.budget = str(data["budget"])  # type: ignore[attr-defined]
         limit = data.get("limit")

@@ -337,7 +337,13 @@ def bind_arguments(entry: Entry, args: list[Any], kwargs: dict[str, Any], span: 
         )
     values: dict[str, Any] = {p.name: a for p, a in zip(params, args, strict=False)}
     names = set(entry.keywords)
+    # the keywords no parameter names go to a **parameter, as a dict (run_flow's arguments)
+    extra = next((p.name for p in params if p.kind == ParamKind.VAR_KEYWORD), None)
+    rest: dict[str, Any] = {}
     for k, v in kwargs.items():
+        if k not in names and extra is not None:
+            rest[k] = v
+            continue
         if k not in names:
             raise ScriptError(f"{entry.name}() got an unexpected keyword argument '{k}'", span, hint=hint)
         if k in values:
@@ -347,6 +353,9 @@ def bind_arguments(entry: Entry, args: list[Any], kwargs: dict[str, Any], span: 
     from tapir.dsl.values import QUERY_SCALARS, type_name
 
     for p in params:
+        if p.kind == ParamKind.VAR_KEYWORD:
+            values[p.name] = rest
+            continue
         v = values.get(p.name)
         if v is None:
             if not p.optional:
@@ -506,4 +515,6 @@ REGISTRY = Registry()
 # (they import this module first, so this runs once everything above exists).
 from tapir.dsl import api as _api  # noqa: E402,F401
 from tapir.dsl import builtins as _builtins  # noqa: E402,F401
+from tapir.dsl import flow_calls as _flow_calls  # noqa: E402,F401
 from tapir.dsl import methods as _methods  # noqa: E402,F401
+from tapir.dsl import screen_calls as _screen_calls  # noqa: E402,F401

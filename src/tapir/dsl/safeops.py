@@ -59,8 +59,9 @@ def _concat_error(a: Any, b: Any, span: Span) -> ScriptError:
 
 
 def _int_result(r: Any, m: Meter, span: Span) -> Any:
-    if type(r) is int and r.bit_length() > m.max_int_bits:
-        m.check_int(r.bit_length(), span)
+    """``r``; a big integer is charged by its size, or refused over the size budget."""
+    if type(r) is int and not -m.int_fast < r < m.int_fast:
+        return m.big_int(r, span)
     return r
 
 
@@ -103,6 +104,7 @@ def mul(a: Any, b: Any, m: Meter, span: Span) -> Any:
         if ta is not float and tb is not float:
             m.check_int(int(a).bit_length() + int(b).bit_length() - 1, span)
             charge_digits(a, b, m, span)
+            return _int_result(a * b, m, span)
         return a * b
     if ta in (str, list, tuple) and tb in (int, bool):
         return _repeat(a, b, m, span)
@@ -135,7 +137,7 @@ def floordiv(a: Any, b: Any, m: Meter, span: Span) -> Any:
         if type(a) is int and type(b) is int:
             charge_digits(a, b, m, span, division=True)
         try:
-            return a // b
+            return _int_result(a // b, m, span)
         except OverflowError as exc:  # a float quotient of a huge integer
             raise ScriptError(str(exc), span) from None
     raise _unsupported("//", a, b, span)
@@ -150,7 +152,7 @@ def mod(a: Any, b: Any, m: Meter, span: Span) -> Any:
         if type(a) is int and type(b) is int:
             charge_digits(a, b, m, span, division=True)
         try:
-            return a % b
+            return _int_result(a % b, m, span)
         except OverflowError as exc:
             raise ScriptError(str(exc), span) from None
     raise _unsupported("%", a, b, span)
@@ -608,10 +610,12 @@ _INDEX = re.compile(r"\[(?P<key>[^\]]*)\]")
 
 def str_format(
     fmt: str, args: list[Any], kwargs: dict[str, Any], m: Meter, span: Span,
-    getitem: Callable[[Any, Any], Any], depth: int = 0,
+    getitem: Callable[[Any, Any], Any], depth: int = 0, numbering: list[int] | None = None,
 ) -> str:
     """``fmt.format(*args, **kwargs)`` without attribute access: ``{0}``, ``{name}``, ``{}``,
-    ``{0[key]}``, conversions and format specs (one nested level, like Python)."""
+    ``{0[key]}``, conversions and format specs (one nested level, like Python). ``numbering``
+    (the next automatic field number, and 1 once a field was numbered by hand) is shared with the
+    fields nested in a spec, as in Python: ``"{:{}{}}".format("a", ">", "9")`` is ``'        a'``."""
     if depth > 1:
         raise ScriptError("Max string recursion exceeded", span)
     try:
@@ -620,8 +624,7 @@ def str_format(
         raise ScriptError(str(exc), span) from None
     out: list[str] = []
     total = 0
-    auto = 0
-    manual = False
+    state = numbering if numbering is not None else [0, 0]
     m.charge(len(parsed) * _STEPS_PER_FIELD, span)
     for literal, field, spec, conversion in parsed:
         out.append(literal)
@@ -635,14 +638,14 @@ def str_format(
                 hint="name an argument ('{0}', '{name}') or index it ('{0[key]}')",
             )
         if head == "":
-            if manual:
+            if state[1]:
                 raise ScriptError("cannot switch from manual field specification to automatic field numbering", span)
-            value = _format_arg(auto, args, kwargs, span)
-            auto += 1
+            value = _format_arg(state[0], args, kwargs, span)
+            state[0] += 1
         elif head.isdigit():
-            if auto:
+            if state[0]:
                 raise ScriptError("cannot switch from automatic field numbering to manual field specification", span)
-            manual = True
+            state[1] = 1
             value = _format_arg(int(head), args, kwargs, span)
         else:
             value = _format_arg(head, args, kwargs, span)
@@ -656,7 +659,7 @@ def str_format(
             pos = idx.end()
         spec = spec or ""
         if "{" in spec:
-            spec = str_format(spec, args, kwargs, m, span, getitem, depth + 1)
+            spec = str_format(spec, args, kwargs, m, span, getitem, depth + 1, state)
         piece = format_value(value, spec, conversion, m, span)
         out.append(piece)
         total += len(piece)

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tapir.core.document import ElementName
+from tapir.core.errors import DocumentError
 from tapir.core.kinds import Kind
+from tapir.core.nesting import load_json
 
 SYMBOLS_FORMAT = "tapir-symbols/1"
 
@@ -40,6 +42,10 @@ class ElementSymbol(ElementName):
     leads_to: str | None = None
     #: 1-based line of the element in its document, for go-to-definition.
     line: int | None = None
+    #: The texts and descriptions its identifiers name (``@text='Settings'``): what a screen-level
+    #: call such as ``tap_text('Settings')`` finds it by. Read from a document only (a compiled
+    #: table does not keep them, so they take no part in equality).
+    texts: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -156,7 +162,10 @@ class SymbolTable:
     @classmethod
     def from_json(cls, text: str) -> SymbolTable:
         """Read what ``to_json`` wrote; raises ``ValueError`` on anything else."""
-        data = json.loads(text)
+        try:
+            data = load_json(text)
+        except DocumentError as exc:
+            raise ValueError(f"not a Tapir symbol table: {exc.problems[0].message}") from None
         if not isinstance(data, dict) or data.get("format") != SYMBOLS_FORMAT:
             raise ValueError(f"not a Tapir symbol table (expected format {SYMBOLS_FORMAT!r})")
         return cls.from_dict(data)

@@ -196,7 +196,7 @@ def type_name(value: object) -> str:
 _STAND_INS: dict[type, type] = {
     cls: type(name, (), {"__slots__": (), "__repr__": lambda self, n=name: f"<{n}>"})
     for cls, name in ((ElementHandle, "element"), (ScriptFunction, "function"), (Builtin, "builtin_function_or_method"),
-                      (ApiFunction, "builtin_function_or_method"))
+                      (ApiFunction, "builtin_function_or_method"), (Secret, "secret"))
 }
 
 
@@ -211,7 +211,7 @@ def for_python(value: Any) -> Any:
     return value
 
 
-_HOST_NAMES = re.compile(r"\b(ElementHandle|ScriptFunction|Builtin|ApiFunction)\b")
+_HOST_NAMES = re.compile(r"\b(ElementHandle|ScriptFunction|Builtin|ApiFunction|Secret)\b")
 
 
 def script_message(message: str) -> str:

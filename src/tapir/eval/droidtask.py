@@ -29,6 +29,7 @@ The harness (``tapir.eval.runner``) runs the tasks on the recording replayed as 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -96,7 +97,9 @@ def render_action(action: str, label: str, text: str | None = None) -> str | Non
     out = f"{verb}: {label}"
     if action == "input_text":
         out += f" input text: {text or ''}"
-    return out.lower().strip()
+    # the ground truth's labels are read from HTML with runs of white space as one space; a label
+    # the runtime logs keeps the view's line breaks ("content\n(changing")
+    return " ".join(out.lower().split())
 
 
 def _html_label(element_html: str) -> str:
@@ -170,6 +173,12 @@ class ScriptWriter:
             if tree is None or tree.get(step.choice) is None:
                 # the raw views of this state were not kept: read the trace's HTML rendering
                 line = self._line_from_html(step, screen)
+                html_tree = self._html_tree(step) if line is None else None
+                if html_tree is not None and html_tree.get(step.choice) is not None:
+                    # a document whose identifiers are written for dumps (a built one): run them
+                    # on the HTML read back into views
+                    screen = self.grounder.identify_screen(html_tree).name or screen
+                    line = self._line(step, html_tree, screen)
                 if line is None:
                     script.unmapped.append(f"{step.action} on view {step.choice}: no document element finds it "
                                            f"in the recorded HTML of state {step.tag}")
@@ -246,6 +255,26 @@ class ScriptWriter:
             return f"${min(lists, key=lambda r: r[0])[1].name}.match({_literal(step.label)}).{verb}()"
         return None
 
+    def _html_tree(self, step: GroundTruthStep) -> UITree | None:
+        """The trace's HTML rendering of the step's state as views (see ``_tree_from_html``)."""
+        if not step.html:
+            return None
+        root = etree.fromstring(step.html.encode("utf-8"), etree.XMLParser(recover=True))
+        if root is None:
+            return None
+        return _tree_from_html(root, self.document.app.package, self._full_ids)
+
+    @functools.cached_property
+    def _full_ids(self) -> dict[str, str]:
+        """Full resource ids the document's identifiers name, by their part after ``/`` (those
+        with one full form only): the HTML keeps the short part."""
+        found: dict[str, set[str]] = {}
+        for element in self.document.elements:
+            for ident in element.identifiers:
+                for full in _RESOURCE_ID.findall(ident.xpath):
+                    found.setdefault(full.partition(":id/")[2], set()).add(full)
+        return {short: next(iter(full)) for short, full in found.items() if short and len(full) == 1}
+
     def _unique_hit(self, element: Element, tree: UITree) -> tuple[UINode, int] | None:
         """The single view the element's first hitting identifier finds, and that identifier's index."""
         view = self.grounder.view(tree)
@@ -263,6 +292,7 @@ class ScriptWriter:
     def _element_for(self, tree: UITree, choice: int, screen: str | None, step: GroundTruthStep) -> Element | None:
         best: tuple[tuple[int, ...], Element] | None = None
         owner = _clickable_owner(tree, choice)
+        nested: dict[int, set[int]] = {}
         for element in self.document.elements:
             if element.is_list or element.item_of:
                 continue
@@ -278,11 +308,17 @@ class ScriptWriter:
                 closeness = 0
             elif owner is not None and (node.id == owner or _clickable_owner(tree, node.id) == choice):
                 closeness = 1
+            elif _one_control(tree, node.id, choice):
+                # a row clicked whose checkbox is the element, or the reverse
+                closeness = 2 if tree.node(node.id).bounds == tree.node(choice).bounds else 3
             else:
                 continue
             rank = (closeness, 0 if element.screen == screen else 1, _PREFERRED.get(element.kind, 3), index)
+            nested.setdefault(closeness, set()).add(node.id)
             if best is None or rank < best[0]:
                 best = (rank, element)
+        if best is not None and best[0][0] >= 2 and len(nested[best[0][0]]) > 1:
+            return None  # views around the clicked one that are not the same control: none is it
         return best[1] if best else None
 
     def _item_for(self, tree: UITree, choice: int, screen: str | None) -> tuple[Element, UINode, int] | None:
@@ -313,6 +349,75 @@ def _clickable_owner(tree: UITree, node_id: int) -> int | None:
             return node.id
         node = tree.parent(node.id)
     return None
+
+
+def _is_control(node: UINode) -> bool:
+    return node.clickable or node.checkable or node.editable
+
+
+def _one_control(tree: UITree, a: int, b: int) -> bool:
+    """Whether views ``a`` and ``b`` are one control: one contains the other, and every control
+    inside the outer one is the inner one or inside it (a setting's row and its checkbox; not a
+    list and one of its rows)."""
+    if a == b:
+        return False
+    if any(n.id == a for n in tree.ancestors(b)):
+        outer, inner = a, b
+    elif any(n.id == b for n in tree.ancestors(a)):
+        outer, inner = b, a
+    else:
+        return False
+    inside = {inner, *(n.id for n in tree.descendants(inner))}
+    return all(n.id in inside for n in tree.descendants(outer) if _is_control(n))
+
+
+#: ``@resource-id='org.x:id/y'`` in an identifier.
+_RESOURCE_ID = re.compile(r"""@resource-id\s*=\s*["']([^"']+:id/[^"']+)["']""")
+#: HTML tags for described views (see ``tapir.hierarchy.html``), as the flags that give them.
+_HTML_FLAGS = {"button": {"clickable": True}, "checkbox": {"checkable": True, "clickable": True},
+               "input": {"editable": True, "clickable": True}, "scrollbar": {"scrollable": True}}
+_HTML_CLASSES = {"button": "android.widget.Button", "checkbox": "android.widget.CheckBox",
+                 "input": "android.widget.EditText", "scrollbar": "android.widget.ScrollView",
+                 "p": "android.widget.TextView"}
+
+
+def _tree_from_html(root: etree._Element, package: str, full_ids: dict[str, str]) -> UITree | None:
+    """AutoDroid-V2's HTML of a recorded screen read back into views, for a trace state whose
+    raw views were not kept: ids are the HTML's ``id`` (DroidBot's temp ids), flags come from the
+    tag, resource ids are completed from the document (``full_ids``) or the app's package, and
+    each view gets a slice of its parent's box (the HTML has no bounds; nesting is what counts)."""
+    from tapir.hierarchy.parse import parse_view_list
+
+    views: list[dict[str, object]] = []
+
+    def add(element: etree._Element, parent: int | None, box: tuple[int, int, int, int]) -> int | None:
+        if not isinstance(element.tag, str) or not (element.get("id") or "").isdigit():
+            return None
+        vid = int(element.get("id") or 0)
+        tag = element.tag
+        short = element.get("resource_id") or ""
+        view: dict[str, object] = {
+            "temp_id": vid, "parent": parent, "class": _HTML_CLASSES.get(tag, f"android.widget.{tag}"),
+            "resource_id": full_ids.get(short, f"{package}:id/{short}") if short else "",
+            "text": (element.text or "").strip() if tag in _HTML_CLASSES else "",
+            "content_description": element.get("alt") or "", "package": package,
+            "checked": element.get("status") == "selected", "selected": element.get("status") == "selected",
+            "bounds": [[box[0], box[1]], [box[2], box[3]]], **_HTML_FLAGS.get(tag, {}),
+        }
+        views.append(view)
+        kids = [k for k in element if isinstance(k.tag, str)]
+        step = (box[3] - box[1]) // max(1, len(kids))
+        view["children"] = [c for i, k in enumerate(kids)
+                            if (c := add(k, vid, (box[0], box[1] + i * step, box[2], box[1] + (i + 1) * step)))
+                            is not None]
+        return vid
+
+    if add(root, None, (0, 0, 1080, 2400)) is None:
+        return None
+    try:
+        return parse_view_list(views)
+    except TapirError:
+        return None
 
 
 def performed_actions(trace_path: Path) -> list[str]:
@@ -356,16 +461,37 @@ def built_documents_dir() -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "tapir" / "documents"
 
 
+#: The packages whose code decides what a built document holds (the builder and the hierarchy
+#: parsing and queries it runs on recordings).
+_BUILDER_PACKAGES = ("docgen", "hierarchy")
+
+
+@functools.cache
+def builder_fingerprint(root: Path | None = None) -> str:
+    """A digest of the document builder's code: Tapir's version and every source file of the
+    packages in ``_BUILDER_PACKAGES`` under ``root`` (Tapir's own by default). It is part of a built
+    document's cache name, so that a change to the builder rebuilds the document."""
+    import tapir
+
+    base = root if root is not None else Path(tapir.__file__).parent
+    digest = hashlib.sha256(tapir.__version__.encode())
+    for package in _BUILDER_PACKAGES:
+        for f in sorted((base / package).rglob("*.py")):
+            digest.update(f.relative_to(base).as_posix().encode() + b"\0" + f.read_bytes())
+    return digest.hexdigest()
+
+
 def document_for(app_dir: Path, package: str) -> tuple[AppDocument, Path, bool]:
     """The app's document, the file it was read from, and whether it was built from the recording
     (the app has no ``doc.json``). A built document is written to ``built_documents_dir()`` under a
-    name that changes with the recording, so it is built once per recording."""
+    name that changes with the recording and with the builder's code (``builder_fingerprint``), so
+    it is built once per recording and builder."""
     upstream = app_dir / "doc.json"
     if upstream.is_file():
         return import_document(app_dir, package), upstream, False
     from tapir.docgen.build import document_from_recording
 
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(builder_fingerprint().encode())
     for sub in ("states", "events"):
         for f in sorted((app_dir / sub).glob("*.json")):
             digest.update(f"{sub}/{f.name}:{f.stat().st_size}".encode())
@@ -438,6 +564,7 @@ def load_droidtask_suite(tasks_json: Path) -> Suite:
                  tasks=tuple(tasks), notes=tuple(notes), digest=suite_digest(tasks, data))
 
 
-__all__ = ["GroundTruthStep", "ScriptWriter", "TaskScript", "action_log", "built_documents_dir", "difficulty_of",
+__all__ = ["GroundTruthStep", "ScriptWriter", "TaskScript", "action_log", "builder_fingerprint", "built_documents_dir",
+           "difficulty_of",
            "document_for", "import_document",
            "load_droidtask_suite", "load_tasks", "performed_actions", "render_action", "replay_apps"]

@@ -64,7 +64,65 @@ def summarize(tasks: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "tokens_per_task": {k: round(v / len(with_tokens), 1) for k, v in tokens.items()} if tokens else None,
         "model_latency_s": round(sum(latencies) / len(latencies), 4) if latencies else None,
         "wall_s": round(sum(float(t["wall_s"]) for t in items), 3),
+        **lever_figures(items),
     }
+
+
+def _median(values: Sequence[float]) -> float | None:
+    if not values:
+        return None
+    v = sorted(values)
+    mid = len(v) // 2
+    return float(v[mid]) if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
+
+
+def lever_figures(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What the code generator's levers did over a group of tasks (``TaskResult.events``) and the
+    prompt figures they are judged by: ``loops_stopped`` (tasks with an answer stopped for
+    repeating itself), ``postchecks`` (per post-run check: tasks it ``caught``, of those ``fixed``
+    (passed in the end) and ``caught_passing`` (the run it sent back had passed: a false alarm)),
+    ``median_prompt_tokens`` (per model call: a task's prompt tokens over its attempts),
+    ``cached_share`` (cached / all prompt tokens) and ``median_task_s`` (a task's wall time)."""
+    checks: dict[str, dict[str, int]] = {}
+    for t in items:
+        posts = [e for e in t.get("events", ()) if e.startswith("postcheck:")]
+        fired = {e.split(":")[1] for e in posts}
+        passing = {e.split(":")[1] for e in posts if e.endswith(":passing")}
+        for check in sorted(fired):
+            c = checks.setdefault(check, {"caught": 0, "fixed": 0, "caught_passing": 0})
+            c["caught"] += 1
+            c["fixed"] += t["verdict"] == "pass"
+            c["caught_passing"] += check in passing
+    per_call = [(t["tokens"]["cached"] + t["tokens"]["computed"]) / max(1, int(t.get("attempts", 1)))
+                for t in items if t.get("tokens")]
+    cached = sum(t["tokens"]["cached"] for t in items if t.get("tokens"))
+    prompt = sum(t["tokens"]["cached"] + t["tokens"]["computed"] for t in items if t.get("tokens"))
+    median_tokens = _median(per_call)
+    median_s = _median([float(t["wall_s"]) for t in items])
+    return {
+        "loops_stopped": sum(1 for t in items if "loop" in t.get("events", ())),
+        "postchecks": checks,
+        "median_prompt_tokens": round(median_tokens, 1) if median_tokens is not None else None,
+        "cached_share": round(cached / prompt, 4) if prompt else None,
+        "median_task_s": round(median_s, 3) if median_s is not None else None,
+    }
+
+
+def levers_text(figures: Mapping[str, Any]) -> str:
+    """One line on the levers and prompt figures of a group ("" when there is nothing to say)."""
+    parts = []
+    if figures.get("median_prompt_tokens") is not None:
+        share = figures.get("cached_share")
+        parts.append(f"median prompt {figures['median_prompt_tokens']:.0f} tokens"
+                     + (f", {share * 100:.1f}% cached" if share is not None else ""))
+    if figures.get("median_task_s") is not None and figures.get("tokens"):
+        parts.append(f"median {figures['median_task_s']:.1f} s/task")
+    if figures.get("loops_stopped"):
+        parts.append(f"loops stopped in {figures['loops_stopped']} task(s)")
+    for check, c in (figures.get("postchecks") or {}).items():
+        parts.append(f"post-run check {check}: caught {c['caught']}, fixed {c['fixed']}"
+                     + (f" ({c['caught_passing']} had passed)" if c.get("caught_passing") else ""))
+    return " · ".join(parts)
 
 
 def report_json(run: EvalRun) -> dict[str, Any]:

@@ -9,7 +9,8 @@
 For each task the harness asks the source for a script (``tapir.eval.sources``), starts a fresh
 device (on the simulator: a new simulated device with only the task's app, in front and freshly
 installed; on a phone: the app force-stopped), runs the task's setup statements and then the
-script in one device session, and decides the verdict from the success checks: the app's final
+script in one device session (each in a child process under OS limits that reaches the device
+through adb; ``EvalConfig.isolation``), and decides the verdict from the success checks: the app's final
 state (``tapir.eval.checks``) and/or the DroidTask action rule. The run's trace gives the action
 log: script actions and the navigation steps the runtime took for them (scrolls and reads are not
 actions). ``steps / actions`` is the task's reversed redundancy ratio.
@@ -40,6 +41,7 @@ from tapir.eval.audit import audit_touches
 from tapir.eval.droidtask import action_log
 from tapir.eval.sources import Generation, GenerationRequest, ScriptSource, Tokens, can_repair
 from tapir.eval.suite import AppSpec, Suite, Task
+from tapir.run.options import Isolation
 from tapir.runner.pool import DevicePool, Slot, plan_slots
 
 #: Trace calls that are UI actions (what the reversed redundancy ratio counts); scrolls are not.
@@ -69,6 +71,10 @@ class EvalConfig:
     adb_port: int | None = None
     #: Permissions every task's script has (``--allow``), besides the task's own ``allow:``.
     allow: tuple[str, ...] = ()
+    #: Where the setup and the script run: ``process``, each in a child process under OS limits
+    #: (the same wall as ``tapir run``; the simulated app stays here, where its state is checked),
+    #: or ``inline``, in this process (``--in-process``: for debugging; no wall against C loops).
+    isolation: Isolation = "process"
 
     def slots(self) -> list[str]:
         return [name for name, _ in plan_slots(self.devices, self.jobs)]
@@ -77,6 +83,7 @@ class EvalConfig:
         return {
             "devices": list(self.devices), "jobs": self.jobs, "seed": self.seed, "repairs": self.repairs,
             "drift": self.drift, "budgets": dataclasses.asdict(self.budgets), "allow": list(self.allow),
+            "isolation": self.isolation,
         }
 
 
@@ -125,6 +132,10 @@ class TaskResult:
     audited_taps: int = 0
     unknown_taps: int = 0
     wrong_taps: tuple[dict[str, Any], ...] = ()
+    #: What the code generator's levers did, in order: ``loop`` (an answer stopped when it began
+    #: repeating itself), ``postcheck:<check>`` (a finished run sent back for repair by a post-run
+    #: check; ``postcheck:<check>:passing`` when that run had passed the suite's checks).
+    events: tuple[str, ...] = ()
 
     @property
     def success(self) -> bool:
@@ -149,7 +160,7 @@ class TaskResult:
         d["rrr"] = self.rrr
         d["tokens"] = self.tokens.as_dict() if self.tokens else None
         for key in ("failed_checks", "missing_actions", "action_log", "printed", "notes", "wrong_taps",
-                    "attempt_errors"):
+                    "attempt_errors", "events"):
             d[key] = list(d[key])
         return d
 
@@ -215,7 +226,7 @@ def _execute(task: Task, app: AppSpec, script: str, slot: str, config: EvalConfi
     name = (task.reference_file or task.id) if script == task.reference else f"{task.id} (script {attempt})"
     package = app.document.app.package
     runner = Runner(app.document, app.device if _is_sim(slot) else slot, RunOptions(
-        budgets=config.budgets, safety=safety, trace=trace, output=None,
+        budgets=config.budgets, safety=safety, trace=trace, output=None, isolation=config.isolation,
         adb_port=adb_port if _is_sim(slot) else None))
     symbols = build_symbols(app.document)
     hooks = None
@@ -291,11 +302,12 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
     request = GenerationRequest(task, app.document, seed=config.seed, document_path=app.document_path or None)
     first_ok = False  # the first script passed (set once it has run)
     attempt_errors: list[str] = []
+    events: list[str] = []
 
     def result(**figures: Any) -> TaskResult:
         return TaskResult(id=task.id, app=task.app, difficulty=task.difficulty, task=task.text, steps=task.steps,
                           device=slot, notes=task.notes, first_attempt_ok=first_ok,
-                          attempt_errors=tuple(attempt_errors), **figures)
+                          attempt_errors=tuple(attempt_errors), events=tuple(events), **figures)
 
     tokens: Tokens | None = None
     latency: float | None = None
@@ -306,6 +318,8 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
             tokens = gen.tokens if tokens is None else tokens + gen.tokens
         if gen.latency_s is not None:
             latency = gen.latency_s + (latency or 0.0)
+        if gen.extra.get("finish") == "loop":
+            events.append("loop")
 
     gen = source.generate(request)
     account(gen)
@@ -342,6 +356,20 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
                 account(repaired)
                 gen, attempts = repaired, attempts + 1
                 continue
+        # no silent failures: a run that finished is checked against its plan (``postcheck``) and a
+        # finding goes back for repair like an error; whether the run had passed is not looked at
+        postcheck = getattr(source, "postcheck", None)
+        if (ex.error is None and ex.finished and attempts <= config.repairs and callable(postcheck)
+                and can_repair(source)):
+            finding = postcheck(request, gen, ex.records)
+            if finding is not None:
+                repaired = source.repair(request, gen, finding.render())  # type: ignore[attr-defined]
+                if repaired is not None:
+                    events.append(f"postcheck:{finding.check}" + (":passing" if ok else ""))
+                    attempt_errors.append(_first_line(finding.render()))
+                    account(repaired)
+                    gen, attempts = repaired, attempts + 1
+                    continue
         verdict = "pass" if ok else ("error" if ex.error is not None else "fail")
         audit = audit_touches(app.document, ex.records, ex.touches) if ex.touches is not None else None
         return result(
@@ -408,6 +436,9 @@ def run_suite(
     check_config(suite, config)
     started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     started = time.monotonic()
+    hold_out = getattr(source, "hold_out", None)
+    if callable(hold_out):  # a model's examples never include a task of this suite (nor a near-copy)
+        hold_out([t.text for t in suite.tasks])
 
     def job(task: Task, slot: Slot) -> TaskResult:
         return run_task(task, suite, source, config, slot.name, slot.adb_port)

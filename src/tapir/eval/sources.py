@@ -175,6 +175,9 @@ class AdaptedSource:
         # ``repair`` only where the inner source has it (can_repair looks for the attribute)
         if name == "repair" and callable(getattr(self.inner, "repair", None)):
             return self._repair
+        # the code generator's levers: post-run checks and held-out tasks, passed through as they are
+        if name in ("postcheck", "hold_out") and callable(getattr(self.inner, name, None)):
+            return getattr(self.inner, name)
         raise AttributeError(name)
 
     def _repair(self, request: GenerationRequest, previous: Generation, error: str) -> Generation | None:

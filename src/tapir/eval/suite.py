@@ -31,6 +31,7 @@ import yaml
 from tapir.core.diagnostics import Diagnostic, render_diagnostics
 from tapir.core.document import AppDocument
 from tapir.core.errors import DocumentError, UsageError
+from tapir.core.nesting import compose_yaml
 from tapir.core.safety import normalize_token
 from tapir.eval.checks import CheckExpression, CheckSyntaxError, compile_check
 
@@ -247,7 +248,11 @@ class _SuiteReader:
             self.problem(None, f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}", "io")
             return None
         try:
-            node = yaml.compose(text, Loader=yaml.SafeLoader)
+            node = compose_yaml(text, yaml.SafeLoader, filename=str(path))
+        except DocumentError as exc:  # nested past the limit: refused before it is composed
+            first = exc.problems[0]
+            self.problem(None, first.message, "too-deep", line=first.line)
+            return None
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             self.problem(None, f"not valid YAML: {exc.problem or exc}", "syntax",

@@ -252,6 +252,8 @@ def parse_tree(data: str | bytes | Mapping[str, object] | Sequence[object]) -> U
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise HierarchyError(f"neither XML nor valid JSON: {exc}") from exc
+        except RecursionError:  # the decoder's own bound on nesting
+            raise HierarchyError("the JSON is nested too deep to be a view hierarchy") from None
     if isinstance(data, Mapping):
         return parse_droidbot_state(data)
     if isinstance(data, Sequence):

@@ -35,7 +35,8 @@ import yaml
 
 from tapir.core.diagnostics import Diagnostic, render_diagnostics
 from tapir.core.document import AppDocument, Dialect
-from tapir.core.errors import TapirError
+from tapir.core.errors import DocumentError, TapirError
+from tapir.core.nesting import compose_yaml, load_json
 from tapir.docgen.loader import LoadResult, loads_document
 from tapir.dsl.api import Kind
 from tapir.inspector.files import write_atomic
@@ -235,7 +236,9 @@ class DocumentEditor:
 
     def _compose(self, text: str) -> yaml.Node:
         try:
-            root = yaml.compose(text, Loader=yaml.SafeLoader)
+            root = compose_yaml(text, yaml.SafeLoader, filename=str(self.path))
+        except DocumentError as exc:  # nested past the limit
+            raise EditRefused(exc.message) from None
         except yaml.YAMLError as exc:
             raise EditRefused(f"{self.path} is not valid YAML now ({exc}); fix it before editing from the page") \
                 from None
@@ -363,7 +366,9 @@ class DocumentEditor:
 
     def _json_edit(self, text: str, what: str, change: Any) -> Edit:
         try:
-            data = json.loads(text)
+            data = load_json(text, filename=str(self.path))
+        except DocumentError as exc:  # nested past the limit
+            raise EditRefused(exc.message) from None
         except json.JSONDecodeError as exc:
             raise EditRefused(f"{self.path} is not valid JSON now ({exc}); fix it before editing from the page") \
                 from None

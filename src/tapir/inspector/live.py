@@ -40,6 +40,7 @@ from tapir.core.errors import ActionError, TapirError, UsageError
 from tapir.docgen.loader import load_document_report
 from tapir.hierarchy.model import Bounds, UINode
 from tapir.inspector.doc_edit import DocumentEditor, Edit
+from tapir.inspector.files import confined_recording
 from tapir.inspector.recorder import RecordedStep, ScriptRecorder
 from tapir.inspector.screen import ScreenState, node_at, screen_state
 from tapir.inspector.views import view_details
@@ -305,6 +306,15 @@ class LiveSession:
         return root.bounds if root is not None else node.bounds
 
     # -- recording ---------------------------------------------------------------------------
+
+    def recording_output(self, output: str | None) -> Path | None:
+        """Where a recording the page starts goes: the command line's ``--record`` file (trusted),
+        or what the page names, confined to ``.tap`` files in the document's folder (or the current
+        folder without a document); see ``confined_recording``."""
+        if not output or (self.default_output is not None and Path(output) == self.default_output):
+            return self.default_output
+        folder = self.doc_path.parent if self.doc_path is not None else Path.cwd()
+        return confined_recording(str(output), folder)
 
     def start_recording(self, output: Path | None) -> None:
         self.recorder = ScriptRecorder(self.runtime, output=output, doc_path=self.doc_path, device=self.device_name)

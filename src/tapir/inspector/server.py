@@ -115,6 +115,8 @@ def create_app(live: LiveSession, hub: Hub, policy: AccessPolicy) -> AccessMiddl
             return _error(exc.message, 409)
         except TapirError as exc:
             return _error(exc.message if isinstance(exc, UsageError) else exc.render(), 400)
+        except OSError as exc:  # a write the checks let through failed (disk full, permissions): no traceback
+            return _error(f"cannot write {exc.filename or 'the file'}: {exc.strerror or exc}", 409)
         return JSONResponse(result)
 
     async def body(request: Request) -> dict[str, Any]:
@@ -155,10 +157,12 @@ def create_app(live: LiveSession, hub: Hub, policy: AccessPolicy) -> AccessMiddl
             node = data.get("node")
             text = str(data.get("text", ""))
             direction = str(data.get("direction", "down"))
+            for name, value in (("seq", seq), ("node", node)):
+                if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                    raise UsageError(f"{name} must be a whole number")
         except UsageError as exc:
             return _error(exc.message)
-        return await run(lambda: live.act(action, int(seq) if seq is not None else None,
-                                          int(node) if node is not None else None, text=text, direction=direction))
+        return await run(lambda: live.act(action, seq, node, text=text, direction=direction))
 
     async def element(request: Request) -> Response:
         try:
@@ -169,7 +173,7 @@ def create_app(live: LiveSession, hub: Hub, policy: AccessPolicy) -> AccessMiddl
         return await run(lambda: live.edit(lambda ed: ed.add_element(
             str(data.get("screen", "")), str(data.get("name", "")), kind=str(data.get("kind", "")),
             description=str(data.get("description", "")), identifiers=identifiers,
-            item_of=data.get("item_of") or None, sensitive=bool(data.get("sensitive")))))
+            item_of=str(data["item_of"]) if data.get("item_of") else None, sensitive=bool(data.get("sensitive")))))
 
     async def identifier(request: Request) -> Response:
         try:
@@ -197,8 +201,11 @@ def create_app(live: LiveSession, hub: Hub, policy: AccessPolicy) -> AccessMiddl
         action = data.get("action")
         if action == "start":
             output = data.get("output")
+            if output is not None and not isinstance(output, str):
+                return _error("output must be a file name (text)")
+
             def start() -> dict[str, Any]:
-                live.start_recording(Path(output) if output else live.default_output)
+                live.start_recording(live.recording_output(output))
                 return live.record_json()
 
             return await run(start)
@@ -207,19 +214,24 @@ def create_app(live: LiveSession, hub: Hub, policy: AccessPolicy) -> AccessMiddl
         return _error(f"unknown record action {action!r}: start or stop")
 
     async def ws(websocket: WebSocket) -> None:
+        async def incoming() -> None:  # what the page sends is not used: text and bytes alike are dropped
+            message = await websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                raise WebSocketDisconnect(message.get("code", 1000))
+
         await websocket.accept()
         q = hub.open()
         try:
             hello = await anyio.to_thread.run_sync(live.call, live.state_json)
             await websocket.send_json(hello)
-            receiver = asyncio.ensure_future(websocket.receive_text())
+            receiver = asyncio.ensure_future(incoming())
             while True:
                 getter = asyncio.ensure_future(q.get())
                 done, _ = await asyncio.wait({getter, receiver}, return_when=asyncio.FIRST_COMPLETED)
                 if receiver in done:
                     getter.cancel()
                     receiver.result()  # raises WebSocketDisconnect when the page went away
-                    receiver = asyncio.ensure_future(websocket.receive_text())
+                    receiver = asyncio.ensure_future(incoming())
                     continue
                 message = getter.result()
                 message = dict(message, delivered=time.monotonic())

@@ -32,6 +32,7 @@ from tapir.core.safety import Safety
 from tapir.dsl.runtime_api import RuntimeFactory, UIRuntime
 from tapir.repl.interrupts import GuardedDevice, Interrupts
 from tapir.run import Runner, RunOptions
+from tapir.runtime.screen_actions import screen_only_document
 from tapir.runtime.session import DeviceRuntime
 from tapir.runtime.trace import JsonLinesTrace, TraceSink
 
@@ -135,12 +136,12 @@ class DeviceLink:
         if self.device is None:
             raise DeviceError("this session has no device",
                               hint="start the REPL with --device SERIAL, --device sim or --device sim:APP")
-        if self.document is None:
-            raise UsageError("no app document: start the REPL with --doc APP.yaml, or load one with "
-                             ":document APP.yaml")
+        # without a document, screen-level actions (tap_text, swipe, press_key...) still work; a
+        # :document loaded later rebinds the same device
+        document = self.document if self.document is not None else screen_only_document()
         # THE CONFIRMATION HOOK: the guards ask before a sensitive action through ``self.safety.confirm``,
         # which is ``self.ask`` when the session has someone to ask (docs/safety.md)
-        runtime = self.runner(self.document).connect()
+        runtime = self.runner(document).connect()
         runtime.device = GuardedDevice(runtime.device, self.interrupts.check)
         return runtime
 

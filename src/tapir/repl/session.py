@@ -39,6 +39,7 @@ from tapir.core.document import AppDocument
 from tapir.core.errors import DocumentError, Interrupted, TapirError, UsageError
 from tapir.core.positions import Span, normalize_newlines
 from tapir.core.safety import Safety
+from tapir.core.terminal import terminal_safe
 from tapir.dsl import ast as A
 from tapir.dsl.budget import Budgets
 from tapir.dsl.inputs import ScriptInputs
@@ -265,8 +266,10 @@ class ReplSession:
         """The problems of ``text`` after the session so far: (those that refuse it, those shown),
         with positions in ``text``."""
         full, start = self._context(text)
+        # a :load-ed script is checked in its own folder: the flows it runs are named from there
+        where = self._virtual if origin == REPL_FILENAME else (self.cwd / origin).parent / self._virtual.name
         with self._lock:
-            result = self.ws.check(self._virtual, full, doc=self.document_path)
+            result = self.ws.check(where, full, doc=self.document_path)
             policy = self.ws.warnings_policy(self._virtual)
         lines_before = full.count("\n", 0, start)
         shown: list[Diagnostic] = []
@@ -333,11 +336,11 @@ class ReplSession:
     def write(self, text: str) -> None:
         """A result line (script output, values, meta command output): to ``out``; a secret the
         session read is masked (a field showing it in ``:tree``, docs/safety.md)."""
-        print(self.safety.secrets.redactor.mask(text), file=self.out, flush=True)
+        print(terminal_safe(self.safety.secrets.redactor.mask(text)), file=self.out, flush=True)
 
     def error(self, text: str) -> None:
         """An error or warning: to ``err`` (masked as ``write``)."""
-        print(self.safety.secrets.redactor.mask(text), file=self.err, flush=True)
+        print(terminal_safe(self.safety.secrets.redactor.mask(text)), file=self.err, flush=True)
 
     def _print_line(self, line: str) -> None:
         self.write(line)

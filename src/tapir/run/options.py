@@ -25,7 +25,10 @@ if TYPE_CHECKING:
 __all__ = ["Isolation", "Prepare", "RunOptions"]
 
 #: ``process``: the script runs in a child process under OS limits on memory and CPU time
-#: (``tapir.dsl.isolation``), the device is connected there; ``inline``: in this process.
+#: (``tapir.dsl.isolation``), killed at the time budget plus a grace whatever it is doing; the
+#: device is connected there (a session's stays here and the child reaches it through adb).
+#: ``inline``: in this process, with the interpreter's checks only (no wall against one long
+#: C-level operation, such as a ``dict`` of colliding keys): for your own scripts and debugging.
 Isolation = Literal["process", "inline"]
 #: Before the script: ``stop`` the app (a phone then starts from its launch screen), ``reset`` it
 #: (``pm clear``, then launch it), or leave it as it is (None).
@@ -56,9 +59,18 @@ class RunOptions:
     screenshots: str | Path | None = None
     #: Where ``screenshot()`` saves its files (None: ``tapir-artifacts/<script name>/``).
     artifacts: str | Path | None = None
+    #: Where a run that fails on the device keeps the screen (``screenshot.png``), the last dump
+    #: (``hierarchy.xml``), its trace (``trace.jsonl``) and the error (``error.txt``); None: nowhere
+    #: (``tapir run`` gives ``tapir.runtime.artifacts.failure_folder(script)``; the test runner
+    #: keeps its own through ``finish``).
+    failure_artifacts: str | Path | None = None
     #: The adb server's port (None: a private server for a simulator; ``$ANDROID_ADB_SERVER_PORT``,
     #: else 5037, for a phone).
     adb_port: int | None = None
+    #: The adb server's host for a phone (None: ``$ANDROID_ADB_SERVER_HOST``, else 127.0.0.1); a
+    #: simulator always attaches to a server on this machine. A device spec that names its server
+    #: (``HOST:PORT/SERIAL``) wins over ``adb_host`` and ``adb_port``.
+    adb_host: str | None = None
     prepare: Prepare = None
     #: The runtime's settings (settling, navigation bounds); None: the defaults for the device.
     session: SessionConfig | None = None

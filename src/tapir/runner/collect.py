@@ -67,23 +67,32 @@ def read_header(source: str) -> Header:
     return Header(tuple(dict.fromkeys(tags)), skip)
 
 
+def _is_flow(path: Path) -> bool:
+    """A script other scripts run (``run_flow``), not a test: its name, or a folder's it is in,
+    starts with ``_`` (``_login.tap``, ``_flows/login.tap``). Named alone, it is collected."""
+    return any(part.startswith("_") for part in path.parts)
+
+
 def collect(paths: Iterable[str | Path]) -> list[Path]:
     """The ``.tap`` files named, found under the folders named, or matching the globs named
     (``flows/**/*_smoke.tap``), in the order given, each folder's sorted; ``generated/`` folders
-    are skipped. Raises ``UsageError`` for a path that names nothing or no script at all."""
+    and flows (``_login.tap``, ``_flows/``: scripts that ``run_flow`` runs) are skipped. Raises
+    ``UsageError`` for a path that names nothing or no script at all."""
     paths = list(paths)
     out: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            out.extend(p for p in sorted(path.rglob("*.tap")) if "generated" not in p.parts)
+            out.extend(p for p in sorted(path.rglob("*.tap")) if "generated" not in p.parts
+                       and not _is_flow(p.relative_to(path)))
         elif path.is_file():
             if path.suffix != ".tap":
                 raise UsageError(f"not a test script (*.tap): {raw}")
             out.append(path)
         elif _GLOB_CHARS.search(str(raw)):
             matched = sorted(Path(m) for m in globlib.glob(str(raw), recursive=True))
-            scripts = [p for p in matched if p.is_file() and p.suffix == ".tap" and "generated" not in p.parts]
+            scripts = [p for p in matched if p.is_file() and p.suffix == ".tap" and "generated" not in p.parts
+                       and not _is_flow(Path(p.parent.name, p.name))]
             if not scripts:
                 raise UsageError(f"no test scripts (*.tap) match {raw}")
             out.extend(scripts)

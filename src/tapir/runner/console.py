@@ -18,6 +18,7 @@ from typing import IO, Any
 from rich.console import Console
 from rich.markup import escape
 
+from tapir.core.terminal import terminal_safe
 from tapir.runner.results import ScriptResult, TestRun
 from tapir.runner.suite import Listener
 
@@ -101,7 +102,7 @@ class ConsoleListener(Listener):
                                    soft_wrap=True)
             return
         with self._lock:
-            self.console.print(escape(prefix + step_line(record)), style="dim", soft_wrap=True)
+            self.console.print(escape(terminal_safe(prefix + step_line(record))), style="dim", soft_wrap=True)
 
     def finished(self, result: ScriptResult) -> None:
         self.count += 1
@@ -125,7 +126,7 @@ class ConsoleListener(Listener):
                 out.print(escape(_indent(result.warnings)), style="yellow", soft_wrap=True)
             if self.show_output and result.last is not None:
                 for printed in result.last.printed:
-                    out.print(escape(f"    | {printed}"), soft_wrap=True)
+                    out.print(escape(f"    | {terminal_safe(printed)}"), soft_wrap=True)
             failed = [a for a in result.attempts if not a.ok]
             for a in failed if result.status == "flaky" else failed[-1:]:
                 if result.status == "flaky":

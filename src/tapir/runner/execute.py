@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from tapir.core.document import AppDocument
-from tapir.core.errors import ScriptRuntimeError, TapirError
+from tapir.core.errors import ScriptRuntimeError
 from tapir.core.safety import SafetyOptions
 from tapir.dsl.budget import Budgets
 from tapir.dsl.inputs import ScriptInputs
@@ -46,12 +46,11 @@ from tapir.runner.collect import Header
 from tapir.runner.images import thumbnail
 from tapir.runner.pool import Slot
 from tapir.runner.results import Attempt, Step
+from tapir.runtime.artifacts import FAILURE_SCREENSHOT, save_failure
 from tapir.runtime.session import DeviceRuntime
 
 __all__ = ["FAILURE_SCREENSHOT", "AttemptOptions", "PreparedScript", "StepListener", "run_attempt"]
 
-#: The screen when an attempt failed, in its folder.
-FAILURE_SCREENSHOT = "screenshot.png"
 
 #: Called with (script name, trace record) as each trace line is written (from a worker thread),
 #: and once with ``{"event": "attempt", "number": n, "device": slot}`` before an attempt starts.
@@ -114,7 +113,7 @@ def run_attempt(script: PreparedScript, slot: Slot, number: int, options: Attemp
     def finish(runtime: DeviceRuntime, result: RunResult) -> dict[str, Any]:
         """Where the script ran, after it and before the device is released: the failure's files
         saved; what the attempt reports of them."""
-        screenshot, hierarchy = _save_failure(runtime, folder) if result.error is not None else (None, None)
+        screenshot, hierarchy = save_failure(runtime, folder) if result.error is not None else (None, None)
         saved = [p.name for p in runtime.artifacts.saved if p.parent == folder and p.name != FAILURE_SCREENSHOT]
         return {"screenshot": screenshot, "hierarchy": hierarchy, "saved": saved}
 
@@ -124,7 +123,8 @@ def run_attempt(script: PreparedScript, slot: Slot, number: int, options: Attemp
         safety=options.safety.safety(script.project_safety),
         isolation="inline" if options.in_process else "process", trace=trace_path, on_record=on_record,
         on_connect=on_connect, screenshots=folder / "shots" if options.screenshots else None, artifacts=folder,
-        adb_port=slot.adb_port, prepare="reset" if options.reset else (None if slot.is_sim else "stop"), output=None,
+        adb_port=slot.adb_port, adb_host=slot.adb_host,
+        prepare="reset" if options.reset else (None if slot.is_sim else "stop"), output=None,
     ))
     run = runner.run(script.source, script.name, symbols=script.symbols, finish=finish)
     result, error = run.result, run.error
@@ -153,7 +153,7 @@ def run_attempt(script: PreparedScript, slot: Slot, number: int, options: Attemp
         start_thumbnail=_thumb(shots / start) if thumbnails and isinstance(start, str) else None,
         folder=folder, screenshot=screenshot, hierarchy=hierarchy, trace=trace_path.name,
         screenshot_image=_thumb(folder / screenshot, 540) if screenshot and options.thumbnails else None,
-        saved=saved,
+        saved=saved, notices=run.notices,
     )
 
 
@@ -171,25 +171,6 @@ def _checked_files(collected: Any) -> dict[str, Any]:
         out["saved"] = [n for n in saved if isinstance(n, str) and n == Path(n).name and not n.startswith(".")
                         and n != FAILURE_SCREENSHOT]
     return out
-
-
-def _save_failure(runtime: Any, folder: Path) -> tuple[str | None, str | None]:
-    """The screen now and the last dump the runtime read, saved in ``folder``; (file, file) or None each."""
-    screenshot = hierarchy = None
-    try:
-        (folder / FAILURE_SCREENSHOT).write_bytes(runtime.device.screenshot_png())
-        screenshot = FAILURE_SCREENSHOT
-    except (TapirError, OSError):
-        pass  # the device is gone: the error says so; the trace and dump are still saved
-    try:
-        xml = runtime.failure_dump()  # secrets masked
-        if xml is None:
-            return screenshot, None
-        (folder / "hierarchy.xml").write_text(xml, encoding="utf-8")
-        hierarchy = "hierarchy.xml"
-    except (TapirError, OSError):
-        pass
-    return screenshot, hierarchy
 
 
 def _thumb(path: Path, width: int = 360) -> bytes | None:

@@ -9,7 +9,9 @@ simulated device per job, and ``jobs`` of them run at once (each simulator spec 
 one more); an adb serial is one phone running one job at a time. Jobs are handed to the first
 free slot, on_result is called in the calling thread as each finishes, and results come back in
 the order of the items. All simulators share one private adb server, started for the pool
-(``adb_port`` names an existing one instead) and killed when it closes.
+(``adb_port`` names an existing one instead) and killed when it closes. A phone is on the adb
+server its spec names (``HOST:PORT/SERIAL``: one run can use phones on several servers), else on
+``adb_host``/``adb_port``, else the default one.
 
 Ctrl-C keeps what finished: jobs not started are dropped, those running are let finish, and
 ``PoolRun.not_run`` lists the items that have no result.
@@ -39,8 +41,11 @@ class Slot:
     name: str
     #: What ``--device`` takes: a simulator spec or an adb serial.
     device: str
-    #: The adb server a simulator slot attaches to (None for a phone).
+    #: The adb server a simulator slot attaches to; a phone's (None: the default one). A phone
+    #: whose spec names its server (``HOST:PORT/SERIAL``) is on that one whatever these say.
     adb_port: int | None = None
+    #: A phone's adb server host (None: ``$ANDROID_ADB_SERVER_HOST``, else 127.0.0.1).
+    adb_host: str | None = None
 
     @property
     def is_sim(self) -> bool:
@@ -71,9 +76,11 @@ class PoolRun(Generic[T, R]):
 class DevicePool:
     """Slots for ``devices`` (see the module docstring); use it as a context manager."""
 
-    def __init__(self, devices: Sequence[str] = ("sim",), jobs: int = 1, *, adb_port: int | None = None) -> None:
+    def __init__(self, devices: Sequence[str] = ("sim",), jobs: int = 1, *, adb_port: int | None = None,
+                 adb_host: str | None = None) -> None:
         self.plan = plan_slots(devices, jobs)
         self._adb_port = adb_port
+        self._adb_host = adb_host
         self._own_server = False
 
     @property
@@ -100,7 +107,8 @@ class DevicePool:
         def port(device: str) -> int | None:
             return self._adb_port if is_sim_spec(device) or not self._own_server else None
 
-        return [Slot(name, device, port(device)) for name, device in self.plan]
+        return [Slot(name, device, port(device), None if is_sim_spec(device) else self._adb_host)
+                for name, device in self.plan]
 
     def run(
         self,

@@ -332,8 +332,10 @@ class TapirScriptItem(pytest.Item):
         result = run_prepared(prepared, session.slot(), options, session.work, slug)
         last = result.last
         if last is not None:
+            from tapir.core.terminal import terminal_safe
+
             for line in last.printed:
-                print(line)
+                print(terminal_safe(line))
         if result.status == "flaky":
             print(f"flaky: passed on attempt {len(result.attempts)}; earlier failure:\n{result.error}")
         if result.artifacts is not None:
@@ -393,7 +395,8 @@ def tapir_runtime(request: pytest.FixtureRequest, tapir_device: Any, tapir_docum
     session = _session(request.config)
     trace = MemoryTrace()
     prepare: Prepare = "reset" if session.reset() else (None if tapir_device.is_sim else "stop")
-    runner = Runner(tapir_document, tapir_device.device, RunOptions(adb_port=tapir_device.adb_port, prepare=prepare))
+    runner = Runner(tapir_document, tapir_device.device, RunOptions(adb_port=tapir_device.adb_port,
+                                                                    adb_host=tapir_device.adb_host, prepare=prepare))
     runtime = runner.connect(filename=request.node.nodeid, trace=trace)  # the test drives it itself
     try:
         yield runtime

@@ -123,6 +123,9 @@ class Attempt:
     #: The files the script's ``screenshot()`` calls saved, in order (names in ``folder``); kept
     #: whether the attempt passed or failed.
     saved: tuple[str, ...] = ()
+    #: What the run had to say besides its result (the app was left, the embedding stage was
+    #: off when a match needed it); ``tapir test`` says each once, after the summary.
+    notices: tuple[str, ...] = ()
 
     @property
     def shots(self) -> Path | None:

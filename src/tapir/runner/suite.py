@@ -73,8 +73,11 @@ class RunOptions:
     artifacts: Path | None = None
     #: Keep every script's trace as ``<trace_dir>/<script>.jsonl``.
     trace_dir: Path | None = None
-    #: An adb server the simulators share (None: a private one for the run).
+    #: An adb server the simulators share (None: a private one for the run), and the phones'
+    #: server (None: ``$ANDROID_ADB_SERVER_PORT``, else 5037) unless their spec names one.
     adb_port: int | None = None
+    #: The phones' adb server host (None: ``$ANDROID_ADB_SERVER_HOST``, else 127.0.0.1).
+    adb_host: str | None = None
     #: ``--param NAME=VALUE``: what ``param()`` reads in every script (wins over ``project_params``).
     params: Mapping[str, str] = field(default_factory=dict)
     #: ``tapir.toml``'s ``[test.params]``: parameters for every script and per script glob.
@@ -269,7 +272,8 @@ def run_tests(
         prepare_artifacts(options.artifacts, list(slugs.values()))
     run = TestRun(started=started_at)
     with tempfile.TemporaryDirectory(prefix="tapir-test-") as tmp, \
-            DevicePool(options.devices, options.jobs, adb_port=options.adb_port) as pool:
+            DevicePool(options.devices, options.jobs, adb_port=options.adb_port,
+                       adb_host=options.adb_host) as pool:
         run.devices = tuple(pool.names) if runnable else ()
         listener.planned(len(prepared), run.devices)
         for p in prepared:

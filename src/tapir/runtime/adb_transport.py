@@ -42,15 +42,17 @@ DEFAULT_PORT = 5037
 _CHUNK = 256 * 1024
 
 
-def server_address(port: int | None = None, env: Mapping[str, str] | None = None) -> tuple[str, int]:
+def server_address(port: int | None = None, env: Mapping[str, str] | None = None, *,
+                   host: str | None = None) -> tuple[str, int]:
     """(host, port) of the adb server: ``port`` (``--adb-port``), else ``$ANDROID_ADB_SERVER_PORT``,
-    else 5037; the host is ``$ANDROID_ADB_SERVER_HOST`` (as adbutils reads it), else 127.0.0.1.
+    else 5037; the host is ``host`` (``--adb-host``), else ``$ANDROID_ADB_SERVER_HOST`` (as adbutils
+    reads it), else 127.0.0.1.
 
     A port outside 1-65534 (adb refuses 0 and 65535) or a variable that is not a number is a
     ``UsageError`` naming where it came from.
     """
     environ = os.environ if env is None else env
-    host = environ.get("ANDROID_ADB_SERVER_HOST") or DEFAULT_HOST
+    host = host or environ.get("ANDROID_ADB_SERVER_HOST") or DEFAULT_HOST
     if port is not None:
         source, value = "--adb-port", str(port)
     elif environ.get("ANDROID_ADB_SERVER_PORT"):

@@ -8,8 +8,9 @@ app(s), ``sim:PATH`` a DroidBot recording replayed (``ReplayApp``); in each case
 adb server (a private one on a free port, or the one on ``--adb-port``), with the document's
 app in the foreground, and the simulator is stopped when the runtime is closed. Anything else
 is an adb serial (``resolve_serial``: ``--device``, else ``$ANDROID_SERIAL``, else the only
-device connected) on the adb server at ``--adb-port``, else ``$ANDROID_ADB_SERVER_PORT``, else
-5037.
+device connected) on the adb server the spec names (``HOST:PORT/SERIAL``,
+``tapir.runtime.device_spec``), else at ``--adb-host``:``--adb-port``, else
+``$ANDROID_ADB_SERVER_HOST``:``$ANDROID_ADB_SERVER_PORT``, else 127.0.0.1:5037.
 
 Once the runtime is made, the heap is settled (``tapir.runtime.heap``): everything loaded so far
 is kept out of the garbage collector's way for the rest of the run.
@@ -57,6 +58,9 @@ class Connection:
     #: The adb server's port. For ``sim`` devices None means a private server on a free port;
     #: for adb serials, ``$ANDROID_ADB_SERVER_PORT``, else 5037.
     adb_port: int | None = None
+    #: The adb server's host for adb serials (None: ``$ANDROID_ADB_SERVER_HOST``, else 127.0.0.1).
+    #: A device spec that names its server (``HOST:PORT/SERIAL``) wins over both.
+    adb_host: str | None = None
     #: Where screenshots go (None: ``tapir-artifacts/<script>/``).
     artifacts: str | None = None
     #: Where trace records go instead of a ``trace_path`` file (the REPL keeps the last calls).
@@ -102,14 +106,16 @@ def connect(conn: Connection) -> DeviceRuntime:
         with simulator_errors():
             apps = apps_for_spec(conn.device)
         packages = {a.package for a in apps}
-        if doc.app.package not in packages:
+        if doc.app.package and doc.app.package not in packages:
             raise UsageError(
                 f"the simulated device {conn.device!r} does not have the document's app {doc.app.package} "
                 f"(it has {', '.join(sorted(packages)) or 'nothing'})",
                 hint="use --device sim:APP with the app the document describes",
             )
         with simulator_errors():
-            sim = start_sim(apps, foreground=doc.app.package, adb_port=conn.adb_port)
+            # without a document (screen-level actions only), the one app of `sim:APP` is in front
+            front = doc.app.package or (apps[0].package if len(apps) == 1 else None)
+            sim = start_sim(apps, foreground=front, adb_port=conn.adb_port)
         hooks = SimulatorControl(sim)
 
         def reattach() -> None:
@@ -123,11 +129,13 @@ def connect(conn: Connection) -> DeviceRuntime:
         if conn.config is None:
             config = replace(config, settle=SettleConfig.for_simulator())
     else:
-        device = open_device(conn.device, adb_port=conn.adb_port)
+        device = open_device(conn.device, adb_port=conn.adb_port, adb_host=conn.adb_host)
         wait_clock = DeviceShellClock(lambda command: device.shell(command, idempotent=True))
     trace: TraceSink | None = conn.trace_sink
     try:
-        if conn.prepare == "reset":
+        if not doc.app.package:
+            pass  # no document, no app of its own to prepare
+        elif conn.prepare == "reset":
             reset_app(device, doc.app.package)
         elif conn.prepare == "stop":
             device.app_stop(doc.app.package)
@@ -159,6 +167,7 @@ def open_runtime(
     trace: str | Path | None = None,
     screenshots: str | Path | None = None,
     adb_port: int | None = None,
+    adb_host: str | None = None,
     reset: bool = False,
 ) -> DeviceRuntime:
     """A device runtime for Python code (tests on the generated page objects, notebooks)::
@@ -172,7 +181,8 @@ def open_runtime(
 
     ``device`` is what ``--device`` takes: ``sim`` / ``sim:APP`` (a fresh simulator with the
     document's app in front, stopped on close; ``adb_port`` shares an adb server between several)
-    or an adb serial (None: ``$ANDROID_SERIAL``, else the only device connected). ``reset``
+    or an adb serial (None: ``$ANDROID_SERIAL``, else the only device connected), on the server
+    ``HOST:PORT/SERIAL`` names, else ``adb_host``/``adb_port``. ``reset``
     clears the app's data first (``pm clear``) and launches it. Close the runtime when done (it is
     a context manager); the ``tapir_runtime`` pytest fixture does that for you.
     """
@@ -184,7 +194,8 @@ def open_runtime(
         with simulator_errors():
             check_sim_spec(device)
     return connect(Connection(device=device, document=doc, trace_path=str(trace) if trace else None,
-                              adb_port=adb_port, screenshots=str(screenshots) if screenshots else None,
+                              adb_port=adb_port, adb_host=adb_host,
+                              screenshots=str(screenshots) if screenshots else None,
                               prepare="reset" if reset else None))
 
 

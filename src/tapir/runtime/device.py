@@ -155,6 +155,13 @@ class AdbDevice:
     def serial(self) -> str:
         return self._serial
 
+    @property
+    def address(self) -> tuple[str, int] | None:
+        """The adb server's (host, port) the commands go through; None when a stand-in transport
+        carries them (a test's fake). Another process reaches the same device there."""
+        t = self._transport
+        return (t.host, t.port) if isinstance(t, AdbServerTransport) else None
+
     def __repr__(self) -> str:
         return f"AdbDevice({self._serial!r})"
 
@@ -514,10 +521,10 @@ def resolve_serial(
         if state == "device":
             return wanted
         if state is None:
-            hint = (f"for a device on the network run `adb connect {wanted}` first"
+            hint = (f"for a device on the network run `{_adb_command(address)} connect {wanted}` first"
                     if ":" in wanted else "check `adb devices`")
             raise DeviceError(f"{source} names device {wanted!r}, which is not connected "
-                              f"(connected: {connected})", hint=hint)
+                              f"(connected{_server_words(address)}: {connected})", hint=hint)
         hints = {
             "unauthorized": "accept the 'Allow USB debugging' prompt on the phone",
             "offline": "reconnect the device or run `adb reconnect`",
@@ -535,6 +542,22 @@ def resolve_serial(
                      hint="choose one with --device SERIAL or the ANDROID_SERIAL variable")
 
 
+def _server_words(address: tuple[str, int]) -> str:
+    """`` to the adb server at HOST:PORT`` unless it is the usual one (127.0.0.1:5037)."""
+    from tapir.runtime.adb_transport import DEFAULT_HOST
+
+    host, port = address
+    return "" if (host, port) == (DEFAULT_HOST, DEFAULT_PORT) else f" to the adb server at {host}:{port}"
+
+
+def _adb_command(address: tuple[str, int]) -> str:
+    """``adb`` with the -H/-P options that reach the server at ``address``."""
+    from tapir.runtime.adb_transport import DEFAULT_HOST
+
+    host, port = address
+    return "adb" + (f" -H {host}" if host != DEFAULT_HOST else "") + (f" -P {port}" if port != DEFAULT_PORT else "")
+
+
 def _client_address(client: object) -> tuple[str, int]:
     return str(getattr(client, "host", "127.0.0.1")), int(getattr(client, "port", 5037))
 
@@ -543,15 +566,25 @@ def open_device(
     explicit: str | None = None,
     *,
     adb_port: int | None = None,
+    adb_host: str | None = None,
     client: object | None = None,
     retry: RetryPolicy = DEFAULT_RETRY,
     env: Mapping[str, str] | None = None,
 ) -> AdbDevice:
     """Resolve the serial (see ``resolve_serial``) and return an ``AdbDevice`` for it.
 
-    The server is ``client``'s when one is given, else ``server_address(adb_port)``
-    (``--adb-port``, else ``$ANDROID_ADB_SERVER_PORT``, else 5037).
+    ``explicit`` may name its server (``HOST:PORT/SERIAL``, ``tapir.runtime.device_spec``); else
+    the server is ``client``'s when one is given, else ``server_address(adb_port, host=adb_host)``
+    (``--adb-port``, else ``$ANDROID_ADB_SERVER_PORT``, else 5037; ``--adb-host``, else
+    ``$ANDROID_ADB_SERVER_HOST``, else 127.0.0.1).
     """
-    address = _client_address(client) if client is not None else server_address(adb_port, env)
+    from tapir.runtime.device_spec import parse_device
+
+    if explicit:
+        spec = parse_device(explicit)
+        explicit = spec.serial
+        if spec.names_server:
+            adb_port, adb_host, client = spec.port, spec.host or adb_host, None
+    address = _client_address(client) if client is not None else server_address(adb_port, env, host=adb_host)
     serial = resolve_serial(explicit, client=client, env=env, address=address)
     return AdbDevice(serial, address=address, retry=retry)

@@ -15,7 +15,13 @@ an element that is not on the current screen, the navigator repeatedly
 
 When no path applies, it falls back, in order, on a route through the document's ``leads_to``
 links (a breadth-first search from the current screen to the target's), on relaunching the app
-when another app is in front, and on BACK. Everything is bounded: rounds, steps in total, paths
+when another app is in front, on scrolling, and on BACK. Scrolling: a screen scrolled further is
+often a screen of its own in a document (a settings page whose lower half holds other elements,
+named after them, with no path to it: what leads there is a swipe, not an element), so before
+pressing BACK the navigator scrolls the current screen's largest scroll view down, a page at a
+time while it moves (``max_scrolls``), looking for the target's screen; only when the two screens
+may be one activity (their signatures do not name two different ones). A scroll changes nothing
+in the app, so reads may take it too. Everything is bounded: rounds, steps in total, paths
 tried and BACK presses (``NavigationConfig``). Navigation stops as soon as the target's screen
 is showing (the caller then looks for the element there). Failure raises ``ScreenNotReached``
 naming the paths that were tried, the steps refused, and where the device really is.
@@ -74,6 +80,8 @@ class NavigationConfig:
     #: How many paths may be chained: reaching the start of a path through the paths of its
     #: first step's element (upstream's dependency depth).
     max_chain: int = 3
+    #: Swipes down the current screen's scroll view, looking for the target's screen, before BACK.
+    max_scrolls: int = 4
 
 
 class NavigationHost(Protocol):
@@ -103,6 +111,11 @@ class NavigationHost(Protocol):
         """Bring the document's app to the front."""
         ...
 
+    def scroll_screen(self, obs: Observation, span: Span | None) -> Observation | None:
+        """Swipe the largest scroll view of ``obs`` down; the settled screen after it, or None when
+        there is no scroll view or it did not move (its end is showing)."""
+        ...
+
     def handed_over(self, obs: Observation) -> bool:
         """True when another app in front on ``obs`` is one the run's app handed over to (a document
         picker, or an app whose screens the document describes): navigation goes on from there."""
@@ -116,7 +129,7 @@ class NavStep:
     step: str
     screen_before: str | None
     screen_after: str | None
-    #: ``path`` (a document path), ``route`` (leads_to links), ``launch`` or ``back``.
+    #: ``path`` (a document path), ``route`` (leads_to links), ``launch``, ``scroll`` or ``back``.
     via: str
 
 
@@ -295,6 +308,7 @@ class Navigator:
         paths = self.paths_for(element)
         backs = 0
         launched = False
+        scrolled = False
         chained: set[str] = set()
         for _ in range(cfg.max_rounds):
             if self._budget <= 0:
@@ -316,6 +330,12 @@ class Navigator:
                     return obs
                 if progressed:
                     continue
+            if plan is None and not scrolled and self._same_activity(obs.screen, element.screen):
+                scrolled = True  # once per navigation: the screen is scrolled as far as it goes
+                obs, found = self._scroll_to(arrived, obs, span, nav)
+                if found:
+                    return obs
+                continue
             if plan is None:
                 start = self.host.document.app.start_screen
                 if backs >= cfg.max_back or obs.screen in (element.screen, start):
@@ -349,6 +369,33 @@ class Navigator:
         if depth > 0:
             return obs
         raise self._failure(element, obs, nav, paths)
+
+    def _same_activity(self, here: str | None, goal: str) -> bool:
+        """Whether screen ``goal`` may be screen ``here`` scrolled further: both are known, they are
+        not the same screen (that one's element is absent, not further down), and their signatures
+        do not name two different activities (imported documents name none)."""
+        doc = self.host.document
+        a, b = doc.screen(here) if here else None, doc.screen(goal)
+        if a is None or b is None or a.name == b.name or transient_screen(b):
+            return False
+        acts = a.signature.activity, b.signature.activity
+        return None in acts or acts[0].rsplit(".", 1)[-1] == acts[1].rsplit(".", 1)[-1]  # type: ignore[union-attr]
+
+    def _scroll_to(self, arrived: Callable[[Observation], bool], obs: Observation, span: Span | None,
+                   nav: Navigation) -> tuple[Observation, bool]:
+        """Scroll down, a swipe at a time while the view moves, until ``arrived``; (screen, found)."""
+        for _ in range(self.config.max_scrolls):
+            if self._budget <= 0:
+                break
+            after = self.host.scroll_screen(obs, span)
+            if after is None:
+                break
+            self._budget -= 1
+            nav.steps.append(NavStep("scroll('down')", obs.screen, after.screen, "scroll"))
+            obs = after
+            if arrived(obs):
+                return obs, True
+        return obs, False
 
     def _toward(self, rest: tuple[Step, ...], element: Element) -> str | None:
         """The screen a step should lead to: the screen of the next step that names an element (or a

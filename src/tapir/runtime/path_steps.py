@@ -26,7 +26,7 @@ from tapir.runtime.lists import well_visible
 from tapir.runtime.reaching import Reacher
 from tapir.runtime.screen_cache import ScreenCache
 from tapir.runtime.session_model import CallFacts, ResolvedTarget, action_label, bounds_tuple, grounding_fields
-from tapir.runtime.settle import Expectation, Observation
+from tapir.runtime.settle import Expectation, Observation, region_digest
 
 if TYPE_CHECKING:
     from tapir.runtime.guards import Guards
@@ -195,6 +195,25 @@ class PathSteps:
             screen.swipe(node.bounds, step.args[0] if step.args else "down", None)
             return screen.settle(Expectation(change=False), None).observation
         raise ActionError(f"navigation step {step}: cannot perform {step.action}()", span)
+
+    def scroll_screen(self, obs: Observation, span: Span | None) -> Observation | None:
+        """Swipe the largest scroll view down (``NavigationHost.scroll_screen``), with a trace line."""
+        scrollers = sorted((n for n in obs.tree.nodes if n.scrollable and n.visible and n.bounds.area > 0),
+                           key=lambda n: -n.bounds.area)
+        if not scrollers or self.reacher.foreign(obs):
+            return None
+        box = scrollers[0]
+        before = region_digest(obs.tree, box)
+        self.screen.swipe(box.bounds, "down", None)
+        after = self.screen.settle(Expectation(change=True), None).observation
+        self.screen.stats.navigation_steps += 1
+        self.trace.write({"event": "navigation", "step": "scroll('down')", "screen_before": obs.screen,
+                          "action": "scroll", "bounds": list(bounds_tuple(box.bounds)),
+                          "screen_after": after.screen, "t": self.screen.elapsed()})
+        moved = [n for n in after.tree.nodes if n.scrollable and n.bounds == box.bounds]
+        if after.screen == obs.screen and (not moved or region_digest(after.tree, moved[0]) == before):
+            return None  # the end of the view is showing: nothing further down
+        return after
 
     def handed_over(self, obs: Observation) -> bool:
         return self.guards is not None and obs.package in self.guards.confinement.handed_over

@@ -73,6 +73,8 @@ class Reacher:
             if len(texts) == 3 or sum(map(len, texts)) > 120:
                 break
         showing = ", ".join(repr(t) for t in texts)
+        if not self.document.app.package:  # a run without a document: only what is in front
+            return f"{obs.package or 'a screen'}" + (f", showing {showing}" if texts else "")
         if obs.package and obs.package != self.document.app.package:
             return f"another app ({obs.package}{', showing ' + showing if texts else ''})"
         return "a screen the document does not describe" + (f" (showing {showing})" if texts else "")

@@ -68,6 +68,7 @@ from tapir.runtime.navigation import Navigator
 from tapir.runtime.path_steps import PathSteps
 from tapir.runtime.reaching import Reacher
 from tapir.runtime.resolve import Resolver
+from tapir.runtime.screen_actions import ScreenActions
 from tapir.runtime.screen_cache import ScreenCache
 from tapir.runtime.screenshots import StepScreenshots
 from tapir.runtime.session_model import (
@@ -149,6 +150,7 @@ class DeviceRuntime:
         self.guards.confinement.watch = self.watching.check
         self.wait_clock: WaitClock = wait_clock or HostClock(clock, sleep)
         self.waiter = Waiter(self.screen, self.reacher, grounder, self.watching, self.wait_clock, self.config)
+        self.screen_actions = ScreenActions(document, self.screen, self.checks, self.guards, self.waiter, self.config)
         self.artifacts = Artifacts(artifacts if artifacts is not None else default_folder(script))
         self.app_control = AppControl(document, self.screen, self.artifacts, confinement=self.guards.confinement)
         self._on_close = on_close
@@ -180,8 +182,9 @@ class DeviceRuntime:
 
     @property
     def notices(self) -> list[str]:
-        """What the guards did that the person should hear of (another app left), in words."""
-        return self.guards.notices
+        """What the guards did that the person should hear of (another app left), and what the
+        grounder had to do without (the embedding stage, when a match needed it), in words."""
+        return [*self.guards.notices, *getattr(self.grounder, "notes", ())]
 
     # =========================================================================================
     # UIRuntime
@@ -340,6 +343,44 @@ class DeviceRuntime:
     def watch(self, watcher: Watcher, span: Span) -> None:
         self.calls.run("watch", None, None, span, lambda c: self.watching.add(watcher, span), action=False,
                        args={"watcher": watcher.name, "rule": watcher.describe(), "limit": watcher.limit})
+
+    # -- screen-level actions (``tapir.dsl.screen_calls.ScreenRuntime``): no element, no navigation,
+    # no confinement (they act on whatever is in front, as back() does); taps pass the sensitive guard
+
+    def tap_text(self, text: str, long: bool, timeout: float, span: Span) -> None:
+        self.calls.run("long_tap_text" if long else "tap_text", None, None, span,
+                       lambda c: self.screen_actions.tap_text(text, long=long, timeout=timeout, span=span, c=c),
+                       args={"text": text})
+
+    def tap_at(self, x: float, y: float, long: bool, span: Span) -> None:
+        self.calls.run("tap_at", None, None, span,
+                       lambda c: self.screen_actions.tap_at(x, y, long=long, span=span, c=c), args={"x": x, "y": y})
+
+    def swipe_screen(self, direction: str, span: Span) -> bool:
+        result: bool = self.calls.run("swipe", None, None, span, lambda c: self.screen_actions.swipe(direction, c=c),
+                                      args={"direction": direction})
+        return result
+
+    def press_key(self, keycode: str, span: Span) -> None:
+        self.calls.run("press_key", None, None, span, lambda c: self.screen_actions.press_key(keycode, c=c),
+                       args={"key": keycode})
+
+    def type_text(self, text: str | Secret, span: Span) -> None:
+        # the trace's args hold the Secret itself: MaskedTrace writes it as *****
+        self.calls.run("type_text", None, None, span,
+                       lambda c: self.screen_actions.type_text(text, span=span, c=c), args={"text": text})
+
+    def hide_keyboard(self, span: Span) -> bool:
+        result: bool = self.calls.run("hide_keyboard", None, None, span,
+                                      lambda c: self.screen_actions.hide_keyboard(c=c))
+        return result
+
+    def open_link(self, url: str, span: Span) -> None:
+        def run(c: CallFacts) -> None:
+            self.screen_actions.open_link(url, span=span, c=c)
+            self.lists.lists.clear()  # another screen, perhaps another app: what lists knew is void
+
+        self.calls.run("open_link", None, None, span, run, args={"url": url})
 
     def failure_dump(self) -> str | None:
         """The last hierarchy dump read (else a fresh one), for a failure's artifacts, with the

@@ -39,6 +39,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from tapir.core.nesting import load_json
+
 TRACE_FORMAT = "tapir-trace/1"
 
 
@@ -154,7 +156,7 @@ def iter_trace(path: str | Path) -> Iterator[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = load_json(line, filename=str(path))  # nested too deep: a DocumentError naming the file
         except json.JSONDecodeError:
             if i == len(lines) - 1:
                 return  # torn by a crash mid-write: everything before it is intact

@@ -14,7 +14,6 @@ and is loaded again only when its file changes.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -22,6 +21,7 @@ from pathlib import Path
 from tapir.core.diagnostics import Diagnostic
 from tapir.core.document import AppDocument
 from tapir.core.errors import DocumentError
+from tapir.core.nesting import load_json
 from tapir.core.positions import Span
 from tapir.docgen.loader import MAX_DOCUMENT_BYTES, loads_document, read_document_text
 from tapir.docgen.symbols import build_symbols
@@ -185,7 +185,9 @@ class DocumentStore:
 def _compiled_symbols(path: Path, text: str) -> LoadedDocument | None:
     """A symbol table ``tapir compile`` wrote, or None when the JSON is something else."""
     try:
-        data = json.loads(text)
+        data = load_json(text, filename=str(path))
+    except DocumentError as exc:  # nested past the limit: the same refusal as the YAML loader's
+        return LoadedDocument(path, None, None, tuple(exc.problems), text)
     except ValueError:
         return None  # the document loader reports where the JSON is broken
     if not isinstance(data, dict) or data.get("format") != SYMBOLS_FORMAT:

@@ -11,6 +11,8 @@ The schema (docs/testing.md has it with examples)::
     [device]
     default = "sim"          # or "emulator-5554", or a list: tapir test runs on each at once
     jobs = 2                 # simulators at once for `tapir test` (its -j)
+    adb_host = "10.0.0.2"    # the adb server of devices that name none (--adb-host, --adb-port)
+    adb_port = 5037
 
     [budgets]                # per script: tapir run, tapir test, the REPL, the pytest plugin
     max_actions = 50
@@ -58,6 +60,9 @@ class DeviceSettings:
     default: tuple[str, ...] = ()
     #: Simulators at once for ``tapir test`` (``-j``); None when unset.
     jobs: int | None = None
+    #: The adb server of every device that names none (``--adb-host``/``--adb-port``); None when unset.
+    adb_host: str | None = None
+    adb_port: int | None = None
 
     @property
     def first(self) -> str | None:
@@ -191,7 +196,7 @@ def read_run_settings(data: dict[str, Any], root: Path, problem: Problem
                       ) -> tuple[DeviceSettings, BudgetSettings, TestSettings, ReportSettings]:
     """The four tables of ``data`` (a parsed ``tapir.toml``); ``problem(message, needle)`` is
     called for each problem (``needle``: text on the line to point at)."""
-    t = _table(data, "device", {"default", "jobs"}, problem)
+    t = _table(data, "device", {"default", "jobs", "adb_host", "adb_port"}, problem)
     default: tuple[str, ...] = ()
     if "default" in t:
         found = _strings(t["default"])
@@ -204,7 +209,15 @@ def read_run_settings(data: dict[str, Any], root: Path, problem: Problem
     if jobs is not None and not _positive(jobs, integer=True):
         problem(f"[device] jobs must be a positive whole number, not {jobs!r}", "jobs")
         jobs = None
-    device = DeviceSettings(default, jobs)
+    adb_host = t.get("adb_host")
+    if adb_host is not None and not (isinstance(adb_host, str) and adb_host.strip()):
+        problem(f"[device] adb_host must be a host name or address (a string), not {adb_host!r}", "adb_host")
+        adb_host = None
+    adb_port = t.get("adb_port")
+    if adb_port is not None and (not _positive(adb_port, integer=True) or adb_port >= 65535):
+        problem(f"[device] adb_port must be a port between 1 and 65534, not {adb_port!r}", "adb_port")
+        adb_port = None
+    device = DeviceSettings(default, jobs, adb_host.strip() if adb_host else None, adb_port)
 
     t = _table(data, "budgets", {"max_actions", "max_steps", "timeout"}, problem)
     limits: dict[str, Any] = {}

@@ -21,6 +21,7 @@ from tapir.dsl import ast as A
 from tapir.dsl.analysis import Analysis, analyze
 from tapir.dsl.gcpause import paused_gc
 from tapir.dsl.parser import ParseResult, parse_tolerant
+from tapir.dsl.screen_calls import first_document_use
 from tapir.dsl.symbols import SymbolTable
 from tapir.dsl.tokens import Token
 from tapir.service.documents import DocumentRef, LoadedDocument
@@ -70,7 +71,7 @@ class ScriptView:
         # the analysis allocates hundreds of thousands of small objects, freed by reference
         # counting: the cyclic collector, were it triggered, would scan every live analysis
         with paused_gc():
-            return analyze(self.parsed.module, self.symbols)
+            return analyze(self.parsed.module, self.symbols, str(self.path) if self.path is not None else None)
 
     @cached_property
     def diagnostics(self) -> tuple[Diagnostic, ...]:
@@ -121,9 +122,11 @@ def _document_diagnostics(ref: DocumentRef | None, loaded: LoadedDocument | None
                           analysis: Analysis) -> list[Diagnostic]:
     """What the script's document (or its absence) means for the script itself."""
     if ref is None:
-        if analysis.needs_device:
+        # screen-level actions (tap_text, swipe, press_key...) need no document; elements do
+        at = first_document_use(analysis.module) if analysis.needs_device else None
+        if at is not None:
             return [Diagnostic(
-                "no-document", ERROR, analysis.first_device_use,
+                "no-document", ERROR, at,
                 "this script works on the app but names no app document, so its elements cannot be checked "
                 "or found",
                 hint="start the script with `# doc: app.yaml`, pass --doc, or map it in tapir.toml [documents]",

@@ -180,6 +180,13 @@ class SimDevice:
         with self._lock:
             return self._tasks.get(package, 1)
 
+    def link_handler(self, uri: str) -> str | None:
+        """The installed app whose ``link_schemes`` has the scheme of ``uri`` (a deep link), if any:
+        with no browser installed, a web link has none."""
+        scheme = uri.split(":", 1)[0].lower() if ":" in uri else ""
+        with self._lock:
+            return next((pkg for pkg, app in self._apps.items() if scheme in getattr(app, "link_schemes", ())), None)
+
     def start_app(self, package: str, *, stop_first: bool = False) -> str:
         """Bring an app to the front; ``"cold"`` when it had to be started, else ``"hot"``."""
         with self._lock:

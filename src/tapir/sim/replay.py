@@ -146,6 +146,30 @@ def _swipe_direction(x1: int, y1: int, x2: int, y2: int) -> str:
     return "RIGHT" if dx < 0 else "LEFT"
 
 
+def _contents(views: list[dict[str, Any]], box: dict[str, Any],
+              vertical: bool) -> dict[tuple[str, ...], tuple[int, int]]:
+    """The views inside scroll view ``box`` (its descendants) that show a text or description, each
+    keyed by what it says (class, id, text, description, and which of its kind it is) with its two edges along
+    the scroll axis as recorded: (top, bottom), or (left, right) for a horizontal scroller."""
+    by_id = {v.get("temp_id"): v for v in views}
+    out: dict[tuple[str, ...], tuple[int, int]] = {}
+    seen: Counter[tuple[str, ...]] = Counter()
+    stack = list(box.get("children") or [])
+    while stack:
+        view = by_id.get(stack.pop(0))
+        if view is None:
+            continue
+        stack.extend(view.get("children") or [])
+        text, desc = view.get("text") or "", view.get("content_description") or ""
+        if not (text or desc) or not view.get("bounds"):  # a recycled holder's id says nothing
+            continue
+        key = (str(view.get("class") or ""), str(view.get("resource_id") or ""), str(text), str(desc))
+        seen[key] += 1
+        (x1, y1), (x2, y2) = view["bounds"]
+        out[(*key, str(seen[key]))] = (int(y1), int(y2)) if vertical else (int(x1), int(x2))
+    return out
+
+
 def _walk(roots: list[Node]) -> Iterator[tuple[Path_, Node]]:
     """Every node with its path of child positions from the roots, in pre-order."""
     stack: list[tuple[Path_, Node]] = [((i,), r) for i, r in reversed(list(enumerate(roots)))]
@@ -194,6 +218,9 @@ class ReplayApp:
         """The record in a file, or None (with a warning) when it cannot be read or lacks a key."""
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
+        except RecursionError:  # nested past the decoder's limit: no DroidBot record is
+            self.warnings.append(f"{path.name} cannot be read: it is nested too deep")
+            return None
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             self.warnings.append(f"{path.name} cannot be read: {exc}")
             return None
@@ -265,6 +292,11 @@ class ReplayApp:
         direction = _swipe_direction(x1, y1, x2, y2)
         found = [e for e in self._from_here("scroll")
                  if e.direction == direction and (e.bounds is None or e.bounds.contains(x1, y1))]
+        if not found and self.current_state != UNRECORDED:
+            scrolled = self._scrolled_state(direction, x1, y1, max(abs(x2 - x1), abs(y2 - y1)))
+            if scrolled is not None:
+                self._enter(scrolled)
+                return
         self._follow(found, "swipe", f"{x1},{y1} -> {x2},{y2} ({direction})")
 
     def input_text(self, text: str) -> None:
@@ -379,6 +411,57 @@ class ReplayApp:
                 self._focus = field  # a tap on a text field focuses it
                 return
         self._follow(found, "tap" if kind == "click" else "long_tap", f"{x},{y}")
+
+    def _scrolled_state(self, direction: str, x: int, y: int, distance: int) -> str | None:
+        """The recorded state that shows the current one scrolled once in ``direction`` by the
+        scroll view under (x, y), when the recording saved that state but not the scroll that led
+        to it (DroidBot often saves no ``scroll`` events; a task's scroll then has no event).
+
+        A candidate is a state of the same activity with the same scroll view (class, id, bounds)
+        whose contents are the current ones moved the same distance the swipe's way, by at least a
+        tenth of the view: most views the two share inside the view move by one common offset (a
+        view clipped at the edge keeps the other edge, so both edges vote). The move closest to the
+        finger's ``distance`` is the scroll (the end of a list moves less)."""
+        here = self.states[self.current_state]
+        views = here.get("views") or []
+        scrollers = [v for v in views if v.get("scrollable") and v.get("visible", True) and v.get("bounds")
+                     and _rect(v["bounds"]).contains(x, y)]
+        if not scrollers:
+            return None
+        box = min(scrollers, key=lambda v: _rect(v["bounds"]).width * _rect(v["bounds"]).height)
+        vertical = direction in ("DOWN", "UP")
+        sign = -1 if direction in ("DOWN", "RIGHT") else 1  # scrolling down moves the contents up
+        inside = _contents(views, box, vertical)
+        extent = _rect(box["bounds"]).height if vertical else _rect(box["bounds"]).width
+        least = extent // 10  # a state a few pixels off is a re-layout, not a scroll (the end of a list moves less)
+        if len(inside) < 3:
+            return None
+        best: tuple[int, str, str] | None = None
+        for state_str, other in self.states.items():
+            if state_str == self.current_state or other.get("foreground_activity") != here.get("foreground_activity"):
+                continue
+            others = other.get("views") or []
+            twin = [v for v in others if v.get("scrollable") and v.get("class") == box.get("class")
+                    and v.get("resource_id") == box.get("resource_id") and v.get("bounds") == box.get("bounds")]
+            if not twin:
+                continue
+            moved = _contents(others, twin[0], vertical)
+            shared = set(inside) & set(moved)
+            if len(shared) < 2:
+                continue
+            votes: Counter[int] = Counter()
+            for key in shared:
+                (top, bottom), (top2, bottom2) = inside[key], moved[key]
+                votes.update({top2 - top, bottom2 - bottom} - {0})  # a clipped edge stays put: it votes for no move
+            if not votes:
+                continue
+            offset, count = votes.most_common(1)[0]
+            if count < max(2, len(shared) // 2) or (offset > 0) != (sign > 0) or abs(offset) < least:
+                continue
+            rank = (abs(abs(offset) - distance), str(other.get("tag", "")), state_str)
+            if best is None or rank < best:
+                best = rank
+        return best[-1] if best is not None else None
 
     def _field_at(self, x: int, y: int) -> Path_ | None:
         hits = [(n.bounds.width * n.bounds.height, path) for path, n in _walk(self._recorded_roots())

@@ -58,6 +58,9 @@ class SynthConfig:
     repair_budget: int = 4
     #: Rephrases the template task texts (``tapir.codegen``), when given.
     rephrase: Callable[[AppDocument, str], str] | None = field(default=None, compare=False)
+    #: Validate each script here rather than in a child process under OS limits (``--in-process``:
+    #: for debugging; the pairs are the same).
+    in_process: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {"count": self.count, "seed": self.seed, "max_complexity": self.max_complexity,
@@ -161,7 +164,7 @@ def synthesize(apps: Sequence[tuple[str | Path, str]], config: SynthConfig | Non
     seen_texts: set[str] = set()
     share = [config.count // len(loaded) + (1 if i < config.count % len(loaded) else 0) for i in range(len(loaded))]
     for (name, doc, device, path), wanted in zip(loaded, share, strict=True):
-        with Validator(doc, device) as validator:
+        with Validator(doc, device, isolation="inline" if config.in_process else "process") as validator:
             _synthesize_app(run, name, doc, path, validator, wanted, seen_scripts, seen_texts, on_progress)
             run.runs += validator.runs
     run.wall_s = time.monotonic() - started

@@ -6,7 +6,9 @@
         outcome.ok, outcome.category, outcome.checks     # True, None, ("state.sort == 'Duration'", ...)
 
 Each run starts a fresh simulated device with only the app (as ``tapir eval`` does), runs the
-script in the sandboxed interpreter under ``Budgets``, and judges it:
+script in the sandboxed interpreter under ``Budgets``, in a child process under the OS limits of
+``tapir run`` (``isolation="inline"``: here, with no wall against a long C-level operation; the
+simulator stays in this process either way, where the app's state is read), and judges it:
 
 * an error stops the pair, categorised by what failed (``CATEGORIES``: ``syntax``, ``check``,
   ``grounding``, ``navigation``, ``budget``...);
@@ -45,6 +47,7 @@ from tapir.core.errors import (
 from tapir.docgen.symbols import build_symbols
 from tapir.dsl.budget import Budgets
 from tapir.eval.checks import compile_check
+from tapir.run.options import Isolation
 
 __all__ = ["CATEGORIES", "Outcome", "Validator", "categorise", "state_checks"]
 
@@ -104,7 +107,8 @@ def categorise(error: TapirError) -> str:
 class Validator:
     """Runs scripts on fresh simulated apps for one document (see the module docstring)."""
 
-    def __init__(self, document: AppDocument, device: str, budgets: Budgets | None = None) -> None:
+    def __init__(self, document: AppDocument, device: str, budgets: Budgets | None = None, *,
+                 isolation: Isolation = "process") -> None:
         from tapir.sim.launch import apps_for_spec, is_sim_spec
 
         if not is_sim_spec(device):
@@ -117,6 +121,7 @@ class Validator:
         self.document = document
         self.device = device
         self.budgets = budgets or Budgets(max_actions=60, timeout_s=60.0)
+        self.isolation: Isolation = isolation
         self.symbols = build_symbols(document)
         self._adb_port: int | None = None
         self._own_server = False
@@ -145,7 +150,7 @@ class Validator:
         self.runs += 1
         package = self.document.app.package
         runner = Runner(self.document, self.device, RunOptions(budgets=self.budgets, adb_port=self._adb_port,
-                                                               output=None))
+                                                               output=None, isolation=self.isolation))
         touches: list[Any] | None = None
         with runner.session(script, "synth.tap") as session:
             session.open()

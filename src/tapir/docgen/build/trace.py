@@ -33,6 +33,7 @@ from typing import Any
 
 from tapir.core.diagnostics import Diagnostic
 from tapir.core.errors import DocumentError, HierarchyError, UsageError
+from tapir.core.nesting import load_json
 from tapir.hierarchy import Bounds, UINode, UITree, parse_tree
 
 FORMAT = "tapir-trace"
@@ -354,7 +355,7 @@ def read_trace(directory: str | Path) -> Trace:
                 if (path / "states").is_dir() and (path / "events").is_dir() else None)
         raise UsageError(f"{directory} is not a trace: it has no trace.json", hint=hint)
     try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        meta = load_json(meta_path.read_text(encoding="utf-8"), filename=str(meta_path))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise DocumentError(f"unreadable trace metadata: {exc}", filename=str(meta_path)) from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
@@ -373,7 +374,7 @@ def read_trace(directory: str | Path) -> Trace:
         lines = list(_lines(file))
         for i, (number, line) in enumerate(lines):
             try:
-                raw = json.loads(line)
+                raw = load_json(line, filename=str(file))
                 if name == "states.jsonl":
                     rec = StateRecord(str(raw["id"]), str(raw["hierarchy"]), str(raw.get("package") or ""),
                                       str(raw.get("activity") or ""), raw.get("screenshot"),

@@ -209,7 +209,9 @@
       return el("li", { "data-element": e.name }, [el("span", { cls: "name", text: "$" + e.name }), el("span", { cls: "kind", text: e.kind })]);
     }));
     var cands = $("candidates");
-    cands.replaceChildren.apply(cands, s.screen.candidates.filter(function (c) { return c[0] !== s.screen.name; }).map(function (c) {
+    var others = s.screen.candidates.filter(function (c) { return c[0] !== s.screen.name; });
+    $("candidates-head").hidden = !others.length;  // no heading over an empty list
+    cands.replaceChildren.apply(cands, others.map(function (c) {
       return el("li", { text: c[0] + " " + c[1].toFixed(2) });
     }));
   }

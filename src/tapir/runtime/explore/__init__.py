@@ -77,6 +77,6 @@ def explore(
             return Explorer(dev, config, writer, on_progress=on_progress).run()
         finally:
             sim.stop()
-    dev = open_device(device)
+    dev = open_device(device, adb_port=adb_port)  # (a device spec naming its server wins)
     writer = TraceWriter.create(output, app=config.package, source="explore", **meta)
     return Explorer(dev, config, writer, on_progress=on_progress).run()

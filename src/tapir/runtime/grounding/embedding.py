@@ -165,9 +165,10 @@ def default_embedder() -> Embedder | None:
                 backend = "numpy"
             missing = [m for m in _NEEDS[backend] if importlib.util.find_spec(m) is None]
             if missing:
+                # not logged: the grounder notes it when a match needed the stage, and the front
+                # end says it once, after its output (never between a test run's lines)
                 _status = (f"embedding stage off: {', '.join(missing)} not installed "
                            "(pip install 'tapir[embed]')")
-                log.warning("%s", _status)
             else:
                 _default = MiniLMEmbedder() if backend == "numpy" else SentenceEmbedder()
                 _status = f"embedding stage on: all-MiniLM-L6-v2 with {backend} (loaded on first use)"

@@ -503,12 +503,18 @@ class Grounder:
         best = max(label_similarity(k, s) for k in worded for s in strings)
         return strings[0] if best < self.config.verify_threshold else None
 
-    def _candidates(self, view: ScreenView, within: int | None) -> list[UINode]:
+    def _candidates(self, view: ScreenView, within: int | None, *, shown: bool = False) -> list[UINode]:
+        """The views a similarity stage compares; ``shown``: the element is known by a label it
+        shows, so a view that shows nothing and is no control (a fragment's container, known by
+        its resource id alone) and a text filling most of the screen (an empty-state placeholder,
+        "No history here") are left out: neither is a label."""
         tree = view.tree
         nodes = tree.nodes if within is None else (tree.node(within), *tree.descendants(within))
+        area = _screen_area(tree) if shown else 0
         return [n for n in nodes if n.visible and (
             n.text or n.content_desc or n.resource_id
-            or (n.children and (n.clickable or n.long_clickable) and view.subtree_text(n.id)))]
+            or (n.children and (n.clickable or n.long_clickable) and view.subtree_text(n.id)))
+            and not (shown and _no_label(n, area))]
 
     def _by_fuzzy(self, element: Element, view: ScreenView, within: int | None, child: bool,
                   claimed: Callable[[UINode], str | None] | None, notes: list[str]) -> Grounding | None:
@@ -529,7 +535,7 @@ class Grounder:
                     if said and said not in id_words:
                         id_words.append(said)
         scored: list[tuple[float, UINode]] = []
-        for node in self._candidates(view, within):
+        for node in self._candidates(view, within, shown=bool(known.words)):
             total = weight = 0.0
             factor = 1.0
             if known.words:
@@ -564,7 +570,7 @@ class Grounder:
         if name and name not in queries:
             queries.append(name)
         pool: list[tuple[str, UINode]] = []
-        for node in self._candidates(view, within):
+        for node in self._candidates(view, within, shown=bool(known.words)):
             if not eligible(view, node, element.kind):
                 continue
             for s in view.strings(node):
@@ -683,12 +689,11 @@ class Grounder:
             found = match_attributes(tree, items, query)
             self.last_detail = found.detail if found else f"no item of {element.name} has {dict(query)}"
             return found
-        embedder = self.embedder if self.config.use_embedding else None
         # the list's topic ("theme" of theme_options); a list named for its kind only ("options")
         # takes its screen's ("song" of song_options_menu)
         context = element.local_name if topic(element.local_name) else element.screen
         found, why = match_text(tree, items, str(query), context=context, config=self.config,
-                                embedder=embedder, options=element.options)
+                                embedder=None, options=element.options, resolve_embedder=lambda: self.embedder)
         self.last_detail = found.detail if found else f"no item of {element.name} matches {query!r}: {why}"
         return found
 
@@ -757,6 +762,25 @@ def _claim_on(view: ScreenView, node: UINode, kind: Kind, claimed: Callable[[UIN
             if target(view, inner, kind, strict=True) is acted:
                 return owner
     return None
+
+
+#: A text covering more than this share of the screen fills the page: a placeholder, not a label.
+_PAGE_SHARE = 0.6
+
+
+def _screen_area(tree: UITree) -> int:
+    if tree.width and tree.height:
+        return tree.width * tree.height
+    return max((tree.node(r).bounds.area for r in tree.roots), default=0)
+
+
+def _no_label(node: UINode, screen_area: int) -> bool:
+    """A view that cannot be the label of an element known by what it shows (``_candidates``)."""
+    if node.clickable or node.long_clickable or node.checkable or node.editable or node.scrollable:
+        return False
+    if node.children:
+        return not (node.text or node.content_desc)
+    return screen_area > 0 and node.bounds.area > _PAGE_SHARE * screen_area
 
 
 def _describe(node: UINode) -> str:

@@ -166,13 +166,16 @@ def match_text(
     config: GroundingConfig,
     embedder: Embedder | None,
     options: tuple[str, ...] = (),
+    resolve_embedder: Callable[[], Embedder | None] | None = None,
 ) -> tuple[Grounding | None, str]:
     """The item ``query`` names, and a sentence on how (or why none) for traces and errors.
 
     ``options`` are the items the document says the list has: when the query is one of them, an
     item showing exactly another is that one, and no candidate for similarity ("Play" is not
     "Play next" reworded).
-    Nor is an item that shows only part of the query's words, in any stage."""
+    Nor is an item that shows only part of the query's words, in any stage. ``resolve_embedder``
+    gives the embedder when ``embedder`` is None and the embedding stage is reached (so that only a
+    match that needed it says the stage is off)."""
     strings = [item_strings(tree, n) for n in items]
     for i, ss in enumerate(strings):
         if query in ss:
@@ -202,6 +205,8 @@ def match_text(
         if isinstance(found, Grounding):
             return found, ""
         notes.append(found)
+    if config.use_embedding and embedder is None and resolve_embedder is not None:
+        embedder = resolve_embedder()
     if config.use_embedding and embedder is not None:
         # Put the query and the items in the list's context: alone, "black" is nearest "White"
         # (both colours); as "theme black" it is nearest "theme Dark".

@@ -26,6 +26,7 @@ from tapir.core.document import AppDocument
 from tapir.core.errors import SecretRefused, Span, TapirError, UsageError
 from tapir.core.safety import ALLOW_SECRETS, Safety
 from tapir.core.secrets import Secret
+from tapir.hierarchy.model import UINode
 from tapir.runtime.guards.confinement import Confinement, describe_package
 from tapir.runtime.guards.lexicon import declines, dialog_category
 from tapir.runtime.guards.sensitive import SensitiveGate, SensitiveReason, is_dialog
@@ -80,9 +81,16 @@ class Guards:
         if not isinstance(text, Secret):
             return
         field = editable_node(t.obs.tree, t.node)
-        if field is None or field.password:
-            return  # not editable: type_into says so; a password field is where it belongs
-        record = {"event": "guard", "guard": "secret", "name": text.name, "target": shown, "screen": t.obs.screen,
+        if field is None:
+            return  # not editable: type_into says so
+        self.check_secret_field(text, field, t.obs.screen, shown, span)
+
+    def check_secret_field(self, text: str | Secret, field: UINode, screen: str | None, shown: str,
+                           span: Span | None) -> None:
+        """``check_secret`` for a text field itself (``type_text`` into the focused field)."""
+        if not isinstance(text, Secret) or field.password:
+            return  # a password field is where it belongs
+        record = {"event": "guard", "guard": "secret", "name": text.name, "target": shown, "screen": screen,
                   "t": self._elapsed()}
         origin = self.safety.allowed.get(ALLOW_SECRETS)  # 'sensitive' does not cover it: another risk
         if origin is not None:

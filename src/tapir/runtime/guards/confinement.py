@@ -116,7 +116,8 @@ class Confinement:
         return package
 
     def allows(self, package: str) -> bool:
-        return not package or package in self.allowed or package in self.handed_over
+        # a run without a document (screen-level actions only) has no app of its own to stay in
+        return not package or not self.app or package in self.allowed or package in self.handed_over
 
     def _handover(self, package: str, obs: Observation) -> bool:
         """Whether ``package`` in front on ``obs`` is the app handing over (see the module docstring);
@@ -145,7 +146,7 @@ class Confinement:
         call's own dumps show is handled when navigation meets it: ``during_navigation``)."""
         obs = self.screen.current
         self.starting = obs is None
-        if obs is None:
+        if obs is None or not self.app:  # (no document: no app of its own, see ``allows``)
             return  # the call's first dump comes next: where the run starts (see ``starting``)
         package = self.foreground(obs)
         handover = self._handover(package, obs)

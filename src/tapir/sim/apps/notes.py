@@ -11,6 +11,8 @@ a password field (``password="true"`` in the dump, shown as dots, as Android rep
 in; signed in, it shows the account and Sign out. ``state.password`` keeps what was typed, so
 tests can tell that a secret reached the app while every trace and report shows ``*****``.
 
+Deep links: ``tapirnotes://note/ID``, ``tapirnotes://new`` and ``tapirnotes://account`` (``open_link``).
+
 The element ids are the contract with ``samples/notes/ELEMENTS.md``: keep them stable.
 """
 
@@ -124,6 +126,22 @@ class NotesApp(ToolkitApp):
 
     def initial_state(self) -> NotesState:
         return NotesState(_initial_notes(), next_id=13)
+
+    #: Deep links (``am start -a android.intent.action.VIEW -d tapirnotes://note/3``): ``open_link``.
+    link_schemes = ("tapirnotes",)
+
+    def open_link(self, uri: str) -> None:
+        """``tapirnotes://note/ID`` opens a note, ``tapirnotes://new`` the editor and
+        ``tapirnotes://account`` the account screen, each over the notes list (BACK returns to it);
+        anything else shows the list."""
+        head, _, rest = uri.split("://", 1)[-1].strip("/").partition("/")
+        self.launch()
+        if head == "note" and rest.isdigit() and any(n.id == int(rest) for n in self.state.notes):
+            self.open("note", note=int(rest))
+        elif head == "new":
+            self.open("edit_note")
+        elif head == "account":
+            self.open("account")
 
     def on_intent(self, extras: dict[str, str]) -> None:
         value = extras.get("rate_prompt_after")

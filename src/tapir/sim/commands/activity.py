@@ -108,6 +108,8 @@ def _start(device: SimDevice, ctx: Ctx, args: list[str]) -> int:
         target_pkg = package
     elif "android.intent.category.HOME" in categories:
         target_pkg = LAUNCHER_PACKAGE
+    elif data and action in (None, "android.intent.action.VIEW"):
+        target_pkg = device.link_handler(data)  # a deep link: the app that declares its scheme
 
     desc = []
     if action:
@@ -137,6 +139,9 @@ def _start(device: SimDevice, ctx: Ctx, args: list[str]) -> int:
     on_intent = getattr(front, "on_intent", None)
     if extras and callable(on_intent) and target_pkg != LAUNCHER_PACKAGE:
         on_intent(dict(extras))
+    open_link = getattr(front, "open_link", None)
+    if data and callable(open_link) and target_pkg != LAUNCHER_PACKAGE:
+        open_link(data)
     if state == "hot" and target_pkg != LAUNCHER_PACKAGE:
         if was_front:
             ctx.err("Warning: Activity not started, intent has been delivered to currently running "

@@ -37,6 +37,7 @@ def dumpsys(device: SimDevice, ctx: Ctx) -> int:
         "package": lambda sub: _package_service(device, sub),
         "power": lambda sub: _POWER,
         "battery": lambda sub: _BATTERY,
+        "input_method": lambda sub: _input_method_service(device),
     }
     if not ctx.args or ctx.args[0] == "-l":
         if ctx.args:
@@ -176,3 +177,11 @@ def _package_service(device: SimDevice, package: str) -> str:
         "    firstInstallTime=2026-01-01 00:00:00\n"
         "    lastUpdateTime=2026-01-01 00:00:00\n"
     )
+
+
+def _input_method_service(device: SimDevice) -> str:
+    """The lines of ``dumpsys input_method`` that say whether the keyboard shows."""
+    shown = bool(getattr(device.foreground, "keyboard_shown", False))
+    ime = device.settings["secure"].get("default_input_method", "")
+    return (f"Input method service state:\n  mCurMethodId={ime}\n"
+            f"  mInputShown={'true' if shown else 'false'} mShowRequested={'true' if shown else 'false'}\n")

@@ -215,6 +215,8 @@ class ToolkitApp(DialogBuilders):
         self.stack: list[Layer] = [Layer("screen", self.launch_screen)]
         self._last_tap: Rect | None = None
         self._building: Layer | None = None
+        #: The layer whose focused input opened the on-screen keyboard (``keyboard_shown``).
+        self._keyboard: Layer | None = None
 
     def launch(self) -> None:
         self.stack = [Layer("screen", self.launch_screen)]
@@ -266,9 +268,19 @@ class ToolkitApp(DialogBuilders):
             layer.form.select_all = False
         self._tick()
 
+    @property
+    def keyboard_shown(self) -> bool:
+        """Whether the on-screen keyboard shows: an input of the top layer was tapped and the
+        keyboard was not hidden since (``dumpsys input_method``'s ``mInputShown``)."""
+        layer = self._keyboard
+        return layer is not None and layer is self.stack[-1] and layer.form.focus is not None
+
     def key(self, keycode: str) -> bool:
         name = key_name(keycode)
         try:
+            if name == "ESCAPE" and self.keyboard_shown:
+                self._keyboard = None  # ESCAPE closes the keyboard, as an IME does
+                return True
             if name == "BACK":
                 return self._back_key()
             if name in ("ENTER", "DEL", "FORWARD_DEL", "MOVE_END", "MOVE_HOME", "TAB"):
@@ -462,6 +474,7 @@ class ToolkitApp(DialogBuilders):
         self._last_tap = node.bounds
         if node.input is not None:
             layer.form.focus = node.input.name
+            self._keyboard = layer
             layer.form.select_all = long or node.input.select_on_focus
         if node.popup is not None:
             plain_items = plain.popup if plain is not None else None

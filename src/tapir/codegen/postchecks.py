@@ -1,0 +1,115 @@
+"""Checks after a script finished without an error: did it do what its plan said? (no silent failures)
+
+Most failed scripts of a small model run to their end without doing the task: an element of the
+plan never touched, a text typed and never saved. Nothing stopped them, so the repair loop never
+saw them. These checks read what the run did (its trace records, through ``tapir.run``'s
+``ScriptRun.records``) against the answer's plan and the document, and give a ``Finding`` that
+goes back to the model like an error:
+
+* ``unused-element``: an element the plan (the answer's ``Elements:`` line) or the script names
+  was never acted on nor read (a branch not taken is fine when the element was read to decide);
+* ``unconfirmed-input``: the last text typed (``set_text``) on a screen whose document has a
+  confirming element (Save, OK, Done, Add...) was followed by no tap on one, nor ``enter()``;
+* ``effect-not-reached``: the task names an effect screen (``expect_screen``) and no action of
+  the run ended on it.
+
+    findings = post_run_findings(doc, script, records, plan_elements=("notes__save",))
+    findings[0].check, findings[0].message
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tapir.codegen import language as L
+
+__all__ = ["POSTCHECKS", "Finding", "post_run_findings"]
+
+#: The checks, in the order they are reported.
+POSTCHECKS = ("unused-element", "unconfirmed-input", "effect-not-reached")
+
+_NAME = re.compile(r"\$?([A-Za-z_][\w%]*)")
+_ELEMENT = re.compile(r"\$([A-Za-z_][\w%]*)")
+_CONFIRM = re.compile(r"\b(save|ok|okay|done|confirm|apply|add|create|submit|set|yes|send|update)\b")
+_TAPS = frozenset({"tap", "long_tap"})
+
+
+@dataclass(frozen=True)
+class _Nothing:
+    item_of: str | None = None
+
+
+_NO = _Nothing()
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    message: str
+
+    def render(self) -> str:
+        """As the repair prompt quotes a run's error (``Kind: message``)."""
+        return f"PostRunCheck: {self.message}"
+
+
+def _base(name: object) -> str | None:
+    if not isinstance(name, str):
+        return None
+    m = _NAME.match(name.strip())
+    return m.group(1) if m else None
+
+
+def _acted(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return [r for r in records if r.get("event") == "action"]
+
+
+def _is_confirm(doc: L.AppDocument, name: str) -> bool:
+    element = doc.element(name)
+    if element is None or element.item_of:
+        return False
+    words = " ".join([element.local_name.replace("_", " "), element.description.split(".")[0]]).lower()
+    return bool(_CONFIRM.search(words)) and element.kind in (L.Kind.BUTTON, L.Kind.TEXT, L.Kind.IMAGE, L.Kind.OTHER)
+
+
+def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping[str, Any]], *,
+                      plan_elements: Iterable[str] = (), effect_screen: str | None = None) -> list[Finding]:
+    """What the finished run left undone (empty when every check holds); see the module docstring."""
+    actions = _acted(records)
+    touched: set[str] = set()
+    for r in actions:
+        for key in ("element", "child", "resolved"):
+            base = _base(r.get(key))
+            if base:
+                touched.add(base)
+    known = {e.name for e in doc.elements}
+    named = list(dict.fromkeys([*(_base(p) or "" for p in plan_elements), *_ELEMENT.findall(script)]))
+    findings: list[Finding] = []
+    # children of a list item count as used when their list was (item.tap($child) names the list)
+    unused = [n for n in named if n in known and n not in touched and (doc.element(n) or _NO).item_of not in touched]
+    if unused:
+        shown = ", ".join(f"${n}" for n in unused)
+        findings.append(Finding("unused-element", f"the script finished, but never acted on {shown}, which "
+                                                  "the plan names: the task is probably not done"))
+    typed = [i for i, r in enumerate(actions) if r.get("call") == "set_text" and r.get("ok", True)]
+    if typed:
+        last = typed[-1]
+        name = _base(actions[last].get("resolved")) or _base(actions[last].get("element")) or ""
+        element = doc.element(name)
+        screen = doc.screen(element.screen) if element is not None else None
+        confirms = [e.name for e in (screen.elements if screen is not None else ()) if _is_confirm(doc, e.name)]
+        after = actions[last + 1:]
+        confirmed = any(r.get("call") == "enter" or (r.get("call") in _TAPS and r.get("ok", True))
+                        for r in after)
+        if confirms and not confirmed:
+            shown = ", ".join(f"${c}" for c in confirms)
+            findings.append(Finding("unconfirmed-input", f"the script typed into ${name} and then did nothing "
+                                                         f"more: its screen has {shown}; tap it to confirm"))
+    if effect_screen:
+        screens = {r.get("screen_after") or r.get("screen") for r in records}
+        if effect_screen not in screens:
+            findings.append(Finding("effect-not-reached", f"the script finished, but the app never showed "
+                                                          f"{effect_screen}, where the task's effect is"))
+    return findings

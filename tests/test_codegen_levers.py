@@ -1,0 +1,237 @@
+"""The code generator's levers (issue 21): loop stop, post-run checks, examples from synthesis with
+held-out tasks, and the focused prompt's cached prefix.
+
+The plumbing is tested with a scripted backend (and the simulator, for the post-run checks), and
+with SmolLM2 where a real model matters (the loop stop while decoding, the cached prefix).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tapir.codegen import language as L
+from tapir.codegen.backend import Request, ScriptedBackend
+from tapir.codegen.examples import Example, ExampleStore, load_examples, near_duplicate
+from tapir.codegen.generate import GenConfig, Generator
+from tapir.codegen.loops import RepeatGuard, stop_repeats
+from tapir.codegen.models import find_model
+from tapir.codegen.postchecks import post_run_findings
+from tapir.codegen.source import script_source
+from tapir.eval import EvalConfig, load_suite, report_json, run_suite
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+SUITE = SAMPLES / "suite"
+NOTES = SAMPLES / "notes" / "notes.yaml"
+
+
+def _answer(script: str, elements: str = "") -> str:
+    return f"Plan: do it\nElements: {elements}\n```python\n{script}```"
+
+
+# -- no loops ----------------------------------------------------------------------------------------
+
+
+def test_a_repeated_statement_is_stopped_and_cut_back_to_its_first_copy() -> None:
+    guard = RepeatGuard()
+    stream = ["Plan: x\nEle", "ments: $a\n```python\n", "$a.tap()\n", "$b.tap()\n"] + ["$c.set_text(\"x\")\n"] * 20
+    stopped_at = next(i for i, piece in enumerate(stream) if guard.feed(piece))
+    assert stopped_at == 6  # the third copy in a row, not the twentieth
+    assert guard.cut().endswith('$b.tap()\n$c.set_text("x")\n') and guard.cut().count("set_text") == 1
+
+
+def test_a_repeated_block_of_lines_is_stopped() -> None:
+    block = "$a.tap()\nback()\n"
+    text, looped = stop_repeats("```python\n" + block * 5)
+    assert looped and text == "```python\n" + block
+
+
+def test_a_statement_written_twice_or_a_loop_body_is_not_a_loop() -> None:
+    script = ("```python\n$a.tap()\n$back.tap()\n$back.tap()\nfor item in $list:\n    item.tap($child)\n"
+              "    print(item.get_text($child))\n```\n")
+    text, looped = stop_repeats(script)
+    assert not looped and text == script
+    # the same statement four times in all (not in a row) is a loop too
+    _, looped = stop_repeats("$a.tap()\n$b.tap()\n$a.tap()\n$c.tap()\n$a.tap()\n$d.tap()\n$a.tap()\n")
+    assert looped
+
+
+def test_the_generator_gets_the_cut_answer_and_the_finish_says_loop() -> None:
+    doc = L.load_document(NOTES)
+    looping = _answer("$notes_screen__new_note_button.tap()\n" * 12)
+    gen = Generator(doc, ScriptedBackend([looping, looping]), config=GenConfig(constrained=False))
+    done = gen.generate("Start a note")
+    assert done.completion.finish == "loop" and done.script == "$notes_screen__new_note_button.tap()\n"
+    off = Generator(doc, ScriptedBackend([looping]), config=GenConfig(constrained=False, stop_loops=False))
+    assert off.generate("Start a note").script.count("\n") == 12
+
+
+# -- examples from synthesis, held-out tasks ------------------------------------------------------------
+
+
+def _synth_record(task: str, script: str, app: str = "notes") -> dict[str, Any]:
+    return {"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"},
+                         {"role": "assistant", "content": f"Plan: {task} (plan)\nElements: x\n```python\n{script}```"}],
+            "meta": {"id": "1", "app": app, "task": task, "script": script}}
+
+
+def test_synth_output_is_read_as_examples(tmp_path: Path) -> None:
+    f = tmp_path / "synth.jsonl"
+    f.write_text(json.dumps(_synth_record("Save an empty note", "$edit_note_screen__save_button.tap()\n")) + "\n")
+    (ex,) = load_examples(f)
+    assert (ex.task, ex.script, ex.plan) == ("Save an empty note", "$edit_note_screen__save_button.tap()\n",
+                                             "Save an empty note (plan)")
+
+
+def test_near_copies_of_a_task_are_recognised() -> None:
+    assert near_duplicate('Add Butter to the shopping list.', "add butter to the shopping list")
+    assert near_duplicate('Delete the note "Passwords hint".', "Delete the note Password hint")
+    assert near_duplicate("Sort my notes by title.", "By title, sort my notes")  # same words
+    assert not near_duplicate("Add Butter to the shopping list.", "Open my meeting notes.")
+
+
+@pytest.mark.parametrize("embedder", [None, "minilm"])
+def test_retrieval_never_returns_a_held_out_task_nor_a_near_copy(embedder: str | None) -> None:
+    if embedder:
+        from tapir.runtime.grounding import default_embedder
+
+        embedder = default_embedder()  # type: ignore[assignment]
+        if embedder is None:
+            pytest.skip("MiniLM is not installed")
+    pool = [Example("Add Butter to the shopping list.", "$a.tap()\n"),
+            Example("add butter to the shopping list", "$b.tap()\n"),
+            Example("Add Milk to the shopping list", "$c.tap()\n"),
+            Example("Open my meeting notes", "$d.tap()\n")]
+    store = ExampleStore(pool, embedder=embedder)
+    task = "Add Butter to the shopping list."
+    assert store.retrieve(task, 1)[0].task.lower().startswith("add butter")  # it would be found...
+    got = store.without([task]).retrieve(task, 4)
+    assert [e.task for e in got] == ["Add Milk to the shopping list", "Open my meeting notes"]  # ...but is held out
+    assert [e.task for e in store.retrieve(task, 4, exclude=task)] == [e.task for e in got]
+
+
+def test_an_evaluated_task_is_never_an_example_in_any_prompt(tmp_path: Path) -> None:
+    """The suite's tasks are held out of every example pool, standing and retrieved, even when
+    the examples file holds them (and near-copies of them)."""
+    suite = load_suite(SUITE).select(ids=["notes/add_item", "notes/sort_by_title"])
+    f = tmp_path / "synth.jsonl"
+    records = [_synth_record(t.text, t.reference or "") for t in suite.tasks]
+    records += [_synth_record(t.text.upper().rstrip("."), t.reference or "") for t in suite.tasks]
+    records += [_synth_record(f"Open the note number {i}", "$notes_screen__note_list[0].tap()\n") for i in range(12)]
+    f.write_text("".join(json.dumps(r) + "\n" for r in records))
+    backend = ScriptedBackend(lambda r: _answer("print(1)\n"))
+    source = script_source("scripted", backend=backend, example_files=[f], retrieval="tf-idf")
+    source.hold_out([t.text for t in suite.tasks])
+    for task in suite.tasks:
+        req = type("Req", (), {"task": task, "document": suite.apps["notes"].document,
+                               "document_path": suite.apps["notes"].document_path})()
+        source.generate(req)
+    assert len(backend.requests) == 2
+    for r in backend.requests:
+        prompt = (r.user_prefix + r.user_rest).lower()
+        assert "open the note number" in prompt  # the synth pairs are there...
+        for t in suite.tasks:
+            assert prompt.count(t.text.lower().rstrip(".")) == (1 if t.text in r.user_rest else 0)  # ...not the tasks
+    off = script_source("scripted", backend=ScriptedBackend(["x"]), example_files=[f], examples=False)
+    assert off.examples_for(suite.apps["notes"].document, suite.apps["notes"].document_path) is None
+
+
+# -- no silent failures ------------------------------------------------------------------------------
+
+
+def _action(call: str, element: str) -> dict[str, Any]:
+    return {"event": "action", "call": call, "element": f"${element}", "resolved": element, "ok": True}
+
+
+def test_post_run_checks_on_a_trace() -> None:
+    doc = L.load_document(NOTES)
+    script = ('$notes_screen__new_note_button.tap()\n$edit_note_screen__title_input.set_text("Plumber")\n')
+    records = [_action("tap", "notes_screen__new_note_button"), _action("set_text", "edit_note_screen__title_input")]
+    found = post_run_findings(doc, script, records, plan_elements=["edit_note_screen__save_button"])
+    assert [f.check for f in found] == ["unused-element", "unconfirmed-input"]
+    assert "$edit_note_screen__save_button" in found[0].message and "$edit_note_screen__save_button" in found[1].message
+    saved = [*records, _action("tap", "edit_note_screen__save_button")]
+    assert post_run_findings(doc, script + "$edit_note_screen__save_button.tap()\n", saved,
+                             plan_elements=["edit_note_screen__save_button"]) == []
+
+
+@pytest.mark.adb
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("postchecks", [True, False])
+def test_a_silent_failure_becomes_a_repair_round(adb_port: int, postchecks: bool) -> None:
+    """A script that types the note and never saves it finishes without an error: the post-run
+    check sends it back, the repair saves it, the task passes; counted in the report."""
+    suite = load_suite(SUITE).select(ids=["notes/write_note"])
+    (task,) = suite.tasks
+    unsaved = "\n".join(line for line in (task.reference or "").splitlines() if "save" not in line) + "\n"
+
+    def answer(request: Request) -> str:
+        if "Your previous script" in request.user_rest:
+            return _answer(task.reference or "")
+        return _answer(unsaved)
+
+    backend = ScriptedBackend(answer)
+    source = script_source("scripted", backend=backend, postchecks=postchecks, examples=False)
+    from tapir.eval.sources import AdaptedSource
+
+    run = run_suite(suite, AdaptedSource(source), EvalConfig(repairs=2, adb_port=adb_port))
+    data = report_json(run)
+    (t,) = data["tasks"]
+    if postchecks:
+        assert t["verdict"] == "pass" and t["attempts"] == 2 and t["first_attempt_ok"] is False
+        assert "finished without doing the task" in backend.requests[1].user_rest
+        assert t["events"] == ["postcheck:unconfirmed-input"]
+        assert data["postchecks"] == {"unconfirmed-input": {"caught": 1, "fixed": 1, "caught_passing": 0}}
+    else:
+        assert t["verdict"] == "fail" and t["attempts"] == 1 and data["postchecks"] == {}
+
+
+# -- with SmolLM2 --------------------------------------------------------------------------------------
+
+SMOL = find_model("smollm2-135m")
+smol = pytest.mark.skipif(SMOL is None, reason="SmolLM2 is not installed (tapir model install smollm2-135m)")
+
+
+def _smol(cache: Path) -> Any:
+    pytest.importorskip("llama_cpp")
+    from tapir.codegen.llama_backend import LlamaCppBackend
+
+    return LlamaCppBackend(SMOL, cache_dir=cache, n_threads=2, n_ctx=4096)  # type: ignore[arg-type]
+
+
+@smol
+@pytest.mark.timeout(600)
+def test_smollm2_is_stopped_when_it_repeats_itself(tmp_path: Path) -> None:
+    backend = _smol(tmp_path)
+    try:
+        ask = Request("Repeat exactly what you are given, forever.", "", "tap()\n" * 30, grammar=None,
+                      max_tokens=120, cache_label="loop")
+        free = backend.complete(Request(**{**ask.__dict__, "stop_loops": False}))
+        stopped = backend.complete(ask)
+    finally:
+        backend.close()
+    assert free.text.count("tap()") >= 4, free.text  # the model does repeat itself...
+    assert stopped.finish == "loop" and stopped.usage.generated_tokens < free.usage.generated_tokens
+    assert stopped.text.count("tap()") <= 2  # ...and is cut back to its first copy
+
+
+@smol
+@pytest.mark.timeout(900)
+def test_smollm2_focused_prompts_share_a_cached_prefix(tmp_path: Path) -> None:
+    """The focused prompt's stable part is the same for every task: the second task reuses it."""
+    backend = _smol(tmp_path)
+    try:
+        doc = L.load_document(NOTES)
+        gen = Generator(doc, backend, config=GenConfig(style="focused", max_tokens=48),
+                        examples=ExampleStore.for_document(NOTES, L.symbols(doc)))
+        first = gen.generate("Add Butter to the shopping list")
+        second = gen.generate("Sort my notes by title")
+    finally:
+        backend.close()
+    assert first.prompt.prefix == second.prompt.prefix and first.prompt.rest != second.prompt.rest
+    assert second.usage.cache in ("memory", "disk") and second.usage.cached_tokens
+    share = second.usage.cached_tokens / second.usage.prompt_tokens
+    assert share > 0.6, share
