@@ -253,6 +253,34 @@ def test_twins_are_told_apart_by_position_never_by_position_alone() -> None:
     assert all(c.props for c in queue)  # a position always comes with a property
 
 
+def test_a_positioned_queue_ends_with_the_plain_id() -> None:
+    """Where a view sits changes first: the list seen under one container is, on another tab,
+    the same list under another; the id alone comes last, tried when the positions find nothing."""
+    def screen(holder: str) -> TreeIndex:
+        return TreeIndex(parse_uiautomator(hierarchy(node(
+            "android.widget.FrameLayout", (0, 0, 1080, 2400),
+            node("android.widget.FrameLayout", (0, 0, 1080, 2400),
+                 node("androidx.recyclerview.widget.RecyclerView", (0, 0, 1080, 2400), rid="org.x:id/list",
+                      scrollable="true"), rid=f"org.x:id/{holder}")))))
+
+    seen, elsewhere = screen("fastscroller"), screen("wrapper")
+    sighting = Sighting(seen, seen.tree.find(lambda n: n.resource_name == "list")[0].id)
+    queue = identifier_queue([sighting], [Absence(elsewhere)]).identifiers
+    assert [c.xpath() for c in queue] == [
+        "//node[@resource-id='org.x:id/fastscroller']//node[@resource-id='org.x:id/list']",
+        "//node[@resource-id='org.x:id/list']",
+    ]
+    # an id that finds more than the element where it was seen is no fallback
+    twice = TreeIndex(parse_uiautomator(hierarchy(node(
+        "android.widget.FrameLayout", (0, 0, 1080, 2400),
+        node("android.widget.FrameLayout", (0, 0, 1080, 1200),
+             node("android.widget.ListView", (0, 0, 1080, 1200), rid="org.x:id/list"), rid="org.x:id/top"),
+        node("android.widget.FrameLayout", (0, 1200, 1080, 2400),
+             node("android.widget.ListView", (0, 1200, 1080, 2400), rid="org.x:id/list"), rid="org.x:id/bottom")))))
+    top = Sighting(twice, twice.tree.find(lambda n: n.resource_name == "list")[0].id)
+    assert all(c.anchor for c in identifier_queue([top]).identifiers)
+
+
 def test_rows_are_found_by_the_label_inside_them() -> None:
     def tab(label: str, x: int) -> str:
         return node("android.widget.LinearLayout", (x, 0, x + 100, 100),

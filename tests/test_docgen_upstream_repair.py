@@ -226,6 +226,32 @@ def test_a_screen_name_with_double_underscores_is_renamed_with_its_elements() ->
                               "its elements follow",)
 
 
+def test_a_positional_xpath_shared_by_views_described_otherwise_is_tightened() -> None:
+    """The unselected tab is a `button` on both screens, Video on one and Photo on the other: the
+    bare position finds whichever is there, so each element's gets its own description."""
+    tabs = "//FrameLayout/LinearLayout/button"
+    data = {
+        "photo": _screen({"photo__video_tab": _el(["//*[@alt='Video' and text()='Video']", tabs],
+                                                  element='<button alt="Video" id="21"></button>'),
+                          "photo__bar": _el(["//FrameLayout/LinearLayout"], element="<div id='3'></div>")}, "p"),
+        "video": _screen({"video__photo_tab": _el(["//*[@alt='Photo' and text()='Photo']", tabs],
+                                                  element='<button alt="Photo" id="23"></button>'),
+                          "video__bar": _el(["//FrameLayout/LinearLayout"], element="<div id='3'></div>")}, "v"),
+    }
+    doc, report = _import(data)
+    assert _ident_xpaths(doc, "photo__video_tab")[1] == f"{tabs}[@alt='Video']"
+    assert _ident_xpaths(doc, "video__photo_tab")[1] == f"{tabs}[@alt='Photo']"
+    # a position shared by views described alike (or not at all) stays as it is
+    assert _ident_xpaths(doc, "photo__bar") == _ident_xpaths(doc, "video__bar") == ["//FrameLayout/LinearLayout"]
+    assert report.repairs == (
+        f"element 'photo__video_tab' on screen 'photo': its positional XPath also finds element 'video__photo_tab', "
+        f"described otherwise: tightened to \"{tabs}[@alt='Video']\"",
+        f"element 'video__photo_tab' on screen 'video': its positional XPath also finds element 'photo__video_tab', "
+        f"described otherwise: tightened to \"{tabs}[@alt='Photo']\"",
+    )
+    assert _refused(data) == list(report.repairs)
+
+
 def test_a_clean_document_has_no_repairs_and_strict_accepts_it() -> None:
     data = {"main": _screen({"main__go": _el(paths=[["main__go.tap()"]])}, "m")}
     _, report = _import(data)

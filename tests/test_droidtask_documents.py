@@ -140,8 +140,10 @@ def test_a_state_kept_as_html_only_is_read_back_into_views_for_a_built_document(
              droidtask.GroundTruthStep("click", 6, "gone", "Font size", html=_HTML)]
     script = writer.write("task1.yaml", "settings", steps)
     # the document's identifiers are written for dumps; the HTML's short resource ids are completed
-    assert script.lines == ["$settings_screen__accents_checkbox.tap()", "$settings_screen__enter_row.tap()"]
-    assert len(script.unmapped) == 1 and "view 6" in script.unmapped[0]
+    # a view no element finds is tapped by its text, a screen-level action
+    assert script.lines == ["$settings_screen__accents_checkbox.tap()", "$settings_screen__enter_row.tap()",
+                            'tap_text("Font size")']
+    assert not script.unmapped and len(script.on_screen) == 1 and "view 6" in script.on_screen[0]
 
 
 def test_labels_are_compared_with_white_space_runs_as_one_space() -> None:

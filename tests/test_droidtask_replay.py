@@ -11,7 +11,10 @@ import pytest
 from tapir.eval import EvalConfig, OracleSource, load_suite, run_suite
 from tapir.eval.droidtask import (
     ScriptWriter,
+    TaskScript,
+    action_log,
     difficulty_of,
+    document_for,
     import_document,
     load_tasks,
     performed_actions,
@@ -37,6 +40,15 @@ def test_actions_are_rendered_as_the_upstream_metric_renders_them(tmp_path: Path
     trace.close()
     assert performed_actions(tmp_path / "t.jsonl") == [
         "tap: sort by", "tap: search input text: clock", "tap: settings"]
+    # screen-level actions count as the metric counts element actions; typed text goes to the
+    # field tapped before it
+    records = [{"event": "action", "call": "tap_text", "ok": True, "label": "First name"},
+               {"event": "action", "call": "type_text", "ok": True, "args": {"text": "John"}},
+               {"event": "action", "call": "long_tap_text", "ok": True, "label": "Alice"},
+               {"event": "action", "call": "tap_at", "ok": True, "label": "Allow", "args": {"x": 1, "y": 2}},
+               {"event": "action", "call": "tap_text", "ok": False, "label": "Missing"}]
+    assert action_log(records) == ["tap: first name", "tap: first name input text: john", "long tap: alice",
+                                   "tap: allow"]
 
 
 def test_scripts_are_written_from_the_ground_truth(upstream: Path) -> None:
@@ -56,6 +68,42 @@ def test_scripts_are_written_from_the_ground_truth(upstream: Path) -> None:
                             '$column_count_dialog__column_count_options.match("3 columns").tap()']
 
 
+def test_steps_on_another_apps_screen_are_screen_level_actions(upstream: Path) -> None:
+    """A recorded action on a screen of another package (the permission prompt, the contacts
+    app the dialer opens) becomes a screen-level action on the view's text; the task allows
+    what the recorded person did there, and the package is named for the app's document."""
+    folder = upstream / "droidtask"
+
+    def written(app: str, name: str) -> TaskScript:
+        app_dir = folder / "apps" / app
+        document, _, _ = document_for(app_dir, ReplayApp(app_dir).package)
+        tasks = {n: (task, steps) for n, task, steps in load_tasks(folder, app)}
+        return ScriptWriter(document, app_dir).write(name, *tasks[name])
+
+    script = written("calendar", "task6.yaml")
+    assert script.lines[-1] == 'tap_text("Allow")' and not script.unmapped
+    assert script.allow == ["allow"] and script.packages == ["com.google.android.permissioncontroller"]
+    script = written("dialer", "task1.yaml")
+    assert script.lines[1:3] == ['tap_text("First name")', 'type_text("John")']
+    assert script.lines[-1] == 'tap_text("Save")'
+    assert set(script.packages) == {"com.simplemobiletools.contacts.pro"} and not script.unmapped
+    # a screen of another app that the document describes keeps its elements (the camera's
+    # document holds the gallery's viewer it opens)
+    script = written("camera", "task14.yaml")
+    assert script.lines[1] == "$media_viewer_interface__more_options_button.tap()" and not script.packages
+
+
+def test_a_look_alike_screens_element_gives_way_to_an_item_of_the_screen_shown(upstream: Path) -> None:
+    """Upstream's XPath of an export dialog's checkbox also finds the alignment dialog's 'Center'
+    choice; on the alignment dialog the choice is an item of its own list."""
+    folder = upstream / "droidtask"
+    app_dir = folder / "apps" / "notes"
+    writer = ScriptWriter(import_document(app_dir, ReplayApp(app_dir).package), app_dir)
+    tasks = {n: (task, steps) for n, task, steps in load_tasks(folder, "notes")}
+    script = writer.write("task13.yaml", *tasks["task13.yaml"])
+    assert script.lines[-1] == '$alignment_selection_dialog__alignment_options.match("Center").tap()'
+
+
 def test_a_droidtask_folder_is_a_suite(upstream: Path) -> None:
     suite = load_suite(upstream / "droidtask")
     apps = replay_apps(upstream / "droidtask")
@@ -65,6 +113,8 @@ def test_a_droidtask_folder_is_a_suite(upstream: Path) -> None:
     assert task.actions == ("tap: search input text: clock", "tap: clock") and task.steps == 2
     assert task.difficulty == difficulty_of(2) == "easy" and task.reference and not task.checks
     assert suite.apps["clock"].device.startswith("sim:") and suite.digest
+    # each task replays the recording from where its own trace starts (contacts/task5 on Bob's page)
+    assert task.device == f"{suite.apps['applauncher'].device}#task1"
     # every task of every recorded app is in the suite; no app is dropped
     assert len(suite.tasks) == 140
     # apps without an upstream document get one built from their recording, and the notes say so
@@ -72,6 +122,10 @@ def test_a_droidtask_folder_is_a_suite(upstream: Path) -> None:
     assert built and all(app in built[0] for app in ("calendar", "contacts", "dialer", "messenger"))
     assert suite.apps["calendar"].document_path.endswith(".yaml")
     assert suite.apps["camera"].document_path.endswith("doc.json")
+    # apps the recorded person went on in are allowed to the app's runs, and the notes say so
+    assert "com.simplemobiletools.contacts.pro" in suite.apps["dialer"].document.app.allow_apps
+    assert any(n.startswith("dialer: the recorded tasks go on in") for n in suite.notes)
+    assert "allow" in by_id["calendar/task6"].allow and 'tap_text("Allow")' in (by_id["calendar/task6"].reference or "")
 
 
 # Tasks of the 11 apps that do not pass on the replayed recordings today, each with why. A failure
@@ -80,39 +134,13 @@ def test_a_droidtask_folder_is_a_suite(upstream: Path) -> None:
 # task outside this table fails (a regression) and when a task in it passes (update the table).
 RECORDING_GAP = "recording gap"
 KNOWN_FAILURES: dict[str, tuple[str, str]] = {
-    **dict.fromkeys(
-        ["firefox/task1", "firefox/task7"],
-        ("tapir", "the settings scrolled further show the item, but the swipe lands on a look-alike recorded "
-                  "state from which the recording has no tap on it; the next screen is not reached")),
-    "notes/task13": ("tapir", "the reference maps the recorded 'Center' choice to the export dialog's checkbox "
-                              "(upstream's XPath), so navigation leaves the alignment dialog"),
-    **dict.fromkeys(
-        ["contacts/task4", "contacts/task5", "contacts/task7", "contacts/task9", "contacts/task12"],
-        ("tapir", "the document built from the recording does not lead from the contact list to the contact")),
-    **dict.fromkeys(
-        ["calendar/task6", "calendar/task9", "contacts/task3", "dialer/task1", "dialer/task3", "dialer/task6",
-         "messenger/task6"],
-        ("tapir", "the reference script is incomplete: the recorded action is on another app's screen (the "
-                  "permission prompt; the contacts app opened by the dialer, the dialer by contacts and "
-                  "messenger), which the app's document does not hold (the task's notes name the view)")),
-    **dict.fromkeys(
-        ["camera/task3", "camera/task11"],
-        ("tapir", "upstream names the Video tab of the photo screen 'camera_interface_video_mode__photo_mode_button'; "
-                  "only its positional XPath finds it, on another screen than its own")),
     "calendar/task5": ("tapir", "the change-view menu is not reached: no path to it starts on the scrolled list"),
-    "calendar/task11": ("tapir", "the export dialog is not reached after the storage permission prompt"),
     "calendar/task15": ("tapir", "the event screen is not reached from the reminder dialog"),
-    "contacts/task13": ("tapir", "the new-group dialog is not reached from the groups tab"),
-    "dialer/task4": ("tapir", "a generated screen name (customize_colors_screen) for the contact editor"),
-    "dialer/task12": ("tapir", "the generated document files the contact's actions under a sort dialog"),
-    "dialer/task14": ("tapir", "the generated document files the contact's actions under a sort dialog"),
-    "filemanager/task8": ("tapir", "the storage dialog is not reached from the theme settings"),
-    "filemanager/task15": ("tapir", "a folder's contents are not reached by tapping the folder item"),
+    "contacts/task13": ("tapir", "the built document takes the Groups tab for a theme dialog's checkbox, and the "
+                                 "list found after the new group is made is not the groups list"),
     "filemanager/task16": ("tapir", "the file is further down the list than the replayed screen shows"),
-    "gallery/task8": ("tapir", "the new-folder screen is not reached from the folder picker"),
     "messenger/task2": ("tapir", "the SMS confirmation is a system dialog the recording shows in no trace state"),
     "notes/task8": ("tapir", "after the print dialog (a handover) the save screen is not reached"),
-    "notes/task9": ("tapir", "the export options dialog is not reached from the colour settings"),
 }
 
 

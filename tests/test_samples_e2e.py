@@ -25,7 +25,9 @@ pytestmark = [pytest.mark.adb, pytest.mark.timeout(180)]
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"
 #: (samples/suite holds the references of `tapir eval`'s suite: tests/test_eval_suite.py runs them)
-SCRIPTS = sorted(p for p in SAMPLES.rglob("*.tap") if "generated" not in p.parts and "suite" not in p.parts)
+# a flow (``_login.tap``) runs from the samples that call it, with their arguments
+SCRIPTS = sorted(p for p in SAMPLES.rglob("*.tap")
+                 if "generated" not in p.parts and "suite" not in p.parts and not p.name.startswith("_"))
 #: Hierarchy dumps per device input, on average over the samples (issue 5's target).
 DUMPS_PER_ACTION_TARGET = 1.5
 

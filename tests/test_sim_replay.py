@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from PIL import Image
 from tapir.sim.app import SimApp
 from tapir.sim.apps import get_app
 from tapir.sim.errors import SimUsageError
+from tapir.sim.launch import replay_app
 from tapir.sim.replay import UNRECORDED, ReplayApp
 
 pytestmark = pytest.mark.upstream
@@ -182,3 +184,144 @@ def test_a_swipe_the_recording_saved_no_event_for_shows_the_state_scrolled_furth
         seen.append(firefox.current_state[:8])
     # c56aa2bb is the first page 55 pixels lower (a re-layout); 6380e12c ends the list with About Firefox
     assert "c56aa2bb" not in seen and seen[-1] == "6380e12c" and "About Firefox" in firefox.dump_xml()
+
+
+def _recording(folder: Path, states: dict[str, tuple[int, list[tuple[str, list[int]]]]],
+               events: list[tuple[str, str, str, list[int] | None]]) -> Path:
+    """A small DroidBot recording: ``states`` maps tag -> (width, [(button text, [x1, y1, x2, y2])]),
+    each state's hash being its tag; ``events`` are (tag, start tag, stop tag, clicked bounds)."""
+    (folder / "states").mkdir(parents=True)
+    (folder / "events").mkdir()
+    for tag, (width, buttons) in states.items():
+        views = [{"temp_id": 0, "parent": -1, "class": "android.widget.FrameLayout", "package": "org.example",
+                  "bounds": [[0, 0], [width, width * 2]], "visible": True,
+                  "children": list(range(1, len(buttons) + 1))}]
+        views += [{"temp_id": i, "parent": 0, "class": "android.widget.Button", "package": "org.example", "text": text,
+                   "bounds": [[b[0], b[1]], [b[2], b[3]]], "visible": True, "clickable": True, "children": []}
+                  for i, (text, b) in enumerate(buttons, 1)]
+        record = {"tag": tag, "state_str": f"s{tag}", "width": width, "height": width * 2, "views": views,
+                  "foreground_activity": "org.example/.Main"}
+        (folder / "states" / f"state_{tag}.json").write_text(json.dumps(record), encoding="utf-8")
+    for tag, start, stop, bounds in events:
+        event = ({"event_type": "intent", "intent": "am start org.example/.Main"} if bounds is None else
+                 {"event_type": "click", "view": {"bounds": [[bounds[0], bounds[1]], [bounds[2], bounds[3]]]}})
+        record = {"tag": tag, "event": event, "start_state": f"s{start}", "stop_state": f"s{stop}"}
+        (folder / "events" / f"event_{tag}.json").write_text(json.dumps(record), encoding="utf-8")
+    return folder
+
+
+def test_a_tap_recorded_with_two_outcomes_takes_the_one_a_task_trace_went_through(tmp_path: Path) -> None:
+    """The menu row was tapped twice: first it led to a permission prompt, later (permission granted)
+    past it. Votes tie; a task trace beside the recording acted on the state saved after the second
+    tap, so that outcome wins; without traces the earliest does."""
+    row = [0, 100, 500, 200]
+    states = {"2023-01-01_100000": (1080, [("Add birthdays", row)]),
+              "2023-01-01_100005": (1080, [("Allow", [0, 300, 500, 400])]),
+              "2023-01-01_110005": (1080, [("Done", [0, 500, 500, 600])])}
+    # each tap's outcome is the state saved right after it (100005, then 110005)
+    events = [("2023-01-01_095959", "2023-01-01_100000", "2023-01-01_100000", None),
+              ("2023-01-01_100003", "2023-01-01_100000", "2023-01-01_100005", row),
+              ("2023-01-01_110003", "2023-01-01_100000", "2023-01-01_110005", row)]
+    folder = _recording(tmp_path / "rec", states, events)
+    plain = ReplayApp(folder)
+    plain.tap(250, 150)
+    assert plain.current_state == "s2023-01-01_100005"  # a tie: the earliest outcome
+    (folder / "traces").mkdir()
+    (folder / "traces" / "task1.yaml").write_text(
+        "records:\n- Action: touch\n  tag: 2023-01-01_100000\n- Action: touch\n  tag: 2023-01-01_110005\n",
+        encoding="utf-8")
+    traced = ReplayApp(folder)
+    assert traced.traced == {"2023-01-01_100000", "2023-01-01_110005"}
+    traced.tap(250, 150)
+    assert traced.current_state == "s2023-01-01_110005" and traced.followed[-1].tag == "2023-01-01_110003"
+
+
+def test_a_state_recorded_on_a_wider_phone_is_shown_and_tapped_at_the_replays_width(tmp_path: Path) -> None:
+    """A recording can mix sessions on phones of different widths: a state is shown scaled to the
+    start state's width (Save at the 1440-pixel editor's right edge stays on screen) and a tap on
+    what is shown follows the event recorded at the state's own coordinates."""
+    save = [1200, 100, 1440, 300]
+    states = {"2023-01-01_100000": (1080, [("Edit", [0, 100, 500, 200])]),
+              "2023-01-01_100010": (1440, [("Save", save)]),
+              "2023-01-01_100020": (1080, [("Saved", [0, 100, 500, 200])])}
+    events = [("2023-01-01_095959", "2023-01-01_100000", "2023-01-01_100000", None),
+              ("2023-01-01_100005", "2023-01-01_100000", "2023-01-01_100010", [0, 100, 500, 200]),
+              ("2023-01-01_100015", "2023-01-01_100010", "2023-01-01_100020", save)]
+    app = ReplayApp(_recording(tmp_path / "rec", states, events))
+    assert app.screen_size == (1080, 2160)
+    app.tap(250, 150)
+    node = next(n for n in etree.fromstring(app.dump_xml().encode()).iter("node") if n.get("text") == "Save")
+    assert node.get("bounds") == "[900,75][1080,225]"  # 0.75 of the recorded bounds
+    assert Image.open(io.BytesIO(app.screenshot_png())).size == (1080, 2160)
+    app.tap(990, 150)
+    assert app.current_state == "s2023-01-01_100020" and not app.unmatched
+
+
+def test_the_replay_reaches_the_permission_prompt_a_task_was_recorded_with(upstream: Path) -> None:
+    """Calendar's 'Add contact anniversaries' was recorded leading past the contacts prompt (granted
+    earlier that session) and, later, to it; task9's trace went through the prompt."""
+    calendar = ReplayApp(upstream / "droidtask" / "apps" / "calendar")
+    calendar.go_to(next(s for s in calendar.states if s.startswith("29e004eb")))
+    calendar.tap(700, 510)
+    assert calendar.current_state.startswith("0a326c72") and "Allow" in calendar.dump_xml()
+    dialer = ReplayApp(upstream / "droidtask" / "apps" / "dialer")
+    wide = [s for s, r in dialer.states.items() if r.get("width") == 1440]
+    assert wide and dialer.screen_size == (1080, 2280)
+    for state in wide:
+        dialer.go_to(state)
+        right = max(int(b) for b in re.findall(r"\]\[(\d+),", dialer.dump_xml()))
+        assert right <= 1080, state
+
+
+def test_a_tap_on_an_item_recorded_at_another_scroll_position_follows_that_tap(upstream: Path) -> None:
+    """Firefox's settings scrolled down once are two states a row apart (the hash covers the scroll
+    position); 'Set as default browser' was tapped only in the other one. The tap on the item
+    follows that recorded tap: same activity, same scroll view, same item."""
+    firefox = ReplayApp(upstream / "droidtask" / "apps" / "firefox")
+    firefox.go_to(next(s for s in firefox.states if s.startswith("411d8b61")))
+    firefox.swipe(540, 1800, 540, 600, 300)
+    here = firefox.current_state
+    assert here.startswith("2d5902cc") and not any(e.view and e.view[2] == "Set as default browser"
+                                                   for e in firefox.events_from(here))
+    item = next(n for n in etree.fromstring(firefox.dump_xml().encode()).iter("node")
+                if n.get("text") == "Set as default browser")
+    x1, y1, x2, y2 = (int(c) for c in re.findall(r"\d+", item.get("bounds", "")))
+    firefox.tap((x1 + x2) // 2, (y1 + y2) // 2)
+    assert firefox.current_state.startswith("2defaf32") and "Set as default" in firefox.dump_xml()
+    # a tap on a place no recorded state of the screen has an event for still changes nothing
+    firefox.go_to(here)
+    firefox.tap(540, 140)
+    assert firefox.current_state == here and firefox.unmatched
+
+
+def test_a_replay_for_a_task_starts_where_its_trace_starts(tmp_path: Path) -> None:
+    """``ReplayApp(folder, task)`` (device ``sim:FOLDER#task``) serves one task of the recording's
+    traces: it starts on its trace's first state and prefers only that trace's outcomes."""
+    row = [0, 100, 500, 200]
+    states = {"2023-01-01_100000": (1080, [("Add birthdays", row)]),
+              "2023-01-01_100005": (1080, [("Allow", [0, 300, 500, 400])]),
+              "2023-01-01_110005": (1080, [("Done", [0, 500, 500, 600])])}
+    events = [("2023-01-01_095959", "2023-01-01_100000", "2023-01-01_100000", None),
+              ("2023-01-01_100003", "2023-01-01_100000", "2023-01-01_100005", row),
+              ("2023-01-01_110003", "2023-01-01_100000", "2023-01-01_110005", row)]
+    folder = _recording(tmp_path / "rec", states, events)
+    (folder / "traces").mkdir()
+    (folder / "traces" / "task1.yaml").write_text("records:\n- tag: 2023-01-01_100000\n- tag: 2023-01-01_110005\n",
+                                                  encoding="utf-8")
+    (folder / "traces" / "task2.yaml").write_text("records:\n- tag: 2023-01-01_100005\n", encoding="utf-8")
+    whole = ReplayApp(folder)
+    assert whole.start_state == "s2023-01-01_100000" and len(whole.traced) == 3
+    whole.tap(250, 150)  # both outcomes are traced: the earliest
+    assert whole.current_state == "s2023-01-01_100005"
+    second = ReplayApp(folder, "task2")
+    assert second.start_state == second.current_state == "s2023-01-01_100005"
+    assert second.traced == {"2023-01-01_100005"}
+    second.tap(250, 350)
+    second.launch()
+    assert second.current_state == "s2023-01-01_100005"
+    first = replay_app(f"{folder}#task1")
+    assert isinstance(first, ReplayApp) and first.task == "task1" and first.start_state == "s2023-01-01_100000"
+    first.tap(250, 150)  # the outcome task1's trace went through
+    assert first.current_state == "s2023-01-01_110005"
+    with pytest.raises(SimUsageError, match="no trace traces/task9.yaml"):
+        ReplayApp(folder, "task9")

@@ -327,8 +327,10 @@ class _Decoder:
 
     Near the token limit (``closing``), a constrained answer is ended rather than cut: wherever
     the grammar accepts a newline (the end of a statement) or the closing fence, that token is
-    taken. The script is then shorter than the model wanted, but it parses; the completion says
-    ``closed``.
+    taken. Inside a string or brackets neither is accepted, and a small model can go on there
+    until the limit (an argument list that never ends), so the string's quote and then a
+    closing bracket are taken first. The script is then shorter than the model wanted, but it
+    parses; the completion says ``closed``.
     """
 
     def __init__(self, llm: Any, request: Request) -> None:
@@ -351,6 +353,9 @@ class _Decoder:
         self._one = (llama_cpp.llama_token_data * 1)()
         self.closed = False
         self._enders = [t for t in (self._single("```"), self._single("\n")) if t is not None]
+        self._closers = [t for t in (self._single(c) for c in ")]}") if t is not None]
+        self._quotes = {q: t for q in "\"'" if (t := self._single(q)) is not None}
+        self._line = ""  # the text of the current line so far: is a string open?
 
     def _single(self, text: str) -> int | None:
         toks = self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
@@ -382,11 +387,10 @@ class _Decoder:
         np = self.np
         logits = self._logits()
         if closing and self.grammar is not None:
-            for tok in self._enders:
+            for tok in self._closing_order():
                 if self._accepts(tok, float(logits[tok])):
                     self.closed = True
-                    self.low.llama_sampler_accept(self.grammar, tok)
-                    return tok
+                    return self._take(tok)
         if self.temperature <= 0:
             tok = int(np.argmax(logits))
             if self.grammar is not None and not self._accepts(tok, float(logits[tok])):
@@ -401,9 +405,37 @@ class _Decoder:
             tok = int(self.rng.choice(self.n_vocab, p=probs))
         if self.low.llama_vocab_is_eog(self.vocab, tok):
             return None
+        return self._take(tok)
+
+    def _take(self, tok: int) -> int:
         if self.grammar is not None:
             self.low.llama_sampler_accept(self.grammar, tok)
+        piece = self.llm.detokenize([tok]).decode("utf-8", errors="replace")
+        self._line = piece.rsplit("\n", 1)[-1] if "\n" in piece else self._line + piece
         return tok
+
+    def _open_quote(self) -> str | None:
+        """The quote of a string left open on the current line, if any (escapes honoured)."""
+        quote = None
+        escaped = False
+        for c in self._line:
+            if escaped:
+                escaped = False
+            elif c == "\\" and quote:
+                escaped = True
+            elif quote is None and c in "\"'":
+                quote = c
+            elif c == quote:
+                quote = None
+            elif quote is None and c == "#":
+                break
+        return quote
+
+    def _closing_order(self) -> list[int]:
+        quote = self._open_quote()
+        if quote is not None:  # inside a string every bracket is text: only its quote ends it
+            return [self._quotes[quote]] if quote in self._quotes else []
+        return self._enders + self._closers
 
     def close(self) -> None:
         if self.grammar is not None:

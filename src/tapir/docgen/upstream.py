@@ -65,6 +65,8 @@ DROPPED_FIELDS = ("id", "state_tag", "element")
 _COLON_NAME = re.compile(r"\b([A-Za-z0-9_]+):([A-Za-z0-9_]+)\b")
 _RESOURCE_ID = re.compile(r'resource_id="([^"]+)"')
 _BAD_ALT = re.compile(r"\band alt=")
+#: An XPath that is a bare path of tags (``//FrameLayout/LinearLayout/button``): a position, no property.
+_POSITIONAL = re.compile(r"/{1,2}[\w-]+(/{1,2}[\w-]+)*")
 # A double-quoted XPath literal whose value holds double quotes itself (upstream does not escape):
 # the value runs to the quote that is followed by the end of the predicate or a boolean operator.
 _QUOTED_VALUE = re.compile(r'(@[\w-]+|text\(\))="(.*?)"(?=\s*(?:\]| and | or ))')
@@ -328,7 +330,7 @@ class _Converter:
 
     def convert(self, package: str, app_name: str) -> dict[str, Any]:
         self._screen_names()
-        entries = self._dedupe(self._place(self._entries()))
+        entries = self._tighten_positions(self._dedupe(self._place(self._entries())))
         self.elements = {e.name for e in entries}
         self._resolve_renames(entries)
         distinct = self._distinct_ids()
@@ -491,6 +493,36 @@ class _Converter:
             out.append(e)
         return out
 
+    def _tighten_positions(self, entries: list[_Entry]) -> list[_Entry]:
+        """A positional XPath (a bare path of tags) finds whatever sits there: upstream gives the
+        same one to elements of different screens that are different views (the unselected tab
+        is Video on the photo screen and Photo on the video screen), so on a look-alike screen
+        one element's XPath finds the other. Where elements with one positional XPath have
+        different descriptions (their ``element`` snippet's ``alt``), each such XPath is
+        tightened with its element's own."""
+        labels: dict[str, dict[str, str]] = {}
+        for e in entries:
+            label = _snippet_label(str(e.data.get("element") or ""))
+            for x in e.identifiers:
+                if _POSITIONAL.fullmatch(x) and label is not None:
+                    labels.setdefault(x, {})[e.name] = label[1]
+        out: list[_Entry] = []
+        for e in entries:
+            label = _snippet_label(str(e.data.get("element") or ""))
+            idents = list(e.identifiers)
+            for i, x in enumerate(idents):
+                seen = labels.get(x, {})
+                if label is None or len(set(seen.values())) < 2:
+                    continue
+                attr, value = label
+                idents[i] = f"{x}[{attr}={xpath_literal(value)}]"
+                others = sorted(n for n, v in seen.items() if v != value)
+                self.repair("ambiguous-xpath", f"element {e.name!r} on screen {e.screen!r}: its positional XPath "
+                                               f"also finds {_some(set(others))}, described otherwise: "
+                                               f"tightened to {idents[i]!r}")
+            out.append(replace(e, identifiers=tuple(idents)) if idents != list(e.identifiers) else e)
+        return out
+
     def _resolve_renames(self, entries: list[_Entry]) -> None:
         """Which upstream names paths may still use: a renamed element's old name leads to its new
         one when no element keeps the old name and only one took it."""
@@ -634,6 +666,22 @@ def _some(names: set[str]) -> str:
         return f"element {ordered[0]!r}"
     shown = ", ".join(repr(n) for n in ordered[:3]) + (", ..." if len(ordered) > 3 else "")
     return f"{len(ordered)} elements ({shown})"
+
+
+def _snippet_label(snippet: str) -> tuple[str, str] | None:
+    """What an upstream ``element`` snippet is called, as an XPath test and its value: its ``alt``
+    (``('@alt', 'Photo')``, the view's content description). Not its text: a text is often content
+    (a title showing a folder's name), which a tightened XPath would then miss."""
+    if not snippet.strip():
+        return None
+    try:
+        root = etree.fromstring(snippet.strip(), etree.XMLParser(recover=True))
+    except etree.XMLSyntaxError:
+        return None
+    if root is None:
+        return None
+    alt = (root.get("alt") or "").strip()
+    return ("@alt", alt) if alt else None
 
 
 def xpath_literal(value: str) -> str:

@@ -17,7 +17,11 @@ For each app this module
    each acted view (the record's ``Choice``, a DroidBot ``temp_id``, on the recorded state of
    the record's ``tag``) is mapped to the document element whose identifier finds exactly that
    view (or the clickable view around it); a view that only a list element contains becomes an
-   item of that list, matched by its text (``$list.match('3 columns').tap()``);
+   item of that list, matched by its text (``$list.match('3 columns').tap()``). A view on another
+   app's screen (a permission prompt, the contacts app the dialer opens) that the document does
+   not confidently describe, or one no element finds, becomes a screen-level action on its text
+   (``tap_text("Allow")``); the task allows what the step needs, and the app's document allows
+   the packages the tasks go on in (``app.allow_apps``), so that confinement lets the run act there;
 3. gives the task the upstream success rule (``run_droidtask_experiment.py``): every ground-truth
    action, rendered lower-cased as ``tap: <text or alt>`` (``tap: <label> input text: <text>`` for
    typed text; scrolls dropped), must appear in the log of actions the runtime performed,
@@ -29,6 +33,7 @@ The harness (``tapir.eval.runner``) runs the tasks on the recording replayed as 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -83,6 +88,14 @@ class TaskScript:
     lines: list[str] = field(default_factory=list)
     #: Steps that could not be mapped to a document element, with the reason.
     unmapped: list[str] = field(default_factory=list)
+    #: Steps written as screen-level actions (``tap_text``...), with why: the recorded view is on
+    #: another app's screen, or no element of the document finds it.
+    on_screen: list[str] = field(default_factory=list)
+    #: Other apps' packages the recorded person acted in (the app handed over to them).
+    packages: list[str] = field(default_factory=list)
+    #: Permission tokens the screen-level steps need (a permission prompt's Allow, a Call button):
+    #: the recorded person did them, so the task allows them, as it allows its own elements.
+    allow: list[str] = field(default_factory=list)
 
     @property
     def source(self) -> str:
@@ -179,23 +192,70 @@ class ScriptWriter:
                     # on the HTML read back into views
                     screen = self.grounder.identify_screen(html_tree).name or screen
                     line = self._line(step, html_tree, screen)
-                if line is None:
+                if line is not None:
+                    script.lines.append(line)
+                elif not self._on_screen(script, step, None, f"no document element finds view {step.choice} in "
+                                                                 f"the recorded HTML of state {step.tag}"):
                     script.unmapped.append(f"{step.action} on view {step.choice}: no document element finds it "
                                            f"in the recorded HTML of state {step.tag}")
-                else:
+                continue
+            package = tree.node(step.choice).package or tree.package
+            if package and package != self.document.app.package:
+                # another app's screen (a permission prompt, the app the recorded one handed over
+                # to): the document's element when the document surely describes that screen (a
+                # camera's document, the gallery's viewer it opens), else the view by its text: an
+                # element of a screen that only resembles it is a look-alike of the app's own
+                match = self.grounder.identify_screen(tree)
+                here = match.name if match.confident else None
+                line = self._line(step, tree, here) if here else None
+                if line is not None and all(n.startswith(f"{here}__") for n in re.findall(r"\$(\w+)", line)):
+                    screen = here
                     script.lines.append(line)
+                elif not self._on_screen(script, step, tree, f"on {package}'s screen"):
+                    script.unmapped.append(f"{step.action} on view {step.choice} of {package}: it shows no text")
+                elif not _is_home(package):
+                    script.packages.append(package)
                 continue
             screen = self.grounder.identify_screen(tree).name or screen
             line = self._line(step, tree, screen)
-            if line is None:
-                script.unmapped.append(f"{step.action} {step.label!r}: no document element finds view {step.choice}")
-            else:
+            if line is not None:
                 script.lines.append(line)
+            elif not self._on_screen(script, step, tree, f"no document element finds view {step.choice}"):
+                script.unmapped.append(f"{step.action} {step.label!r}: no document element finds view {step.choice}")
         return script
+
+    def _on_screen(self, script: TaskScript, step: GroundTruthStep, tree: UITree | None, why: str) -> bool:
+        """Write ``step`` as screen-level actions on the acted view's text or description
+        (``tap_text("Allow")``; typed text: the field tapped by its text or hint, then
+        ``type_text``); False when the
+        view shows nothing to find it by. The tokens the step's tap needs go to ``script.allow``."""
+        node = tree.node(step.choice) if tree is not None else None
+        shown = ((node.text or "").strip() or (node.content_desc or "").strip()) if node is not None else ""
+        label = shown or step.label
+        if step.action == "scroll":
+            script.lines.append(f"scroll_screen({_literal(step.direction or 'down')})")
+        elif not label:
+            return False
+        elif step.action == "input_text":
+            script.lines += [f"tap_text({_literal(label)})", f"type_text({_literal(step.text or '')})"]
+        else:
+            script.lines.append(f"{'long_tap_text' if step.action == 'long_click' else 'tap_text'}({_literal(label)})")
+        script.on_screen.append(f"{step.action} {label or step.direction!r} as a screen-level action: {why}")
+        if tree is not None and step.action in ("click", "long_click"):
+            script.allow.extend(_sensitive_tokens(self.document, tree, step.choice)[:1])
+        return True
 
     def _line(self, step: GroundTruthStep, tree: UITree, screen: str | None) -> str | None:
         element = self._element_for(tree, step.choice, screen, step)
-        if element is not None:
+        found = None
+        if element is not None and screen is not None and element.screen != screen and step.action != "scroll":
+            # an element of another screen that finds the view is a look-alike's (an export
+            # dialog's checkbox where the alignment dialog shows its choices): an item of a list
+            # of the screen shown is the view itself
+            found = self._item_for(tree, step.choice, screen)
+            if found is not None and found[0].screen != screen:
+                found = None
+        if element is not None and found is None:
             if step.action == "input_text":
                 return f"${element.name}.set_text({_literal(step.text or '')})"
             if step.action == "scroll":
@@ -204,7 +264,7 @@ class ScriptWriter:
             return f"${element.name}.{verb}()"
         if step.action == "scroll":
             return None
-        found = self._item_for(tree, step.choice, screen)
+        found = found or self._item_for(tree, step.choice, screen)
         if found is None:
             return None
         lst, item, index = found
@@ -351,6 +411,26 @@ def _clickable_owner(tree: UITree, node_id: int) -> int | None:
     return None
 
 
+def _is_home(package: str) -> bool:
+    return "launcher" in package or package.endswith((".home", ".launcher"))
+
+
+def _sensitive_tokens(document: AppDocument, tree: UITree, choice: int) -> list[str]:
+    """The permission tokens (most specific first) that a tap on view ``choice`` of the recorded
+    ``tree`` needs, as the runtime's sensitive guard judges the view a screen-level tap touches
+    (the clickable view around it); none when it is not sensitive."""
+    from tapir.core.safety import Safety
+    from tapir.runtime.guards.sensitive import SensitiveGate
+    from tapir.runtime.settle import Observation
+
+    target = tree.node(_clickable_owner(tree, choice) or choice)
+    parent = tree.parent(target.id)
+    row = parent is not None and parent.scrollable and len(parent.children) > 1
+    gate = SensitiveGate(document, Safety(), lambda _record: None, lambda: 0.0)
+    reason = gate.reason(target, Observation(tree, None, "", tree.package, 0), element=None, item=row)
+    return list(reason.tokens) if reason is not None else []
+
+
 def _is_control(node: UINode) -> bool:
     return node.clickable or node.checkable or node.editable
 
@@ -425,14 +505,25 @@ def performed_actions(trace_path: Path) -> list[str]:
     return action_log(read_trace(trace_path))
 
 
+#: Script calls the upstream metric counts, as the recorded action each performs: element
+#: actions and screen-level ones (``type_text`` types into the field tapped before it).
+_LOGGED_CALLS = {"tap": "click", "long_tap": "long_click", "set_text": "input_text", "tap_text": "click",
+                 "long_tap_text": "long_click", "tap_at": "click", "type_text": "input_text"}
+
+
 def action_log(records: Iterable[dict[str, Any]]) -> list[str]:
     """The actions among trace records (script calls and navigation steps that were carried out),
     rendered as the metric renders agent actions; scrolls and reads are left out."""
     out = []
+    tapped = ""  # the label of the last tap: the field that ``type_text`` types into
     for r in records:
-        if r.get("event") == "action" and r.get("ok") and r.get("call") in ("tap", "long_tap", "set_text"):
-            action = {"tap": "click", "long_tap": "long_click", "set_text": "input_text"}[r["call"]]
-            rendered = render_action(action, r.get("label") or "", (r.get("args") or {}).get("text"))
+        if r.get("event") == "action" and r.get("ok") and r.get("call") in _LOGGED_CALLS:
+            args = r.get("args") or {}
+            action = "long_click" if r["call"] == "tap_at" and args.get("long") else _LOGGED_CALLS[r["call"]]
+            label = r.get("label") or (tapped if r["call"] == "type_text" else "")
+            rendered = render_action(action, label, args.get("text"))
+            if action == "click":
+                tapped = label
         elif r.get("event") == "navigation" and r.get("action") in ("tap", "long_tap", "set_text"):
             action = {"tap": "click", "long_tap": "long_click", "set_text": "input_text"}[r["action"]]
             rendered = render_action(action, r.get("label") or "", r.get("text_typed"))
@@ -540,21 +631,35 @@ def load_droidtask_suite(tasks_json: Path) -> Suite:
         if was_built:
             built.append(f"{app} ({path})")
         data.append(path.read_bytes())
-        apps[app] = AppSpec(app, document, f"sim:{app_dir.resolve()}", str(path))
         writer = ScriptWriter(document, app_dir)
+        app_tasks: list[Task] = []
+        handed_to: list[str] = []
         for name, text, steps in load_tasks(folder, app):
             script = writer.write(name, text, steps)
+            handed_to += script.packages
             stem = name.removesuffix(".yaml")
             expected = tuple(s.rendered for s in steps if s.rendered)
-            tasks.append(Task(
+            app_tasks.append(Task(
                 id=f"{app}/{stem}", app=app, text=text, difficulty=difficulty_of(len(steps)),
                 steps=len(expected) or None, reference=script.source, reference_file=f"{app}/{stem}.tap",
                 setup=None, checks=(), actions=expected, where=Location(str(app_dir / "traces" / name)),
-                notes=tuple(f"reference incomplete: {u}" for u in script.unmapped),
+                notes=(*(f"reference incomplete: {u}" for u in script.unmapped),
+                       *(f"reference step {u}" for u in script.on_screen)),
                 # the recorded person did these: the task allows its own ground-truth elements
-                # (a warning dialog's OK among them), nothing more
-                allow=tuple(dict.fromkeys(re.findall(r"\$(\w+__\w+)", script.source))),
+                # (a warning dialog's OK among them) and screen-level taps, nothing more
+                allow=tuple(dict.fromkeys([*re.findall(r"\$(\w+__\w+)", script.source), *script.allow])),
+                # the replay starts where the task's trace starts and prefers its recorded outcomes
+                device=f"sim:{app_dir.resolve()}#{stem}",
             ))
+        if handed_to:
+            # the recording shows the app handing over to these apps (the dialer opening the
+            # contacts app's editor): a run of the app may be in them, as the recorded person was
+            packages = tuple(dict.fromkeys((*document.app.allow_apps, *handed_to)))
+            document = dataclasses.replace(document, app=dataclasses.replace(document.app, allow_apps=packages))
+            notes.append(f"{app}: the recorded tasks go on in {', '.join(dict.fromkeys(handed_to))}; the app's "
+                         "document allows them (app.allow_apps)")
+        apps[app] = AppSpec(app, document, f"sim:{app_dir.resolve()}", str(path))
+        tasks += app_tasks
     if built:
         notes.append(f"built {len(built)} document(s) from the recording (no doc.json): {', '.join(built)}")
     if not tasks:

@@ -225,7 +225,7 @@ def _execute(task: Task, app: AppSpec, script: str, slot: str, config: EvalConfi
     # (a model's), never the reference's file for a line it does not hold
     name = (task.reference_file or task.id) if script == task.reference else f"{task.id} (script {attempt})"
     package = app.document.app.package
-    runner = Runner(app.document, app.device if _is_sim(slot) else slot, RunOptions(
+    runner = Runner(app.document, (task.device or app.device) if _is_sim(slot) else slot, RunOptions(
         budgets=config.budgets, safety=safety, trace=trace, output=None, isolation=config.isolation,
         adb_port=adb_port if _is_sim(slot) else None))
     symbols = build_symbols(app.document)

@@ -101,6 +101,9 @@ class Task:
     #: What the person who asks for the task allows its script to do (``docs/safety.md``): the
     #: task "Delete the note X" allows ``delete``; a generated script cannot allow itself anything.
     allow: tuple[str, ...] = ()
+    #: The simulated device this task runs on when not its app's (``AppSpec.device``): a DroidTask
+    #: replay started where the task's recorded trace starts (``sim:DIR#task4``).
+    device: str | None = None
 
     @property
     def needs_state(self) -> bool:

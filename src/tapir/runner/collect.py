@@ -67,7 +67,7 @@ def read_header(source: str) -> Header:
     return Header(tuple(dict.fromkeys(tags)), skip)
 
 
-def _is_flow(path: Path) -> bool:
+def is_flow(path: Path) -> bool:
     """A script other scripts run (``run_flow``), not a test: its name, or a folder's it is in,
     starts with ``_`` (``_login.tap``, ``_flows/login.tap``). Named alone, it is collected."""
     return any(part.startswith("_") for part in path.parts)
@@ -84,7 +84,7 @@ def collect(paths: Iterable[str | Path]) -> list[Path]:
         path = Path(raw)
         if path.is_dir():
             out.extend(p for p in sorted(path.rglob("*.tap")) if "generated" not in p.parts
-                       and not _is_flow(p.relative_to(path)))
+                       and not is_flow(p.relative_to(path)))
         elif path.is_file():
             if path.suffix != ".tap":
                 raise UsageError(f"not a test script (*.tap): {raw}")
@@ -92,7 +92,7 @@ def collect(paths: Iterable[str | Path]) -> list[Path]:
         elif _GLOB_CHARS.search(str(raw)):
             matched = sorted(Path(m) for m in globlib.glob(str(raw), recursive=True))
             scripts = [p for p in matched if p.is_file() and p.suffix == ".tap" and "generated" not in p.parts
-                       and not _is_flow(Path(p.parent.name, p.name))]
+                       and not is_flow(Path(p.parent.name, p.name))]
             if not scripts:
                 raise UsageError(f"no test scripts (*.tap) match {raw}")
             out.extend(scripts)

@@ -261,10 +261,14 @@ def _given_paths(config: pytest.Config) -> list[Path]:
 def _wanted(file_path: Path, config: pytest.Config) -> bool:
     if file_path.suffix != ".tap" or "generated" in file_path.parts:
         return False
+    from tapir.runner.collect import is_flow
+
     if config.getoption("tapir_collect") or config.getini("tapir_scripts"):
-        return True
+        return not is_flow(Path(file_path.parent.name, file_path.name))
     here = file_path.resolve()
-    return any(here == given or given in here.parents for given in _given_paths(config))
+    # a flow (``_login.tap``, ``_flows/``) runs from the scripts that call it, unless named alone
+    return any(here == given or (given in here.parents and not is_flow(here.relative_to(given)))
+               for given in _given_paths(config))
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -226,8 +226,13 @@ def known_app_names() -> list[str]:
 
 
 def replay_app(directory: str | Path) -> SimApp:
-    """An app that replays a recorded DroidBot session from ``directory``."""
-    path = Path(directory)
+    """An app that replays a recorded DroidBot session from ``directory``; ``DIR#TASK`` replays it
+    for one task of the folder's ``traces/`` (it starts where ``traces/TASK.yaml`` starts)."""
+    task: str | None = None
+    text = str(directory)
+    if "#" in text and not Path(text).is_dir():
+        text, _, task = text.rpartition("#")
+    path = Path(text)
     if not path.is_dir():
         problem = "is not a directory" if path.exists() else "does not exist"
         raise SimUsageError(f"replay directory {str(directory)!r} {problem}")
@@ -235,7 +240,7 @@ def replay_app(directory: str | Path) -> SimApp:
         raise SimUsageError("replaying recordings is not available in this installation")
     from tapir.sim.replay import ReplayApp
 
-    return ReplayApp(path)  # type: ignore[no-any-return]
+    return ReplayApp(path, task or None)  # type: ignore[no-any-return]
 
 
 def resolve_app(name: str) -> SimApp:

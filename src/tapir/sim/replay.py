@@ -10,8 +10,10 @@ screen led where. ``ReplayApp`` walks that map:
 * a tap inside the view a recorded ``click`` acted on in the current state moves to that event's
   stop state; when several recorded views contain the point, the smallest one wins (it is drawn on
   top); when the same view was clicked several times with different outcomes (the recording is
-  not deterministic: the state hash misses some app state), the outcome recorded most often wins,
-  then the earliest;
+  not deterministic: the state hash misses some app state, such as a permission granted by then),
+  an outcome a task trace went through wins (DroidTask keeps ``traces/*.yaml`` beside the recording;
+  each record's ``tag`` names a saved state a task acted on, and an event's outcome is the state
+  saved right after it), then the outcome recorded most often, then the earliest;
 * long taps, typed text (``set_text`` with the same text), keys (``BACK``...) and swipes
   (``scroll`` in the swipe's direction) follow a matching recorded event the same way;
 * text fields behave like text fields where the recording is silent: a tap on a field focuses
@@ -21,6 +23,12 @@ screen led where. ``ReplayApp`` walks that map:
   ("Not in the recording: ..."), so a run on the replay fails with that in its error instead of
   acting on a screen that did not change; BACK returns from it;
 * anything else leaves the state unchanged and is logged in ``unmatched``.
+
+Screen size: the start state's (``width``, ``height`` of its record). A recording can mix sessions
+on phones of different sizes, and a state's hash is the same on both. A state recorded at another
+width is shown scaled to the start state's width, and each event's view bounds are scaled from the
+width of its own session (that of the state saved just before it, else just after it), so touches
+are matched in the one screen's coordinates throughout.
 
 Start state: the state recorded launches (``intent`` events) reach most often, the first of them in
 tag order on a tie, because the recording's first state is the phone's home screen before the app
@@ -33,7 +41,9 @@ back to the start state.
 
 from __future__ import annotations
 
+import bisect
 import copy
+import dataclasses
 import json
 import re
 from collections import Counter
@@ -60,6 +70,9 @@ class RecordedEvent:
     key: str | None = None
     direction: str | None = None
     intent: str | None = None
+    #: What the acted-on view showed: (class, resource id, text, description); None when it showed
+    #: no text nor description (then it is known by its bounds alone).
+    view: tuple[str, str, str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -96,16 +109,26 @@ def _event(tag: str, raw: dict[str, Any]) -> RecordedEvent:
         key=ev.get("name"),
         direction=(ev.get("direction") or None),
         intent=ev.get("intent"),
+        view=_view_key(view) if view and (view.get("text") or view.get("content_description")) else None,
     )
 
 
-def _views_to_nodes(state: dict[str, Any], screen: Rect) -> list[Node]:
+def _view_key(view: dict[str, Any]) -> tuple[str, str, str, str]:
+    return (str(view.get("class") or ""), str(view.get("resource_id") or ""), str(view.get("text") or ""),
+            str(view.get("content_description") or ""))
+
+
+def _views_to_nodes(state: dict[str, Any], screen: Rect, scale: float = 1.0) -> list[Node]:
+    """The recorded views as nodes, clipped to the state's own ``screen`` and then scaled by
+    ``scale`` (a state recorded on a wider phone is shown at the replay's width)."""
     views = {v["temp_id"]: v for v in state.get("views", [])}
 
     def convert(view: dict[str, Any], index: int) -> Node | None:
         bounds = _rect(view["bounds"]).intersect(screen)
         if not view.get("visible", True) or bounds.empty:
             return None
+        if scale != 1.0:
+            bounds = Rect(*(round(c * scale) for c in bounds))
         node = Node(
             cls=view.get("class") or "",
             bounds=bounds,
@@ -182,18 +205,23 @@ def _walk(roots: list[Node]) -> Iterator[tuple[Path_, Node]]:
 class ReplayApp:
     """A ``SimApp`` over a DroidBot recording (see the module docstring for the rules)."""
 
-    def __init__(self, directory: Path | str) -> None:
+    def __init__(self, directory: Path | str, task: str | None = None) -> None:
         self.directory = Path(directory)
+        #: The task whose trace (``traces/<task>.yaml``) this replay serves, if any.
+        self.task = task
         state_dir, event_dir = self.directory / "states", self.directory / "events"
         if not state_dir.is_dir() or not event_dir.is_dir():
             raise SimUsageError(f"{self.directory} is not a DroidBot recording (it needs states/ and events/ folders)")
         #: One line per file left out because it cannot be read (real recordings hold empty ones).
         self.warnings: list[str] = []
         self.states: dict[str, dict[str, Any]] = {}
+        recorded: list[tuple[str, str, int]] = []  # (tag, state_str, width) of every state file, in tag order
         for path in sorted(state_dir.glob("state_*.json")):
             raw = self._record(path, ("state_str", "tag"))
             if raw is not None:
                 self.states.setdefault(raw["state_str"], raw)  # the first recording of a state stands for it
+                recorded.append((str(raw["tag"]), str(raw["state_str"]), int(raw.get("width") or 0)))
+        recorded.sort()
         if not self.states:
             raise SimUsageError(f"{state_dir} holds no readable state_*.json files")
         self.events: list[RecordedEvent] = []
@@ -202,6 +230,16 @@ class ReplayApp:
             if raw is not None:
                 self.events.append(_event(str(raw.get("tag") or path.stem.removeprefix("event_")), raw))
         self.events.sort(key=lambda e: e.tag)
+        #: Tags of the recorded states that task traces acted on (``traces/*.yaml``, DroidTask's layout).
+        trace = self._trace_tags()
+        self.traced: frozenset[str] = frozenset(trace)
+        #: Per event, the tag of the state file DroidBot saved right after it, when that is its stop state.
+        self._stop_tag: dict[str, str] = {}
+        tags = [t for t, _, _ in recorded]
+        for e in self.events:
+            i = bisect.bisect_right(tags, e.tag)
+            if i < len(recorded) and recorded[i][1] == e.stop:
+                self._stop_tag[e.tag] = recorded[i][0]
         first = min(self.states.values(), key=lambda s: s["tag"])
         launches = [e for e in self.events if e.kind == "intent" and e.stop in self.states]
         reached = Counter(e.stop for e in launches)
@@ -211,8 +249,29 @@ class ReplayApp:
         self.label: str = self.package.rsplit(".", 1)[-1].title()
         start = self.states[self.start_state]
         self._size = (int(start.get("width") or 1080), int(start.get("height") or 2280))
+        if task is not None and trace:
+            # the task starts where its trace does (a task can begin on another launch state, or
+            # mid-app), its first record's state
+            self.start_state = next((st for t, st, _ in recorded if t == trace[0]), self.start_state)
+        self.events = [self._on_screen(e, recorded, tags) for e in self.events]
         self._trees: dict[str, list[Node]] = {}
         self.reset()
+
+    def _on_screen(self, event: RecordedEvent, recorded: list[tuple[str, str, int]],
+                   tags: list[str]) -> RecordedEvent:
+        """``event`` with its view's bounds in the replay's screen coordinates. DroidBot recorded them
+        on the phone of the event's session, whose width is that of the state saved just before the
+        event (its start state) or else just after it (its stop state); the same state, by hash, may
+        have been recorded on a phone of another width in another session."""
+        if event.bounds is None:
+            return event
+        i = bisect.bisect_right(tags, event.tag)
+        width = next((w for j, want in ((i - 1, event.start), (i, event.stop))
+                      if 0 <= j < len(recorded) and recorded[j][1] == want and (w := recorded[j][2]) > 0), 0)
+        if not width or width == self._size[0]:
+            return event
+        scale = self._size[0] / width
+        return dataclasses.replace(event, bounds=Rect(*(round(c * scale) for c in event.bounds)))
 
     def _record(self, path: Path, needs: tuple[str, ...]) -> dict[str, Any] | None:
         """The record in a file, or None (with a warning) when it cannot be read or lacks a key."""
@@ -232,6 +291,25 @@ class ReplayApp:
             self.warnings.append(f"{path.name} is not a DroidBot record (its event or views are missing)")
             return None
         return raw
+
+    def _trace_tags(self) -> list[str]:
+        """The ``tag:`` of every record of the task traces kept beside the recording, in order (only
+        the ``task``'s trace when one is named): each names the recorded state a task's action was
+        taken in (read as text: the sim parses no YAML)."""
+        tags: list[str] = []
+        paths = sorted((self.directory / "traces").glob("*.yaml"))
+        if self.task is not None:
+            paths = [self.directory / "traces" / f"{self.task}.yaml"]
+            if not paths[0].is_file():
+                raise SimUsageError(f"{self.directory} has no trace traces/{self.task}.yaml for task {self.task!r}")
+        for path in paths:
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                self.warnings.append(f"traces/{path.name} cannot be read: {exc}")
+                continue
+            tags += re.findall(r"^\s*-?\s*tag:\s*['\"]?([\w.-]+)", text, re.MULTILINE)
+        return tags
 
     def _package(self, launches: list[RecordedEvent]) -> str:
         for e in launches:
@@ -279,6 +357,20 @@ class ReplayApp:
     def screenshot_png(self) -> bytes:
         return render_png([(root, False) for root in self.window_roots()], self._size)
 
+    def _scale(self, state: str | None = None) -> float:
+        """How much a state's recorded coordinates are scaled to be shown: a recording can mix
+        sessions on phones of different widths (1440 and 1080 pixels); every state is shown at the
+        start state's width, its own size given by its record (``width``, ``height``)."""
+        state = state or self.current_state
+        record = self.states.get(state)
+        width = int(record.get("width") or 0) if record else 0
+        return self._size[0] / width if width > 0 else 1.0
+
+    def _in_state(self, x: int, y: int) -> tuple[int, int]:
+        """A point on the shown screen in the current state's recorded coordinates."""
+        scale = self._scale()
+        return (x, y) if scale == 1.0 else (int(x / scale), int(y / scale))
+
     def tap(self, x: int, y: int) -> None:
         self._touch("click", x, y)
 
@@ -293,7 +385,9 @@ class ReplayApp:
         found = [e for e in self._from_here("scroll")
                  if e.direction == direction and (e.bounds is None or e.bounds.contains(x1, y1))]
         if not found and self.current_state != UNRECORDED:
-            scrolled = self._scrolled_state(direction, x1, y1, max(abs(x2 - x1), abs(y2 - y1)))
+            # the state's own views are in its recorded coordinates
+            (sx1, sy1), (sx2, sy2) = self._in_state(x1, y1), self._in_state(x2, y2)
+            scrolled = self._scrolled_state(direction, sx1, sy1, max(abs(sx2 - sx1), abs(sy2 - sy1)))
             if scrolled is not None:
                 self._enter(scrolled)
                 return
@@ -356,7 +450,9 @@ class ReplayApp:
     def _recorded_roots(self) -> list[Node]:
         tree = self._trees.get(self.current_state)
         if tree is None:
-            tree = _views_to_nodes(self.states[self.current_state], Rect(0, 0, *self._size))
+            record = self.states[self.current_state]
+            own = (int(record.get("width") or self._size[0]), int(record.get("height") or self._size[1]))
+            tree = _views_to_nodes(record, Rect(0, 0, *own), self._scale())
             self._trees[self.current_state] = tree
         return tree
 
@@ -410,6 +506,8 @@ class ReplayApp:
             if field is not None:
                 self._focus = field  # a tap on a text field focuses it
                 return
+        if not found and self.current_state != UNRECORDED:
+            found = self._same_view_scrolled(kind, x, y)
         self._follow(found, "tap" if kind == "click" else "long_tap", f"{x},{y}")
 
     def _scrolled_state(self, direction: str, x: int, y: int, distance: int) -> str | None:
@@ -463,6 +561,43 @@ class ReplayApp:
                 best = rank
         return best[-1] if best is not None else None
 
+    def _same_view_scrolled(self, kind: str, x: int, y: int) -> list[RecordedEvent]:
+        """Events on the view under (x, y) recorded in the same screen at another scroll position.
+
+        DroidBot's state hash covers the scroll position, so a list scrolled a row further is
+        another state, and the tap on an item may be recorded in only one of them. A state counts as
+        the same screen scrolled when it has the same activity and a scroll view with the same class,
+        id and bounds, holding the view under the finger; the view is matched by what it shows
+        (class, id, text, description), the smallest such view under the finger first."""
+        here = self.states[self.current_state]
+        views = here.get("views") or []
+        sx, sy = self._in_state(x, y)
+        under = sorted((v for v in views if v.get("visible", True) and v.get("bounds")
+                        and (v.get("text") or v.get("content_description")) and _rect(v["bounds"]).contains(sx, sy)),
+                       key=lambda v: _rect(v["bounds"]).width * _rect(v["bounds"]).height)
+        by_id = {v.get("temp_id"): v for v in views}
+
+        def scroller(view: dict[str, Any]) -> dict[str, Any] | None:
+            parent = by_id.get(view.get("parent"))
+            while parent is not None and not parent.get("scrollable"):
+                parent = by_id.get(parent.get("parent"))
+            return parent
+
+        for view in under:
+            box = scroller(view)
+            if box is None:
+                continue
+            shape = (box.get("class"), box.get("resource_id"), box.get("bounds"))
+            key = _view_key(view)
+            found = [e for e in self.events if e.kind == kind and e.view == key and e.start != self.current_state
+                     and e.start in self.states
+                     and self.states[e.start].get("foreground_activity") == here.get("foreground_activity")
+                     and any(v.get("scrollable") and (v.get("class"), v.get("resource_id"), v.get("bounds")) == shape
+                             for v in self.states[e.start].get("views") or [])]
+            if found:
+                return found
+        return []
+
     def _field_at(self, x: int, y: int) -> Path_ | None:
         hits = [(n.bounds.width * n.bounds.height, path) for path, n in _walk(self._recorded_roots())
                 if n.style == "input" and n.bounds.contains(x, y)]
@@ -481,10 +616,12 @@ class ReplayApp:
                 self._enter(UNRECORDED)
             return
         # The same input on the same view can be recorded more than once with different outcomes
-        # (state the hash does not capture); the outcome recorded most often wins, then the earliest.
+        # (state the hash does not capture: a permission granted by then). An outcome a task trace
+        # went through wins (the task was recorded that way), then the one recorded most often,
+        # then the earliest.
         best = known[0]
         rivals = [e for e in known if e.bounds == best.bounds]
         votes = Counter(e.stop for e in rivals)
-        chosen = min(rivals, key=lambda e: (-votes[e.stop], e.tag))
+        chosen = min(rivals, key=lambda e: (self._stop_tag.get(e.tag) not in self.traced, -votes[e.stop], e.tag))
         self.followed.append(chosen)
         self._enter(chosen.stop)

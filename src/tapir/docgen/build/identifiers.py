@@ -11,9 +11,11 @@ sits, told by the nearest ancestor with an id), written as a uiautomator XPath::
 never changed across its observations), then with properties dropped; position is only ever
 added to another property, never used alone. Each identifier is checked against every hierarchy
 of the element's screen: where the element was seen it must find that node and nothing else, and
-where it was not seen it must find nothing. Checks run on an index of each hierarchy (property
--> node ids), so thousands of candidates cost milliseconds; ``xpath`` renders the same
-conjunction, and the test suite checks that lxml evaluates the rendering to the same nodes.
+where it was not seen it must find nothing (but a queue of positioned identifiers only ends with
+the plain resource id, checked where the element was seen: the same view in another container).
+Checks run on an index of each hierarchy (property -> node ids), so thousands of candidates cost
+milliseconds; ``xpath`` renders the same conjunction, and the test suite checks that lxml
+evaluates the rendering to the same nodes.
 
     index = TreeIndex(tree)
     queue = identifier_queue([Sighting(index, node_id)], absent=[other_index], scope=None)
@@ -242,7 +244,24 @@ def identifier_queue(sightings: Sequence[Sighting], absences: Sequence[Absence] 
             kept.append(c)
         else:
             refused += 1
+    fallback = _id_fallback(cands, kept, sightings)
+    if fallback is not None and len(kept) < limit:
+        kept.append(fallback)
     return QueueResult(kept, changed, refused)
+
+
+def _id_fallback(cands: Sequence[Conjunction], kept: Sequence[Conjunction],
+                 sightings: Sequence[Sighting]) -> Conjunction | None:
+    """The plain resource id, for a queue whose every identifier is positioned: where the view
+    sits is what changes first (the same list under another container on another tab), so the id
+    alone comes last, as long as it finds the element alone wherever it was seen. It may find a
+    view where the element was not seen: it is only tried when the positioned ones find nothing."""
+    if not kept or not all(c.anchor for c in kept):
+        return None
+    plain = next((c for c in cands if c.keys == {"rid"}), None)
+    if plain is None or any(s.index.hits(plain, s.scope) != {s.node} for s in sightings):
+        return None
+    return plain
 
 
 # ---------------------------------------------------------------------------------------------
