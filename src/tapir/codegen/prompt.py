@@ -163,14 +163,19 @@ def render_prefix(doc: L.AppDocument, style: str = "described", examples: Sequen
             continue
         lines.append(f"screen {screen.name}: {_short(screen.description, 100)}")
         lines += [_element_line(doc, e, style) for e in screen.elements]
-    if doc.notes:
-        lines += ["", "Notes: " + " ".join(doc.notes.split())]
+    return "\n".join(lines + _closing_lines(doc, examples)) + "\n"
+
+
+def _closing_lines(doc: L.AppDocument, examples: Sequence[Example]) -> list[str]:
+    """What every prompt ends its stable part with: the document's notes, the answer format and
+    the standing examples."""
+    lines = ["", "Notes: " + " ".join(doc.notes.split())] if doc.notes else []
     lines += ["", _ANSWER, ""]
     if examples:
         lines.append("Examples of tasks and answers:")
         lines += [_example_block(ex) for ex in examples]
         lines.append("")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def render_summary_prefix(doc: L.AppDocument, examples: Sequence[Example] = (), *, screen_list: bool = True) -> str:
@@ -192,14 +197,7 @@ def render_summary_prefix(doc: L.AppDocument, examples: Sequence[Example] = (), 
         reached = into.get(screen.name, [])[:4]
         lines.append(f"- {screen.name}: {_short(screen.description, 80)}"
                      + (f" Reached by {', '.join(reached)}." if reached else ""))
-    if doc.notes:
-        lines += ["", "Notes: " + " ".join(doc.notes.split())]
-    lines += ["", _ANSWER, ""]
-    if examples:
-        lines.append("Examples of tasks and answers:")
-        lines += [_example_block(ex) for ex in examples]
-        lines.append("")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _closing_lines(doc, examples)) + "\n"
 
 
 def render_screens(doc: L.AppDocument, screens: Collection[str]) -> str:

@@ -106,7 +106,8 @@ def _enter(call: ApiCall) -> None:
 # -- waiting, app control, screenshots, watchers, parameters -------------------------------------
 
 
-def _seconds(call: ApiCall, name: str) -> float:
+def seconds_argument(call: ApiCall, name: str = "timeout") -> float:
+    """The call's argument ``name`` as a finite number of seconds >= 0 (the wait calls' timeouts)."""
     value = float(call.args[name])
     if not math.isfinite(value) or value < 0:
         raise ScriptError(f"{call.entry.name}() argument '{name}' must be a number of seconds >= 0, "
@@ -150,7 +151,7 @@ def _out_of_time(call: ApiCall, what: str) -> Exception:
 def _exists(call: ApiCall) -> bool:
     handle = call.handle
     assert handle is not None
-    timeout = _seconds(call, "timeout")
+    timeout = seconds_argument(call, "timeout")
     found = _timed(call, timeout, f"{handle}.exists()",
                    lambda rt, limit: rt.wait_for(handle, False, limit, call.span, watchers=False))
     if type(found) is not bool:
@@ -162,7 +163,7 @@ def _waiter(gone: bool) -> Callable[[ApiCall], None]:
     def wait(call: ApiCall) -> None:
         handle = call.handle
         assert handle is not None
-        timeout = _seconds(call, "timeout")
+        timeout = seconds_argument(call, "timeout")
         _timed(call, timeout, f"{handle}.{call.entry.name}()",
                lambda rt, limit: rt.wait_for(handle, gone, limit, call.span, must=True))
 
@@ -173,13 +174,13 @@ def _wait_text(call: ApiCall) -> None:
     text = call.args["text"]
     if not text.strip():
         raise ScriptError("wait_text() needs a text to wait for, not an empty one", call.span)
-    timeout = _seconds(call, "timeout")
+    timeout = seconds_argument(call, "timeout")
     _timed(call, timeout, f"wait_text({text!r})",
            lambda rt, limit: rt.wait_for(text, False, limit, call.span, must=True))
 
 
 def _sleep(call: ApiCall) -> None:
-    seconds = _seconds(call, "seconds")
+    seconds = seconds_argument(call, "seconds")
     host = call.host
     if host is not None:
         host.meter.reserve_time(seconds, call.span, f"sleep({seconds:g})")

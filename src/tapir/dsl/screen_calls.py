@@ -34,6 +34,7 @@ from tapir.core.diagnostics import INFO, Diagnostic
 from tapir.core.errors import AssertionFailed, ScriptError, Span
 from tapir.core.secrets import Secret
 from tapir.dsl import ast as A
+from tapir.dsl.api import seconds_argument
 from tapir.dsl.registry import REGISTRY, ApiCall, Entry, Namespace
 from tapir.dsl.visitor import NodeVisitor
 
@@ -147,18 +148,10 @@ def _text(call: ApiCall) -> str:
     return text
 
 
-def _seconds(call: ApiCall, name: str = "timeout") -> float:
-    value = float(call.args[name])
-    if not math.isfinite(value) or value < 0:
-        raise ScriptError(f"{call.entry.name}() argument '{name}' must be a number of seconds >= 0, "
-                          f"not {call.args[name]!r}", call.span)
-    return value
-
-
 def _tapper(long: bool) -> Any:
     def tap(call: ApiCall) -> None:
         text = _text(call)
-        _screen(call, "tap_text")(text, long, _seconds(call), call.span)
+        _screen(call, "tap_text")(text, long, seconds_argument(call), call.span)
 
     return tap
 
@@ -212,7 +205,7 @@ def _open_link(call: ApiCall) -> None:
 def _visible(call: ApiCall) -> bool:
     from tapir.dsl.api import _timed
 
-    text, timeout = _text(call), _seconds(call)
+    text, timeout = _text(call), seconds_argument(call)
     return bool(_timed(call, timeout, f"text_visible({text!r})",
                        lambda rt, limit: rt.wait_for(text, False, limit, call.span, watchers=False)))
 
@@ -220,7 +213,7 @@ def _visible(call: ApiCall) -> bool:
 def _assert_text(call: ApiCall) -> None:
     from tapir.dsl.api import _timed
 
-    text, timeout = _text(call), _seconds(call)
+    text, timeout = _text(call), seconds_argument(call)
     shown = _timed(call, timeout, f"assert_text({text!r})",
                    lambda rt, limit: rt.wait_for(text, False, limit, call.span))
     if not shown:
