@@ -67,6 +67,7 @@ def test_the_checker_refuses_wrong_screen_calls() -> None:
 @pytest.mark.parametrize(("key", "sent"), [
     ("home", "KEYCODE_HOME"), ("App_Switch", "KEYCODE_APP_SWITCH"), ("volume_up", "KEYCODE_VOLUME_UP"),
     ("KEYCODE_TAB", "KEYCODE_TAB"), ("media_play", "KEYCODE_MEDIA_PLAY"), (66, "66"),
+    ("endcall", "KEYCODE_ENDCALL"), ("BACKSLASH", "KEYCODE_BACKSLASH"), ("F1", "KEYCODE_F1"),
 ])
 def test_key_names(key: str | int, sent: str) -> None:
     assert key_code(key) == sent
@@ -77,6 +78,10 @@ def test_a_key_that_is_no_key_says_what_was_meant() -> None:
         key_code("vol-up")
     with pytest.raises(ScriptError, match="not an Android key code"):
         key_code(999)
+    # one of ours misspelt is not sent to the phone as KEYCODE_HME
+    for typo, meant in (("hme", "home"), ("volum_up", "volume_up"), ("settngs", "settings")):
+        with pytest.raises(ScriptError, match=f"did you mean '{meant}'"):
+            key_code(typo)
 
 
 def test_the_sample_flow_names_no_element_and_checks_clean_with_and_without_the_document() -> None:

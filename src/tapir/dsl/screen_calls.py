@@ -124,9 +124,14 @@ def key_code(key: str | int, span: Span | None = None) -> str:
     upper = name.upper()
     if _KEYCODE_NAME.fullmatch(upper):
         return upper
-    if re.fullmatch(r"[A-Z][A-Z0-9_]*", upper) and upper.lower() not in KEY_NAMES:
+    squeezed = {k.replace("_", ""): k for k in KEY_NAMES}
+    if name.lower().replace("_", "") in squeezed:  # "endcall", "volumeup"
+        return KEY_NAMES[squeezed[name.lower().replace("_", "")]]
+    # a lower-case name is one of ours misspelt ("hme"); Android's own are written in capitals
+    # ("BACKSLASH" is a key, not "backspace" misspelt)
+    close = difflib.get_close_matches(name.lower(), list(KEY_NAMES), n=1, cutoff=0.75) if name != upper else []
+    if re.fullmatch(r"[A-Z][A-Z0-9_]*", upper) and not close:
         return f"KEYCODE_{upper}"  # Android's own names without the prefix: "MEDIA_PLAY", "F1"
-    close = difflib.get_close_matches(name.lower(), list(KEY_NAMES), n=1)
     raise ScriptError(f"press_key(): {key!r} is not a key name" + (f"; did you mean {close[0]!r}?" if close else ""),
                       span, hint="a name such as 'home', 'back', 'enter', 'app_switch', 'volume_up', an Android "
                                  "name such as 'KEYCODE_TAB', or a key code number")
