@@ -232,3 +232,54 @@ def test_a_model_not_installed_says_how_to_install_it(monkeypatch: pytest.Monkey
     err = capsys.readouterr().err
     assert "tapir: model qwen2.5-coder-0.5b is not installed" in err
     assert "  hint: tapir model install qwen2.5-coder-0.5b" in err
+
+
+NOTES = str(SAMPLES / "notes" / "notes.yaml")
+_UNSAVED = ('Plan: write it and save it\nElements: $edit_note_screen__save_button\n```python\n'
+            '$notes_screen__new_note_button.tap()\n$edit_note_screen__title_input.set_text("Call the plumber")\n```')
+_SAVED = _UNSAVED.replace('plumber")\n```', 'plumber")\n$edit_note_screen__save_button.tap()\n```')
+
+
+@pytest.mark.adb
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("postchecks", [True, False])
+def test_gen_run_repairs_a_run_that_finished_without_doing_its_plan(
+        postchecks: bool, adb_port: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """No silent failures: a script that ran to its end without saving is a failed round, shown on
+    stderr, sent back within --rounds and written to --report; --no-postchecks lets it pass."""
+    monkeypatch.setattr("tapir.cli.gen._backend", lambda args: ScriptedBackend([_UNSAVED, _SAVED]))
+    report = tmp_path / "report.json"
+    argv = ["gen", "Write a note titled Call the plumber", "--doc", NOTES, "--run", "--device", "sim:notes",
+            "--adb-port", str(adb_port), "--yes", "--report", str(report)]
+    code = main(argv if postchecks else [*argv, "--no-postchecks"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert data["postchecks"] is postchecks
+    if not postchecks:
+        assert "save_button" not in out and len(data["rounds"]) == 1 and data["rounds"][0]["findings"] == []
+        assert "; ran without error (no check says" in err
+        return
+    assert out.endswith("$edit_note_screen__save_button.tap()\n")
+    assert ("round 1: " in err and "; postcheck failed: finished without doing the task: the script finished, "
+            "but never acted on $edit_note_screen__save_button" in err)
+    assert "    also (unconfirmed-input): the script typed into $edit_note_screen__title_input" in err
+    assert "round 2: " in err and "; the post-run checks found nothing of its plan undone" in err
+    first, second = data["rounds"]
+    assert first["ran"] and first["failure"]["category"] == "post-run-check"
+    assert first["failure"]["stage"] == "postcheck" and first["failure"]["check"] == "unused-element"
+    assert [f["check"] for f in first["findings"]] == ["unused-element", "unconfirmed-input"]
+    assert second["failure"] is None and data["ok"]
+
+
+@pytest.mark.adb
+@pytest.mark.timeout(180)
+def test_gen_run_exits_1_when_the_last_round_is_a_silent_failure(adb_port: int, monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr("tapir.cli.gen._backend", lambda args: ScriptedBackend([_UNSAVED]))
+    code = main(["gen", "Write a note", "--doc", NOTES, "--run", "--device", "sim:notes", "--adb-port", str(adb_port),
+                 "--yes", "--rounds", "1"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.rstrip().endswith("stopped by rounds: the last script ran to its end without doing what its plan names")

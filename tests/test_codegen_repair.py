@@ -10,7 +10,7 @@ import pytest
 from tapir.codegen import language as L
 from tapir.codegen.backend import Request, ScriptedBackend
 from tapir.codegen.device import DeviceSession
-from tapir.codegen.generate import Budget, Generator, categorize
+from tapir.codegen.generate import Budget, GenConfig, Generator, categorize
 from tapir.core.errors import (
     ActionError,
     BudgetExceeded,
@@ -163,3 +163,89 @@ def test_a_script_without_ui_calls_leaves_the_screen_it_was_shown_to_the_next(ad
         assert app is not None and app.state.song(app.state.now_playing).title == "Midnight Drive"
     finally:
         device.close()
+
+
+# -- no silent failures: the post-run checks in the repair loop (``tapir gen --run``) ---------------------
+
+NOTES = SAMPLES / "notes" / "notes.yaml"
+_WRITE = ('$notes_screen__new_note_button.tap()\n$edit_note_screen__title_input.set_text("Call the plumber")\n'
+          '$edit_note_screen__body_input.set_text("Kitchen tap drips")\n')
+_SAVE = "$edit_note_screen__save_button.tap()\n"
+
+
+def _note_answer(script: str) -> str:
+    return f"Plan: write it and save it\nElements: $edit_note_screen__save_button\n```python\n{script}```"
+
+
+@pytest.mark.adb
+@pytest.mark.parametrize("postchecks", [True, False])
+def test_a_run_that_finishes_without_doing_its_plan_is_repaired(adb_port: int, postchecks: bool) -> None:
+    """The note is typed and never saved: the run finishes without an error; the post-run checks
+    (the ones ``tapir eval --model`` runs) send it back, and the repair saves it."""
+    from dataclasses import replace
+
+    backend = ScriptedBackend([_note_answer(_WRITE), _note_answer(_WRITE + _SAVE)])
+    notes = L.load_document(NOTES)
+    gen = Generator(notes, backend, config=replace(GenConfig(), postchecks=postchecks))
+    device = DeviceSession(NOTES, "sim:notes", adb_port=adb_port)
+    try:
+        result = gen.solve("Write a note titled Call the plumber", device=device)
+    finally:
+        device.close()
+    app = device.last_app()
+    assert app is not None
+    titles = [n.title for n in app.state.notes]
+    if not postchecks:  # one round, "ok", and nothing saved: the silent failure the checks are for
+        assert result.ok and len(result.rounds) == 1 and result.rounds[0].findings == ()
+        assert "Call the plumber" not in titles
+        return
+    assert result.ok and len(result.rounds) == 2 and all(r.ran for r in result.rounds)
+    first = result.rounds[0]
+    assert first.failure is not None and first.failure.stage == "postcheck"
+    assert first.failure.category == "post-run-check" and first.failure.check == "unused-element"
+    assert [f.check for f in first.findings] == ["unused-element", "unconfirmed-input"]
+    assert "postcheck failed: finished without doing the task" in first.summary()
+    repair = backend.requests[1].user_rest
+    assert "finished without doing the task" in repair and "never acted on $edit_note_screen__save_button" in repair
+    assert result.rounds[1].failure is None and result.rounds[1].findings == ()
+    assert "Call the plumber" in titles
+
+
+@pytest.mark.adb
+def test_a_finding_in_the_last_round_fails_the_solve(adb_port: int) -> None:
+    backend = ScriptedBackend([_note_answer(_WRITE)])
+    device = DeviceSession(NOTES, "sim:notes", adb_port=adb_port)
+    try:
+        result = Generator(L.load_document(NOTES), backend).solve("Write a note", device=device,
+                                                                  budget=Budget(rounds=1))
+    finally:
+        device.close()
+    assert not result.ok and result.stopped == "rounds" and result.rounds[0].failure is not None
+    assert result.rounds[0].failure.check == "unused-element"
+
+
+def test_the_post_run_checks_are_one_implementation_for_gen_and_eval(music: L.AppDocument,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """``tapir eval --model`` (``ModelSource.postcheck``) asks ``Generator.postcheck``, the checks
+    ``solve`` runs, and both obey ``GenConfig.postchecks``."""
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from tapir.codegen.source import ModelSource, SourceAnswer
+
+    records = [{"event": "action", "call": "back", "ok": True}]
+    script = 'back()\n$songs_screen__song_list.match("x").tap()\n'
+    request = SimpleNamespace(document=music, document_path=None, task=SimpleNamespace(text="t"))
+    answer = SourceAnswer(script, extra={"elements": ["songs_screen__song_list"]})
+    for on in (True, False):
+        config = replace(GenConfig(), postchecks=on)
+        found = Generator(music, ScriptedBackend([]), config=config).postcheck(
+            script, records, plan_elements=("songs_screen__song_list",))
+        assert [f.check for f in found] == (["unused-element"] if on else [])
+        finding = ModelSource(ScriptedBackend([]), config=config, use_examples=False).postcheck(request, answer,
+                                                                                                records)
+        assert (finding.check if finding else None) == ("unused-element" if on else None)
+    asked: list[str] = []
+    monkeypatch.setattr(Generator, "postcheck", lambda self, script, records, **kw: asked.append(script) or ())
+    assert ModelSource(ScriptedBackend([]), use_examples=False).postcheck(request, answer, records) is None
+    assert asked == [script]

@@ -29,7 +29,8 @@ def register(sub: Subparsers) -> None:
         description=(
             "One model call writes the whole script against the app document; the answer is constrained\n"
             "to scripts that parse and name only the document's elements. The script is checked, and with\n"
-            "--run executed on --device; errors go back to the model (--rounds, --token-budget).\n"
+            "--run executed on --device; errors go back to the model (--rounds, --token-budget), and so\n"
+            "does a run that finished without doing what its plan names (post-run checks, --no-postchecks).\n"
             "Only the script goes to stdout; the plan, each round and the token accounting go to stderr.\n\n"
             "Model output is untrusted code (docs/safety.md): before each run the script is shown and,\n"
             "outside CI and with a terminal, you are asked (--yes: do not ask). It may do nothing sensitive\n"
@@ -84,6 +85,10 @@ def register(sub: Subparsers) -> None:
                    help="how examples are retrieved (minilm: sentence embeddings, when installed)")
     p.add_argument("--no-loop-stop", action="store_true",
                    help="let an answer that repeats itself run on to the token limit")
+    p.add_argument("--no-postchecks", action="store_true",
+                   help="with --run: do not send a run that finished without doing what its plan names back "
+                        "for repair (post-run checks: an element of the plan never acted on, a text typed and "
+                        "never confirmed; as in `tapir eval --model`)")
     p.add_argument("--no-grammar", action="store_true", help="do not constrain the answer")
     p.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (0: greedy, the default)")
     p.add_argument("--threads", type=int, metavar="N", help="CPU threads for the local model")
@@ -185,7 +190,7 @@ def _cmd_gen(args: argparse.Namespace) -> int:
             raise UsageError(f"--examples-file: no such file: {f}")
     examples = ExampleStore.for_document(doc_path, L.symbols(doc), extra=args.examples_file,
                                          embedder=_embedder(args.retrieval))
-    config = replace(config, stop_loops=not args.no_loop_stop)
+    config = replace(config, stop_loops=not args.no_loop_stop, postchecks=not args.no_postchecks)
     gen = Generator(doc, backend, examples=examples, config=config)
     device = None
     if args.device:
@@ -211,6 +216,8 @@ def _cmd_gen(args: argparse.Namespace) -> int:
         if r.index == 1 and (a.plan or a.elements):
             print(f"plan: {a.plan}\nelements: {', '.join('$' + e for e in a.elements)}", file=sys.stderr)
         print(r.summary(), file=sys.stderr)
+        for f in r.findings[1:]:  # the first is the round's failure; the rest are not sent back
+            print(f"    also ({f.check}): {f.message}", file=sys.stderr)
         for line in r.diff[2:]:  # what the repair changed (the ---/+++ header left out)
             if not line.startswith("@@"):
                 print(f"    {line}", file=sys.stderr)
@@ -233,7 +240,8 @@ def _cmd_gen(args: argparse.Namespace) -> int:
         backend.close()
     total = sum(r.generation.usage.generated_tokens for r in result.rounds)
     print(f"{backend.name}: {len(result.rounds)} round{'s' if len(result.rounds) != 1 else ''}, "
-          f"{total} tokens generated; {_outcome(result, ran=args.run)}", file=sys.stderr)
+          f"{total} tokens generated; {_outcome(result, ran=args.run, postchecks=not args.no_postchecks)}",
+          file=sys.stderr)
     sys.stdout.write(result.script)
     sys.stdout.flush()
     if args.output:
@@ -242,29 +250,39 @@ def _cmd_gen(args: argparse.Namespace) -> int:
             out.resolve().parent) else doc_path.resolve()
         out.write_text(f"# doc: {rel}\n# task: {' '.join(args.task.split())}\n{result.script}", encoding="utf-8")
     if args.report:
-        Path(args.report).write_text(json.dumps(_report(result), indent=2) + "\n", encoding="utf-8")
+        Path(args.report).write_text(json.dumps(_report(result, postchecks=args.run and not args.no_postchecks),
+                                                indent=2) + "\n", encoding="utf-8")
     return 0 if result.ok else 1
 
 
-def _outcome(result: Any, *, ran: bool) -> str:
+def _outcome(result: Any, *, ran: bool, postchecks: bool = True) -> str:
     """How the last round ended, in words that do not claim more than was checked: a script that
-    ran without error may still not do the task (nothing checks what a free-text task wanted)."""
+    ran without error may still not do the task (nothing checks what a free-text task wanted; the
+    post-run checks catch only a plan left undone)."""
     if not result.ok:
+        last = result.rounds[-1].failure if result.rounds else None
+        if last is not None and last.stage == "postcheck":
+            return f"stopped by {result.stopped}: the last script ran to its end without doing what its plan names"
         return f"stopped by {result.stopped}"
+    if ran and postchecks:
+        return ("ran without error; the post-run checks found nothing of its plan undone (no check says it "
+                "did the task: read the script and its output)")
     if ran:
         return "ran without error (no check says it did the task: read the script and its output)"
     return "passed the checker (not run: --run --device runs it)"
 
 
-def _report(result: Any) -> dict[str, Any]:
+def _report(result: Any, *, postchecks: bool = False) -> dict[str, Any]:
     return {
-        "task": result.task, "ok": result.ok, "stopped": result.stopped,
+        "task": result.task, "ok": result.ok, "stopped": result.stopped, "postchecks": postchecks,
         "rounds": [{
             "round": r.index, "plan": r.generation.answer.plan, "elements": list(r.generation.answer.elements),
             "script": r.generation.script, "ran": r.ran, "usage": r.generation.usage.as_dict(),
             "failure": None if r.failure is None else {
                 "category": r.failure.category, "stage": r.failure.stage, "message": r.failure.message,
-                "line": r.failure.line, "screen": None if r.failure.screen is None else r.failure.screen.describe()},
+                "line": r.failure.line, "check": r.failure.check,
+                "screen": None if r.failure.screen is None else r.failure.screen.describe()},
+            "findings": [{"check": f.check, "message": f.message} for f in r.findings],
             "diff": list(r.diff),
         } for r in result.rounds],
     }

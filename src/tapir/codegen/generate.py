@@ -5,7 +5,9 @@ the document's grammar (``tapir.codegen.script_grammar``) and splits it into pla
 script. ``Generator.solve`` is the repair loop (AutoDroid-V2, section 3.2.2): the script is
 checked statically, then run (when a device session is given); a failure's category, line and
 the screen it left go back to the model, until the script passes or a budget of rounds or tokens
-runs out. Each ``Round`` records what it changed::
+runs out. A run that finished without an error is checked against the answer's plan
+(``tapir.codegen.postchecks``, the checks ``tapir eval --model`` runs): a finding goes back like
+an error (no silent failures). Each ``Round`` records what it changed::
 
     gen = Generator(document, backend, examples=ExampleStore.for_document(path))
     result = gen.solve("Play the song Lanterns", device=DeviceSession(path, "sim:music"))
@@ -15,13 +17,14 @@ runs out. Each ``Round`` records what it changed::
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from tapir.codegen import language as L
 from tapir.codegen.backend import Backend, Completion, Request, Usage
 from tapir.codegen.examples import ExampleStore
+from tapir.codegen.postchecks import Finding, post_run_findings
 from tapir.codegen.prompt import (
     SYSTEM,
     Prompt,
@@ -114,8 +117,11 @@ class Failure:
     line: int | None = None
     source_line: str | None = None
     screen: ScreenInfo | None = None
-    #: ``check`` (found before running) or ``run``.
+    #: ``check`` (found before running), ``run`` (the run's error) or ``postcheck`` (a run that
+    #: finished, by a post-run check).
     stage: str = "check"
+    #: The post-run check that found it (``tapir.codegen.postchecks.POSTCHECKS``), else None.
+    check: str | None = None
 
     def describe(self) -> str:
         where = f" (line {self.line})" if self.line else ""
@@ -131,6 +137,8 @@ class Round:
     #: A unified diff against the previous round's script (empty for the first round).
     diff: tuple[str, ...] = ()
     ran: bool = False
+    #: Every post-run finding of a run that finished (the first is ``failure``; empty otherwise).
+    findings: tuple[Finding, ...] = ()
 
     def summary(self) -> str:
         u = self.generation.usage
@@ -317,6 +325,16 @@ class Generator:
                 return Failure(category, issue.message, issue.line, _line(script, issue.line), None, "check")
         return None
 
+    def postcheck(self, script: str, records: Sequence[Mapping[str, Any]], *, plan_elements: Iterable[str] = (),
+                  effect_screen: str | None = None) -> tuple[Finding, ...]:
+        """What a run of ``script`` that finished left undone by its plan (``post_run_findings``),
+        empty when the checks hold or ``GenConfig.postchecks`` is off: ``solve`` (``tapir gen
+        --run``) and ``ModelSource.postcheck`` (``tapir eval --model``) both ask here."""
+        if not self.config.postchecks or not script.strip():
+            return ()
+        return tuple(post_run_findings(self.doc, script, records, plan_elements=plan_elements,
+                                       effect_screen=effect_screen))
+
     def solve(self, task: str, *, device: Any = None, screen: ScreenInfo | None = None, budget: Budget | None = None,
               on_round: Callable[[Round], None] | None = None, exclude_example: str | None = None,
               output: Callable[[str], None] | None = None) -> SolveResult:
@@ -334,6 +352,7 @@ class Generator:
             gen = self.generate(task, screen=screen, repair=note, exclude_example=exclude_example)
             failure = self.check(gen.script)
             ran = False
+            findings: tuple[Finding, ...] = ()
             if failure is None and device is not None:
                 ran = True
                 outcome = device.run(gen.script, output=output)
@@ -342,9 +361,15 @@ class Generator:
                     line = err.span.line if err.span else None
                     failure = Failure(categorize(err), err.message, line, _line(gen.script, line),
                                       device.failure_screen, "run")
+                else:
+                    # no silent failures: a run that finished but left its plan undone is repaired too
+                    findings = self.postcheck(gen.script, outcome.records, plan_elements=gen.answer.elements)
+                    if findings:
+                        failure = Failure("post-run-check", findings[0].message, None, None, device.failure_screen,
+                                          "postcheck", findings[0].check)
             diff = tuple(difflib.unified_diff(previous.splitlines(), gen.script.splitlines(), "before", "after",
                                               lineterm="", n=0)) if result.rounds else ()
-            rnd = Round(len(result.rounds) + 1, gen, failure, diff, ran)
+            rnd = Round(len(result.rounds) + 1, gen, failure, diff, ran, findings)
             result.rounds.append(rnd)
             if on_round is not None:
                 on_round(rnd)
@@ -363,7 +388,7 @@ class Generator:
             previous = gen.script
             note = RepairNote(gen.script, CATEGORIES.get(failure.category, failure.category), failure.message,
                               failure.line, failure.source_line, failure.screen)
-            if failure.stage == "run" and device is not None:
+            if ran and device is not None:
                 # the next attempt starts on a fresh connection: tell the model where it starts
                 screen = device.screen()
 

@@ -146,6 +146,8 @@ class RunOutcome:
     error: TapirError | None
     #: What ``finish`` returned where the script ran (``run(..., finish=...)``), else None.
     collected: Any = None
+    #: The run's trace records (``ScriptRun.records``): what the post-run checks read.
+    records: tuple[dict[str, Any], ...] = ()
 
 
 def runner(document: AppDocument, device: str | None, *, adb_port: int | None = None,
@@ -172,4 +174,4 @@ def run(source: str, on: Runner | Session, table: SymbolTable | None, *, filenam
     what it returns (JSON) is ``RunOutcome.collected``."""
     done = on.run(source, filename, symbols=table, finish=finish)
     r = done.result
-    return RunOutcome(r.ok, r.printed, r.actions, r.duration_s, r.error, done.finished)
+    return RunOutcome(r.ok, r.printed, r.actions, r.duration_s, r.error, done.finished, done.records)

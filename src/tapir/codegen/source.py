@@ -33,7 +33,7 @@ from tapir.codegen import language as L
 from tapir.codegen.backend import Backend, Usage
 from tapir.codegen.examples import ExampleStore, load_examples
 from tapir.codegen.generate import CATEGORIES, GenConfig, Generator, categorize
-from tapir.codegen.postchecks import Finding, post_run_findings
+from tapir.codegen.postchecks import Finding
 from tapir.codegen.prompt import PROMPT_VERSION, RepairNote
 from tapir.core.errors import UsageError
 
@@ -155,8 +155,11 @@ class ModelSource:
         if not self.config.postchecks or not script:
             return None
         extra = getattr(previous, "extra", None) or {}
-        findings = post_run_findings(request.document, script, records, plan_elements=extra.get("elements", ()),
-                                     effect_screen=getattr(request.task, "effect_screen", None))
+        with self._lock:
+            gen = self._generator(request)
+        # the checks ``tapir gen --run`` runs (``Generator.postcheck``), with the task's effect screen
+        findings = gen.postcheck(script, records, plan_elements=extra.get("elements", ()),
+                                 effect_screen=getattr(request.task, "effect_screen", None))
         return findings[0] if findings else None
 
     def generate(self, request: Any) -> SourceAnswer:
