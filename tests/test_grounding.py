@@ -399,6 +399,49 @@ def test_the_same_widget_on_another_screen_still_grounds() -> None:
     assert g.ground("timer_tab__more_button", tree) is not None
 
 
+def test_a_tab_buttons_copy_on_another_tabs_screen_is_the_same_widget() -> None:
+    # upstream documents give each tab its own copy of the tab bar and toolbar, under other names;
+    # the copies are one widget when every copy said to lead somewhere leads to the same screen
+    def tab(name: str, timer_button: str, add_to: str) -> tuple[str, Signature, tuple[Element, ...]]:
+        timer = f"//node[@resource-id='{PKG}:id/tab_label' and @text='Timer']"
+        return (name, sig(f"{name}_list"), (
+            el(f"{name}__{timer_button}", "button", timer, rid("tab_label")),
+            replace(el(f"{name}__add_button", "button", rid("add")), leads_to=add_to)))
+
+    d = doc(tab("alarm_tab", "timer_tab_button", "new_alarm_screen"),
+            tab("timer_tab", "timer_tab_label", "new_timer_screen"))
+    # the document says the alarm tab's Timer button leads to the timer tab; the timer tab's copy
+    # (named a label) says nothing
+    d = replace(d, screens=tuple(
+        replace(s, elements=tuple(replace(e, leads_to="timer_tab") if e.name == "alarm_tab__timer_tab_button"
+                                  else e for e in s.elements)) for s in d.screens))
+    tree = screen(V("FrameLayout", toolbar(V("ImageButton", rid="add", desc="New", clickable=True)),
+                    V("LinearLayout", V("TextView", rid="tab_label", text="Alarm", clickable=True),
+                      V("TextView", rid="tab_label", text="Timer", clickable=True)),
+                    V("RecyclerView", V("TextView", text="05:00"), rid="timer_tab_list")))
+    g = Grounder(d, config=EXACT)
+    assert g.identify_screen(tree).name == "timer_tab"
+    found = g.ground("alarm_tab__timer_tab_button", tree)
+    assert found is not None and found.node.text == "Timer"
+    # the "New" buttons open different screens: look-alikes, not one widget
+    assert g.ground("alarm_tab__add_button", tree) is None
+
+
+def test_copies_on_dialogs_are_never_one_widget() -> None:
+    # two dialogs' OK buttons that both go back to the list answer different questions
+    def dialog(name: str, button: str) -> tuple[str, Signature, tuple[Element, ...]]:
+        ok = "//node[@resource-id='android:id/button1' and @text='OK']"
+        return (name, sig(f"{name}_choices"), (replace(el(f"{name}__{button}", "button", ok), leads_to="list"),))
+
+    d = doc(("list", sig("list_items"), ()), dialog("sort_dialog", "ok_button"),
+            dialog("filter_dialog", "confirm_button"))
+    tree = screen(V("FrameLayout", V("ListView", V("TextView", text="Name"), rid="filter_dialog_choices"),
+                    V("Button", rid="android:id/button1", text="OK", clickable=True)))
+    g = Grounder(d, config=EXACT)
+    assert g.identify_screen(tree).name == "filter_dialog"
+    assert g.ground("sort_dialog__ok_button", tree) is None
+
+
 def test_no_similarity_search_for_an_element_of_another_screen() -> None:
     # "Settings" (the title of the settings screen) looks like the settings button of the main
     # screen, but the main screen is showing
@@ -646,3 +689,51 @@ def test_a_container_known_by_its_resource_id_alone_is_no_label_for_the_embeddin
     embedder = TableEmbedder(("Groups", "groups fragment", "Gruppen"))
     got = Grounder(d, embedder=embedder).ground("s__groups", tree)
     assert got is not None and got.method == "embedding" and got.node.text == "Gruppen"
+
+
+# -- what an identifier says about its element; what a matched item's tap acts on --------------
+
+
+def test_a_container_an_identifier_looks_in_is_not_the_elements_label() -> None:
+    """``//node[@resource-id='holder']//node[@resource-id='list']`` names where the list is: a view
+    with the holder's id is no candidate for the list (a tab's empty holder was taken for its
+    list); a label inside the element (``/ancestor::``) still is its label."""
+    from tapir.runtime.grounding.identifiers import labels
+
+    scoped_xpath = (f"//node[@resource-id='{PKG}:id/fragment_fastscroller']"
+                    f"//node[@resource-id='{PKG}:id/fragment_list']")
+    scoped = Identifier(scoped_xpath, Dialect.UIAUTOMATOR)
+    tab = Identifier("//node[@text='Groups']/ancestor::node[@clickable='true'][1]", Dialect.UIAUTOMATOR)
+    assert labels([scoped]).rids == ("fragment_fastscroller", "fragment_list")  # every literal, as before
+    assert labels([scoped], own=True).rids == ("fragment_list",)
+    assert labels([tab], own=True).texts == ("Groups",)
+    g = Grounder(doc(("groups", (el("groups__fragment_list", "list", scoped_xpath),))),
+                 config=GroundingConfig(use_embedding=False))  # the fuzzy stage is the one at stake
+    holder = _explicit((0, None, "FrameLayout", "", "", (0, 0, 1080, 2280)),
+                       (1, 0, "RelativeLayout", "fragment_fastscroller", "", (0, 300, 1080, 1900)),
+                       (2, 1, "LinearLayout", "trackView", "", (1000, 300, 1080, 1900)))
+    assert g.ground("groups__fragment_list", holder) is None
+
+
+def test_a_matched_items_tap_goes_to_the_view_inside_it_that_shows_the_query() -> None:
+    """A month page holds a day per clickable view: ``match("30")`` taps day 30, not the page's
+    centre; a row whose label only the row receives is tapped as the row."""
+    from tapir.runtime.action_checks import ActionChecks
+
+    days = [(10 + d, 1, "TextView", "", str(d), (100 * (d % 7), 400 + 100 * (d // 7), 100 * (d % 7) + 90,
+                                                 490 + 100 * (d // 7))) for d in range(1, 31)]
+    tree = _explicit((0, None, "FrameLayout", "", "", (0, 0, 1080, 2280)),
+                     (1, 0, "View", "", "", (0, 400, 1080, 1400)), *days)
+    clickable = parse_view_list([{**v, "clickable": v["temp_id"] >= 10} for v in _views(tree)])
+    page = clickable.node(1)
+    day = ActionChecks.shown_target(clickable, page, "30")
+    assert day is not None and day.text == "30"
+    assert ActionChecks.shown_target(clickable, page, "31") is None  # nothing shows it: the item
+    row = parse_view_list([{**v, "clickable": v["temp_id"] == 1} for v in _views(tree)])
+    assert ActionChecks.shown_target(row, row.node(1), "30") is None  # the touch goes to the row
+
+
+def _views(tree: UITree) -> list[dict[str, object]]:
+    return [{"temp_id": n.id, "parent": n.parent if n.parent is not None else -1, "children": list(n.children),
+             "class": n.class_name, "resource_id": n.resource_id, "text": n.text,
+             "bounds": [[n.bounds.x1, n.bounds.y1], [n.bounds.x2, n.bounds.y2]]} for n in tree.nodes]

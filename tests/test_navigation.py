@@ -12,7 +12,7 @@ import pytest
 from runtime_helpers import make_runtime
 
 from tapir.core.document import AppDocument, Step
-from tapir.core.errors import ScreenNotReached
+from tapir.core.errors import ScreenNotReached, SensitiveActionRefused
 from tapir.docgen.loader import load_document, loads_document
 from tapir.dsl.interpreter import run_script
 from tapir.hierarchy.model import UITree
@@ -265,6 +265,88 @@ def test_navigation_is_bounded(doc: AppDocument) -> None:
     with pytest.raises(ScreenNotReached):
         Navigator(host, NavigationConfig(max_steps=3, max_rounds=50)).reach(el, lambda o: o.screen == "orphan")
     assert len(host.done) <= 3
+
+
+GUARDED_DOC = """\
+format: 1
+app: {package: org.t, name: T, start_screen: home}
+screens:
+  home:
+    description: start
+    signature: {activity: .Home}
+    elements:
+      home__buy:
+        kind: button
+        description: buys the pro version, which also shows the detail
+        identifiers: ["//node[@resource-id='buy']"]
+        leads_to: pro
+      home__open_list:
+        kind: button
+        description: opens the list
+        identifiers: ["//node[@resource-id='a']"]
+        leads_to: items
+  items:
+    description: a list
+    signature: {activity: .Items}
+    elements:
+      items__open_detail:
+        kind: button
+        description: opens a detail
+        identifiers: ["//node[@resource-id='b']"]
+        leads_to: detail
+  detail:
+    description: one item
+    signature: {activity: .Detail}
+    elements:
+      detail__title:
+        kind: text
+        description: title
+        identifiers: ["//node[@resource-id='c']"]
+        paths: [[home__buy.tap()], [home__open_list.tap(), items__open_detail.tap()]]
+  pro:
+    description: what only buying shows
+    signature: {activity: .Pro}
+    elements:
+      pro__badge:
+        kind: text
+        description: the badge
+        identifiers: ["//node[@resource-id='p']"]
+        paths: [[home__buy.tap()]]
+"""
+
+
+class GuardedHost(ScriptedHost):
+    """The screens of ``GUARDED_DOC``; the guard refuses every tap on ``home__buy``."""
+
+    MOVES = {"home__buy": "pro", "home__open_list": "items", "items__open_detail": "detail"}
+
+    def run_step(self, step: Step, obs: Observation, span: object, toward: str | None = None) -> Observation:
+        if step.target == "home__buy":
+            raise SensitiveActionRefused(f"tap on ${step.target} refused: it pays")
+        if step.target is None:  # BACK on the launch screen leaves the app
+            return super().run_step(step, obs, span, toward)
+        self.done.append(str(step))
+        self.screen = self.MOVES.get(step.target, self.screen)
+        return self.observe()
+
+
+def test_a_step_the_guard_refuses_is_passed_over_for_another_path() -> None:
+    result = loads_document(GUARDED_DOC, "guarded.yaml")
+    assert result.document is not None, result.problems
+    doc = result.document
+    host = GuardedHost(doc, "home")
+    el = doc.element("detail__title")
+    assert el is not None
+    # the shortest path buys; the other one goes round by the list
+    obs, _ = Navigator(host).reach(el, lambda o: o.screen == "detail")
+    assert obs.screen == "detail" and host.done == ["home__open_list.tap()", "items__open_detail.tap()"]
+    # with no other way the refusal itself is the error (it says how to allow the step)
+    host = GuardedHost(doc, "home")
+    el = doc.element("pro__badge")
+    assert el is not None
+    with pytest.raises(SensitiveActionRefused, match="refused: it pays"):
+        Navigator(host).reach(el, lambda o: o.screen == "pro")
+    assert host.done == []
 
 
 # ---------------------------------------------------------------------------------------------

@@ -325,3 +325,102 @@ def test_a_replay_for_a_task_starts_where_its_trace_starts(tmp_path: Path) -> No
     assert first.current_state == "s2023-01-01_110005"
     with pytest.raises(SimUsageError, match="no trace traces/task9.yaml"):
         ReplayApp(folder, "task9")
+
+
+def test_a_state_its_events_name_but_no_file_holds_is_the_file_saved_between_them(tmp_path: Path,
+                                                                                  upstream: Path) -> None:
+    """Notes' 'Save to PDF' led to a state no file holds, and the files app's Save was tapped in
+    it; the one file saved between the two taps shows that screen under a hash no event names."""
+    notes = ReplayApp(upstream / "droidtask" / "apps" / "notes")
+    notes.go_to(next(s for s in notes.states if s.startswith("7fa3771b")))
+    notes.tap(970, 486)
+    assert notes.current_state.startswith("654286db") and 'text="SAVE"' in notes.dump_xml()
+    notes.tap(920, 2082)
+    assert notes.current_state.startswith("7dd599d9") and not notes.unmatched
+    # the same on a small recording; a file whose hash an event names is a state of its own
+    states = {"2023-01-01_100000": (1080, [("Save", [0, 100, 500, 200])]),
+              "2023-01-01_100010": (1080, [("SAVE", [0, 300, 500, 400])])}
+    events = [("2023-01-01_095959", "2023-01-01_100000", "2023-01-01_100000", None),
+              ("2023-01-01_100005", "2023-01-01_100000", "lost", [0, 100, 500, 200]),
+              ("2023-01-01_100015", "lost", "2023-01-01_100000", [0, 300, 500, 400])]
+    app = ReplayApp(_recording(tmp_path / "rec", states, events))
+    app.tap(250, 150)
+    assert app.current_state == "s2023-01-01_100010"
+    app.tap(250, 350)
+    assert app.current_state == "s2023-01-01_100000"
+    events.append(("2023-01-01_100020", "2023-01-01_100010", "2023-01-01_100000", [0, 300, 500, 400]))
+    app = ReplayApp(_recording(tmp_path / "named", states, events))
+    app.tap(250, 150)
+    assert app.current_state == UNRECORDED
+
+
+def _enabled(app: ReplayApp, resource_id: str) -> bool:
+    node = next(n for n in etree.fromstring(app.dump_xml().encode()).iter("node")
+                if n.get("resource-id") == resource_id)
+    return node.get("enabled") == "true"
+
+
+def test_a_choice_in_a_dialog_enables_the_button_a_recorded_tap_went_on_with(upstream: Path) -> None:
+    """File Manager's 'Open with' dialog was saved with Always disabled; the person picked Gallery
+    (the state stayed the same) and tapped Always, recorded enabled, which opened the gallery."""
+    files = ReplayApp(upstream / "droidtask" / "apps" / "filemanager")
+    dialog = next(s for s in files.states if s.startswith("fe16e00c"))
+    files.go_to(dialog)
+    assert not _enabled(files, "android:id/button_always")  # until a choice is made
+    files.tap(241, 1583)
+    assert files.current_state == dialog and _enabled(files, "android:id/button_always")
+    assert not _enabled(files, "android:id/button_once")  # no recorded tap went on with it
+    files.tap(936, 2060)
+    assert files.current_state.startswith("77e9a326")
+
+
+def test_text_the_recording_lacks_goes_on_as_other_text_typed_into_the_field_did(upstream: Path) -> None:
+    """Messenger's thread was recorded with 'I-love-you' typed, which enabled Send and changed
+    nothing else (the twin state), and Send was tapped there. With 'Morning' typed the thread keeps
+    its own recorded inputs, shows Send enabled, and Send goes on to the SMS confirmation as the
+    twin's did. A search, whose results depend on the text, has no twin."""
+    messenger = ReplayApp(upstream / "droidtask" / "apps" / "messenger")
+    thread = next(s for s in messenger.states if s.startswith("aeda9619"))
+    messenger.go_to(thread)
+    send = "com.simplemobiletools.smsmessenger:id/thread_send_message"
+    assert not _enabled(messenger, send)
+    messenger.tap(1003, 2082)
+    assert messenger.current_state == thread  # an empty thread's Send does nothing
+    messenger.tap(540, 2082)
+    messenger.input_text("Morning")
+    assert messenger.current_state == thread and _enabled(messenger, send)
+    assert "Morning" in messenger.dump_xml() and "I-love-you" not in messenger.dump_xml()
+    assert not messenger.followed  # the recording did not type it
+    messenger.tap(1003, 2082)
+    assert messenger.current_state.startswith("4633ee21") and 'text="Send"' in messenger.dump_xml()
+    assert messenger.followed[-1].start.startswith("76273358")
+    messenger.go_to(thread)
+    messenger.tap(540, 2082)
+    messenger.input_text("M")
+    for _ in "Type a message…M":  # the field's recorded text (its hint) and the typed text
+        messenger.key("KEYCODE_DEL")
+    assert not _enabled(messenger, send)  # emptied: Send is disabled again
+    messenger.tap(1003, 2082)
+    assert messenger.current_state == thread
+    messenger.reset()
+    messenger.input_text("Bob")  # the recorded search for 'Alice' shows Alice's results
+    assert messenger.current_state == messenger.start_state and "Bob" in messenger.dump_xml()
+
+
+def test_typed_text_keeps_the_recorded_inputs_of_the_screen_it_was_typed_on(upstream: Path) -> None:
+    """Calendar's New Event screen was recorded with several titles typed ('hello' first), each the
+    same screen but for the title, and their Save taps; from the untitled screen the recording
+    tapped the start date. With 'VisitParents' typed the start date still opens the date picker
+    (the 'hello' screen has no such tap), and Save, which only the titled screens have, goes on."""
+    calendar = ReplayApp(upstream / "droidtask" / "apps" / "calendar")
+    new_event = next(s for s in calendar.states if s.startswith("f1c1ea25"))
+    calendar.go_to(new_event)
+    calendar.tap(1014, 248)  # Save, untitled: not recorded
+    assert calendar.current_state == new_event and calendar.unmatched
+    for then, reached in (((294, 1099), "52a929fa"), ((1014, 248), calendar.start_state[:8])):
+        calendar.go_to(new_event)
+        calendar.tap(540, 429)
+        calendar.input_text("VisitParents")
+        assert calendar.current_state == new_event and "VisitParents" in calendar.dump_xml()
+        calendar.tap(*then)
+        assert calendar.current_state.startswith(reached)

@@ -8,6 +8,7 @@ from tapir.core.errors import ActionError, Span
 from tapir.core.secrets import MASK, Secret
 from tapir.dsl.values import ElementHandle
 from tapir.hierarchy.model import Bounds, UINode, UITree
+from tapir.runtime.grounding.fuzzy import fold
 from tapir.runtime.reaching import Reacher
 from tapir.runtime.screen_cache import ScreenCache
 from tapir.runtime.session_model import CallFacts, ResolvedTarget, editable_node
@@ -53,6 +54,26 @@ class ActionChecks:
                 if spot.area:
                     return spot.center
         return visible.center
+
+    @staticmethod
+    def shown_target(tree: UITree, item: UINode, text: str) -> UINode | None:
+        """What a tap on the item matched by ``text`` (``$list.match("30")``) acts on when it is
+        not the item itself: the clickable (or checkable) view inside ``item`` around the one
+        visible view that shows ``text`` (exactly, else after case and space folding). An item can
+        hold several tap targets (the days of a month page, the buttons of a row); its centre
+        would be another of them. None when no view or several show it, or when the touch on it
+        goes to ``item``."""
+        inside = [item, *(d for d in tree.descendants(item.id) if d.visible and d.bounds.area)]
+        for same in (lambda s: s.strip() == text.strip(), lambda s: fold(s) == fold(text)):
+            showing = [d for d in inside if same(d.text) or same(d.content_desc)]
+            if showing:
+                break
+        if len(showing) != 1:
+            return None
+        owner: UINode | None = showing[0]
+        while owner is not None and owner.id != item.id and not (owner.clickable or owner.checkable):
+            owner = tree.parent(owner.id)
+        return None if owner is None or owner.id == item.id else owner
 
     @staticmethod
     def _label_node(tree: UITree, node: UINode) -> UINode | None:

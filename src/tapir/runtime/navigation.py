@@ -41,8 +41,10 @@ For a script's **action** (tap, set_text...) such a step is taken only along a p
 gives for the target element itself (or for its list, for an element inside an item): the
 document's author named it for exactly this. Even then a sensitive tap needs the run's
 permission (``tapir.runtime.guards``: ``--allow``, or a yes in the REPL), as the script's own
-would. Paths borrowed from the other elements of the screen, ``leads_to`` routes and chained
-paths of other elements never take one. For a script's
+would; a step the guard refuses is passed over for the rest of the navigation, which goes on by
+other paths, and only when none reaches the target is the refusal the error. Paths borrowed
+from the other elements of the screen, ``leads_to`` routes and chained paths of other elements
+never take one. For a script's
 **read** (``get_text``, ``get_attributes``, ``len``, indexing, ``match``, iteration) none is ever
 taken, and a read never opens a dialog or menu (``transient_screen``): a dialog that is not open
 has nothing to read, and opening it would invent the very state the script reads. Such a read
@@ -57,7 +59,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from tapir.core.document import AppDocument, Element, Screen, Step
-from tapir.core.errors import ActionError, ElementNotFound, ScreenNotReached, Span
+from tapir.core.errors import ActionError, ElementNotFound, ScreenNotReached, SensitiveActionRefused, Span
 from tapir.runtime.grounding.fuzzy import words
 from tapir.runtime.grounding.identifiers import labels
 from tapir.runtime.settle import Observation
@@ -233,6 +235,8 @@ class Navigator:
         self._budget = self.config.max_steps
         # attempts that changed nothing are not repeated: (plan label, screen digest)
         self._fruitless: set[tuple[str, str]] = set()
+        # steps the sensitive-action guard refused in this navigation: other paths are tried
+        self._guarded: dict[Step, SensitiveActionRefused] = {}
         self._read = False
 
     def paths_for(self, element: Element) -> list[DocPath]:
@@ -275,12 +279,20 @@ class Navigator:
         nav = Navigation(element.name)
         self._budget = self.config.max_steps
         self._fruitless = set()
+        self._guarded = {}
         self._read = read
-        obs = self._reach(element, arrived, span, nav, depth=0)
+        try:
+            obs = self._reach(element, arrived, span, nav, depth=0)
+        except ScreenNotReached:
+            if self._guarded:  # no other way: the refusal says how to allow the step
+                raise next(iter(self._guarded.values())) from None
+            raise
         return obs, nav
 
     def allowed(self, step: Step, path: DocPath, nav: Navigation | None = None) -> bool:
         """Whether the policy lets navigation take ``step`` of ``path`` (module docstring)."""
+        if step in self._guarded:
+            return False
         risk = step_risk(self.host.document, step)
         if risk is None:
             return True
@@ -360,6 +372,10 @@ class Navigator:
                     obs = self.host.run_step(step, obs, span, toward=self._toward(steps[n + 1:], element))
                 except (ActionError, ElementNotFound):
                     break  # a step that cannot be done here ends the attempt; plan again
+                except SensitiveActionRefused as exc:
+                    # the guard kept the tap from the device: another path may go around it
+                    self._guarded.setdefault(step, exc)
+                    break
                 self._budget -= 1
                 nav.steps.append(NavStep(str(step), before_obs.screen, obs.screen, plan.via))
                 if arrived(obs):
@@ -496,7 +512,7 @@ class Navigator:
                 if target in seen:
                     continue
                 step = Step(element, "tap")
-                if step_risk(self.host.document, step) is not None:
+                if step_risk(self.host.document, step) is not None or step in self._guarded:
                     continue
                 route = (*steps, step)
                 if target == goal:

@@ -106,24 +106,25 @@ class PathSteps:
         return self._item_toward(found, obs, toward)
 
     def _item_toward(self, nodes: list[UINode], obs: Observation, toward: str | None) -> UINode:
-        goal = self._goal_words(toward)
+        named, shown = self._goal_words(toward)
         scored = []
         for order, node in enumerate(nodes):
             label = set(words(action_label(obs.tree, node)).split())
             selected = any(n.selected or n.checked for n in (node, *obs.tree.descendants(node.id)))
-            scored.append((-len(label & goal), selected, order, node))
-        return min(scored, key=lambda t: t[:3])[3]
+            scored.append((-len(label & named), -len(label & shown), selected, order, node))
+        return min(scored, key=lambda t: t[:4])[4]
 
-    def _goal_words(self, screen_name: str | None) -> set[str]:
-        """The words that name a screen: its own name's, and its elements' names' and descriptions'
-        (the generic words of every screen left out)."""
+    def _goal_words(self, screen_name: str | None) -> tuple[set[str], set[str]]:
+        """The words that name a screen: its own name's, then its elements' names' (the generic
+        words of every screen left out). The name comes first: a menu's "Settings" leads to the
+        settings screen although "Sync and save data" says more of what that screen holds."""
         screen = self.document.screen(screen_name) if screen_name else None
         if screen is None:
-            return set()
-        out = set(words(screen.name).split())
+            return set(), set()
+        shown: set[str] = set()
         for el in screen.elements:
-            out |= set(words(el.local_name).split())
-        return out - _GENERIC
+            shown |= set(words(el.local_name).split())
+        return set(words(screen.name).split()) - _GENERIC, shown - _GENERIC
 
     def run_step(self, step: Step, obs: Observation, span: Span | None, toward: str | None = None) -> Observation:
         """One dependency-path step, with its own trace line."""

@@ -44,6 +44,7 @@ Its ``UIRuntime`` methods are thin entry points.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -54,7 +55,7 @@ from tapir.core.errors import ActionError, ScreenNotReached, Span, TapirError
 from tapir.core.safety import Safety
 from tapir.core.secrets import Secret
 from tapir.core.watchers import Watcher
-from tapir.dsl.values import ElementHandle
+from tapir.dsl.values import ElementHandle, Match
 from tapir.runtime.action_checks import ActionChecks
 from tapir.runtime.app_control import AppControl
 from tapir.runtime.artifacts import Artifacts, default_folder
@@ -424,6 +425,11 @@ class DeviceRuntime:
 
     def _tap(self, handle: ElementHandle, child: ElementHandle | None, span: Span, c: CallFacts, *, long: bool) -> None:
         t = self.resolver.resolve(handle, child, span, c, act=True)
+        last = handle.path[-1] if handle.path and child is None and t.is_item else None
+        if isinstance(last, Match) and isinstance(last.query, str):
+            inner = self.checks.shown_target(t.obs.tree, t.node, last.query)
+            if inner is not None:  # the day of a month page, not the page's centre
+                t = c.target = dataclasses.replace(t, node=inner)
         self.checks.check_tappable(t, handle, span)
         shown = f"{handle}" + (f" / {child}" if child is not None else "")
         self.guards.sensitive.check("long tap" if long else "tap", t.node, t.obs, element=t.element, shown=shown,

@@ -18,7 +18,19 @@ screen led where. ``ReplayApp`` walks that map:
   (``scroll`` in the swipe's direction) follow a matching recorded event the same way;
 * text fields behave like text fields where the recording is silent: a tap on a field focuses
   it, typed text the recording does not have is shown in the focused field (``input text``
-  appends at the end, ``DEL`` deletes the last character), until the state changes;
+  appends at the end, ``DEL`` deletes the last character), until the state changes; when the
+  recording typed other text into the same field and that led to this same screen with only the
+  field's text and which views are enabled changed (a Send button), that screen is the typed
+  one's *twin*: the state stays (its own recorded inputs go on as recorded), the views the twin
+  shows enabled are shown enabled, and an input the state has no recorded event for (or only one
+  on a view it shows disabled) follows the twin's event for it (Send goes on to its confirmation);
+* a state's saved copy can miss what an input made in it changed while the state stayed the same
+  (a choice in an "Open with" dialog enables its Always button): after a recorded input that left
+  the state as it was, a view that a recorded event from this state acted on (leading elsewhere)
+  is shown enabled when the event recorded it enabled;
+* a state the events name (the stop of one, the start of the next) that no file holds is the one
+  state file saved between those two events, when no event names that file's own hash (DroidBot
+  saved the screen under another hash);
 * an input whose recorded outcome state was not saved leads to a stand-in screen that says so
   ("Not in the recording: ..."), so a run on the replay fails with that in its error instead of
   acting on a screen that did not change; BACK returns from it;
@@ -73,6 +85,8 @@ class RecordedEvent:
     #: What the acted-on view showed: (class, resource id, text, description); None when it showed
     #: no text nor description (then it is known by its bounds alone).
     view: tuple[str, str, str, str] | None = None
+    #: Whether the acted-on view was enabled when it was acted on, as the event recorded it.
+    enabled: bool = True
 
 
 @dataclass(frozen=True)
@@ -110,6 +124,7 @@ def _event(tag: str, raw: dict[str, Any]) -> RecordedEvent:
         direction=(ev.get("direction") or None),
         intent=ev.get("intent"),
         view=_view_key(view) if view and (view.get("text") or view.get("content_description")) else None,
+        enabled=bool(view.get("enabled", True)) if view else True,
     )
 
 
@@ -193,6 +208,11 @@ def _contents(views: list[dict[str, Any]], box: dict[str, Any],
     return out
 
 
+def _target(event: RecordedEvent) -> tuple[Any, ...]:
+    """What an input acts on, whatever it typed: its kind, view, key and direction."""
+    return (event.kind, event.bounds, key_name(event.key) if event.key else None, event.direction)
+
+
 def _walk(roots: list[Node]) -> Iterator[tuple[Path_, Node]]:
     """Every node with its path of child positions from the roots, in pre-order."""
     stack: list[tuple[Path_, Node]] = [((i,), r) for i, r in reversed(list(enumerate(roots)))]
@@ -222,6 +242,8 @@ class ReplayApp:
                 self.states.setdefault(raw["state_str"], raw)  # the first recording of a state stands for it
                 recorded.append((str(raw["tag"]), str(raw["state_str"]), int(raw.get("width") or 0)))
         recorded.sort()
+        #: (tag, state) of every state file in tag order: which screen was saved when.
+        self._saved: list[tuple[str, str]] = [(t, st) for t, st, _ in recorded]
         if not self.states:
             raise SimUsageError(f"{state_dir} holds no readable state_*.json files")
         self.events: list[RecordedEvent] = []
@@ -233,6 +255,7 @@ class ReplayApp:
         #: Tags of the recorded states that task traces acted on (``traces/*.yaml``, DroidTask's layout).
         trace = self._trace_tags()
         self.traced: frozenset[str] = frozenset(trace)
+        self.events = self._named_states(recorded)
         #: Per event, the tag of the state file DroidBot saved right after it, when that is its stop state.
         self._stop_tag: dict[str, str] = {}
         tags = [t for t, _, _ in recorded]
@@ -272,6 +295,26 @@ class ReplayApp:
             return event
         scale = self._size[0] / width
         return dataclasses.replace(event, bounds=Rect(*(round(c * scale) for c in event.bounds)))
+
+    def _named_states(self, recorded: list[tuple[str, str, int]]) -> list[RecordedEvent]:
+        """The events, with a state no file holds renamed to the file that shows it. DroidBot can
+        name a state in its events (the stop of one, the start of the next) and save that screen
+        under another hash that no event names (notes' print dialog handing over to the files
+        app's save screen). It is that file when the file is the only one saved between the
+        event that led to the state and the next event, which starts from it."""
+        named = {s for e in self.events for s in (e.start, e.stop)}
+        tags = [t for t, _, _ in recorded]
+        alias: dict[str, str] = {}
+        for event, after in zip(self.events, self.events[1:], strict=False):
+            if event.stop in self.states or event.stop in alias or after.start != event.stop:
+                continue
+            between = recorded[bisect.bisect_right(tags, event.tag):bisect.bisect_left(tags, after.tag)]
+            if len(between) == 1 and between[0][1] not in named:
+                alias[event.stop] = between[0][1]
+        if not alias:
+            return self.events
+        return [dataclasses.replace(e, start=alias.get(e.start, e.start), stop=alias.get(e.stop, e.stop))
+                for e in self.events]
 
     def _record(self, path: Path, needs: tuple[str, ...]) -> dict[str, Any] | None:
         """The record in a file, or None (with a warning) when it cannot be read or lacks a key."""
@@ -348,6 +391,11 @@ class ReplayApp:
         #: Text shown in fields instead of the recorded one (field path -> text), for this state.
         self.typed: dict[Path_, str] = {}
         self._focus: Path_ | None = None
+        #: Per field holding typed text, the states other recorded text typed there led to that are
+        #: this one but for that text and which views are enabled (see ``_typed_twins``).
+        self._twins: dict[Path_, tuple[str, ...]] = {}
+        #: Whether a recorded input left this state as it was (a choice made in a dialog).
+        self._stirred = False
         if state != UNRECORDED:
             self._gap: tuple[str, str] | None = None  # (state before, why) for the stand-in screen
 
@@ -406,6 +454,9 @@ class ReplayApp:
             self.unmatched.append(Unmatched("text", repr(text) + " (no text field)", self.current_state))
             return
         self.typed[field] = (shown or "") + text
+        twins = self._typed_twins(field)
+        if twins:
+            self._twins[field] = twins
 
     def key(self, keycode: str) -> bool:
         name = key_name(keycode)
@@ -420,6 +471,8 @@ class ReplayApp:
         if field is not None and name in ("DEL", "MOVE_END", "MOVE_HOME", "FORWARD_DEL"):
             if name == "DEL":
                 self.typed[field] = self._field_text(field)[:-1]
+                if not self.typed[field]:
+                    self._twins.pop(field, None)  # an emptied field enables nothing
             return True  # the field's cursor moves (at the end: FORWARD_DEL deletes nothing)
         if name == "HOME" or (name == "BACK" and self.current_state == self.start_state):
             return False  # the device handles it: the app is left
@@ -437,24 +490,66 @@ class ReplayApp:
         if self.current_state == UNRECORDED:
             return [self._stand_in()]
         tree = self._recorded_roots()
-        if not self.typed and self._focus is None:
+        # The state's hash misses what a choice made in it changed (a resolver's Always button is
+        # enabled once an app is picked, and saved disabled): after a recorded input that left the
+        # state as it was, a view that an event from here acted on is shown as the event saw it.
+        enable: set[Rect] = set()
+        if self._stirred:
+            went_on = {e.bounds for e in self.events_from(self.current_state) if e.enabled and e.stop != e.start}
+            enable = {n.bounds for _, n in _walk(tree) if not n.enabled and n.bounds in went_on}
+        if not self.typed and self._focus is None and not enable:
             return tree
+        enabled_in_twin = {path for twin in self._twin_states() for path, n in _walk(self._recorded_roots(twin))
+                           if n.enabled}
         tree = copy.deepcopy(tree)
         for path, node in _walk(tree):
             if path in self.typed:
                 node.text = self.typed[path]
             if self._focus is not None:
                 node.focused = path == self._focus
+            node.enabled = node.enabled or node.bounds in enable or path in enabled_in_twin
         return tree
 
-    def _recorded_roots(self) -> list[Node]:
-        tree = self._trees.get(self.current_state)
+    def _recorded_roots(self, state: str | None = None) -> list[Node]:
+        state = state or self.current_state
+        tree = self._trees.get(state)
         if tree is None:
-            record = self.states[self.current_state]
+            record = self.states[state]
             own = (int(record.get("width") or self._size[0]), int(record.get("height") or self._size[1]))
-            tree = _views_to_nodes(record, Rect(0, 0, *own), self._scale())
-            self._trees[self.current_state] = tree
+            tree = _views_to_nodes(record, Rect(0, 0, *own), self._scale(state))
+            self._trees[state] = tree
         return tree
+
+    def _typed_twins(self, field: Path_) -> tuple[str, ...]:
+        """The states recorded ``set_text`` events into ``field`` here led to that show this same
+        screen with other text in the field (and other views enabled: a Send button), in event
+        order: what the recording knows of this screen with text typed there. Not a state whose
+        screen differs in anything else (a search's results depend on the text)."""
+        def shape(roots: list[Node]) -> list[tuple[Any, ...]]:
+            return [(p, n.cls, n.resource_id, n.desc, n.bounds, None if p == field else n.text)
+                    for p, n in _walk(roots)]
+
+        here = shape(self._recorded_roots())
+        box = next((b for p, _, _, _, b, _ in here if p == field), None)
+        twins = (e.stop for e in self._own("set_text") if e.bounds == box and e.stop in self.states
+                 and e.stop != self.current_state and shape(self._recorded_roots(e.stop)) == here)
+        return tuple(dict.fromkeys(twins))
+
+    def _twin_states(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(t for twins in self._twins.values() for t in twins))
+
+    def _borrowed(self, kind: str | None = None) -> list[RecordedEvent]:
+        """The twins' events (``_typed_twins``) on what the current state has no recorded event for,
+        or only one on a view it shows disabled that a twin shows enabled (a Send button typed text
+        enables): the state's own recorded inputs keep their outcomes, the twins add the ones that
+        need the typed text."""
+        twins = self._twin_states()
+        if not twins:
+            return []
+        woken = ({n.bounds for _, n in _walk(self._recorded_roots()) if not n.enabled}
+                 & {n.bounds for twin in twins for _, n in _walk(self._recorded_roots(twin)) if n.enabled})
+        taken = {_target(e) for e in self._own(kind) if e.bounds is None or e.bounds not in woken}
+        return [e for twin in twins for e in self.events_from(twin, kind) if _target(e) not in taken]
 
     def _stand_in(self) -> Node:
         """The screen after an input whose outcome state the recording did not save."""
@@ -495,6 +590,9 @@ class ReplayApp:
     # ------------------------------------------------------------------------------------ machinery
 
     def _from_here(self, kind: str) -> list[RecordedEvent]:
+        return self._own(kind) + self._borrowed(kind)
+
+    def _own(self, kind: str | None = None) -> list[RecordedEvent]:
         return self.events_from(self.current_state, kind)
 
     def _touch(self, kind: str, x: int, y: int) -> None:
@@ -590,13 +688,23 @@ class ReplayApp:
             shape = (box.get("class"), box.get("resource_id"), box.get("bounds"))
             key = _view_key(view)
             found = [e for e in self.events if e.kind == kind and e.view == key and e.start != self.current_state
-                     and e.start in self.states
-                     and self.states[e.start].get("foreground_activity") == here.get("foreground_activity")
+                     and (screen := self._screen_of(e)) is not None
+                     and screen.get("foreground_activity") == here.get("foreground_activity")
                      and any(v.get("scrollable") and (v.get("class"), v.get("resource_id"), v.get("bounds")) == shape
-                             for v in self.states[e.start].get("views") or [])]
+                             for v in screen.get("views") or [])]
             if found:
                 return found
         return []
+
+    def _screen_of(self, event: RecordedEvent) -> dict[str, Any] | None:
+        """The recorded state ``event`` was sent in; when DroidBot did not save it, the state saved
+        last before the event (a screen it dumped a moment earlier: the same list a little less
+        scrolled, whose hash differs), for ``_same_view_scrolled`` to tell whether it is the
+        current screen scrolled. None when no state was saved before the event."""
+        if event.start in self.states:
+            return self.states[event.start]
+        i = bisect.bisect_right(self._saved, event.tag, key=lambda saved: saved[0]) - 1
+        return self.states.get(self._saved[i][1]) if i >= 0 else None
 
     def _field_at(self, x: int, y: int) -> Path_ | None:
         hits = [(n.bounds.width * n.bounds.height, path) for path, n in _walk(self._recorded_roots())
@@ -624,4 +732,7 @@ class ReplayApp:
         votes = Counter(e.stop for e in rivals)
         chosen = min(rivals, key=lambda e: (self._stop_tag.get(e.tag) not in self.traced, -votes[e.stop], e.tag))
         self.followed.append(chosen)
+        if chosen.stop == chosen.start != self.current_state and chosen.start in self._twin_states():
+            return  # a twin's input that left its screen as it was leaves this one as typed
         self._enter(chosen.stop)
+        self._stirred = chosen.start == chosen.stop

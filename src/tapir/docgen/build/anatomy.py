@@ -275,6 +275,14 @@ class Anatomy:
             node = t.parent(nid) if nid in t else None
         return Role("single", self.key_of[first.id]) if first is not None else None
 
+    def keys_around(self, node_id: int) -> list[str]:
+        """The element keys the node and the views around it (nearest first) have, or would have
+        were they elements here: a view interactive only in other hierarchies of its screen (the
+        selected tab, not clickable while selected) has there the key it would have here."""
+        t = self.tree
+        around = [n for n in (t.node(node_id), *t.ancestors(node_id)) if n.id in self.kept and n.id not in self.in_item]
+        return [self.key_of.get(n.id) or self._relative_key(n.id, None) for n in around]
+
     def label(self, node_id: int) -> str:
         """Text or description of the node, else the first text or description below it."""
         node = self.tree.node(node_id)

@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from tapir.docgen.build.anatomy import Anatomy
+from tapir.docgen.build.anatomy import Anatomy, Role
 from tapir.docgen.build.trace import StepRecord, Target
 
 #: Words of a control that commits something (the dialog's positive button).
@@ -91,15 +91,22 @@ def map_transitions(
         anatomy = anatomies[step.before]
         nid = find_target(anatomy, action.target)
         role = anatomy.role(nid) if nid is not None else None
-        if role is None:
+        # the view, or one around it, is an element where the screen shows it interactive (a
+        # selected tab is not clickable, and tapping it again reloads the tab)
+        elsewhere = next((k for k in anatomy.keys_around(nid) if known(before, k)), None) if nid is not None else None
+        if role is None and elsewhere is None:
             unmapped["actions on a view that is no element (nothing interactive around it)"] += 1
             out.append(Transition(step.before, step.after, before, after, action.kind, text=action.text))
             continue
+        if role is None:
+            role = Role("single", str(elsewhere))
         key = role.key if role.kind in ("single", "list", "item") else f"{role.key}/{role.child}"
         label = anatomy.label(role.item) if role.kind in ("item", "child") else None
         if not known(before, key):
             if role.kind == "child" and known(before, role.key):
                 key = role.key  # a child left out of the document: the item was tapped
+            elif role.kind == "single" and elsewhere is not None:
+                key = elsewhere
             else:
                 unmapped["actions on elements left out of the document"] += 1
                 out.append(Transition(step.before, step.after, before, after, action.kind, text=action.text))

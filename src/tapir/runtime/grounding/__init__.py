@@ -13,6 +13,7 @@ Modules: ``grounder`` (the cascade), ``screens`` (screen identification), ``iden
 (XPath evaluation in both dialects), ``fuzzy`` (rapidfuzz), ``embedding`` and ``minilm``
 (all-MiniLM-L6-v2 sentence embeddings, optional), ``items`` (list items, attributes, match),
 ``targets`` (kind-aware targets), ``terms`` (the HTML form's facts straight from the tree),
+``widgets`` (one widget on several screens: a tab bar's copies on each tab's screen),
 ``baseline`` (upstream AutoDroid-V2's identifier rules and lookup, for comparison).
 """
 

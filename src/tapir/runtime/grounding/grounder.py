@@ -66,6 +66,7 @@ from tapir.runtime.grounding.result import Grounding, ScreenMatch
 from tapir.runtime.grounding.screen_view import ScreenView
 from tapir.runtime.grounding.screens import ScreenIdentifier
 from tapir.runtime.grounding.targets import eligible, list_like, target, target_key
+from tapir.runtime.grounding.widgets import shared_widgets
 
 # Views kept: the current dump's and the one before (the session works on these; an older dump a
 # list read goes back to gets its view again). Each holds its tree: keeping eight made a step on
@@ -106,6 +107,10 @@ class Grounder:
                 for i in e.identifiers:
                     table.setdefault(i.xpath, []).append(e)
             self._xpaths_by_screen[s.name] = table
+        # one widget on several screens (the tab bar of every tab): identifier set -> those screens
+        from tapir.runtime.navigation import transient_screen  # (navigation imports grounding)
+
+        self._widgets = shared_widgets(document, frozenset(s.name for s in document.screens if transient_screen(s)))
         self._single_screen = len(document.screens) <= 1
         # resource ids the document names: never taken for another one renamed
         named = [i for s in document.screens for i in (*s.signature.all_of, *s.signature.none_of)]
@@ -155,7 +160,7 @@ class Grounder:
     def labels_of(self, element: Element) -> Labels:
         found = self._labels.get(element.name)
         if found is None:
-            found = self._labels[element.name] = labels(element.identifiers)
+            found = self._labels[element.name] = labels(element.identifiers, own=True)
         return found
 
     def _note(self, text: str) -> None:
@@ -181,15 +186,19 @@ class Grounder:
         An element of the same local name, with the same identifiers, leading to the same known
         screen is the same widget seen on another screen (the settings button of every tab of a
         main screen), not a look-alike; "more options" buttons that open different menus are
-        look-alikes.
+        look-alikes. So is a screen showing a copy of the element under another name
+        (``tapir.runtime.grounding.widgets``: a tab's button on each tab's screen).
         """
         own = {i.xpath for i in element.identifiers}
+        copies = self._widgets.get(frozenset(own), frozenset())
 
         def same_widget(other: Element) -> bool:
             return (other.local_name == element.local_name and element.leads_to is not None
                     and other.leads_to == element.leads_to)
 
         def lookalike(screen: str) -> bool:
+            if element.screen in copies and screen in copies:
+                return False  # it shows this very widget
             table = self._xpaths_by_screen.get(screen, {})
             return any(not same_widget(o) for x in own for o in table.get(x, ()))
 

@@ -279,12 +279,15 @@ class Labels:
         return bool(self.texts or self.descs or self.rids)
 
 
-def labels(identifiers: Iterable[Identifier]) -> Labels:
+def labels(identifiers: Iterable[Identifier], *, own: bool = False) -> Labels:
+    """The literals of the identifiers. ``own``: only those that say what the element is, not
+    those of the container an identifier looks in (``//node[@resource-id='x:id/holder']//node[...]``
+    names where the element is; another view with that id is not the element)."""
     texts: list[str] = []
     descs: list[str] = []
     rids: list[str] = []
     for ident in identifiers:
-        for m in _LITERAL.finditer(ident.xpath):
+        for m in _LITERAL.finditer(" ".join(_own_steps(ident.xpath)) if own else ident.xpath):
             attr, value = m.group(1), m.group(2) if m.group(2) is not None else m.group(3)
             value = value.strip()[:LABEL_CAP]
             if not value:
@@ -296,3 +299,42 @@ def labels(identifiers: Iterable[Identifier]) -> Labels:
             elif attr in _RID_ATTRS:
                 rids.append(value.rsplit("/", 1)[-1])
     return Labels(tuple(dict.fromkeys(texts)), tuple(dict.fromkeys(descs)), tuple(dict.fromkeys(rids)))
+
+
+#: Steps that leave a view for one inside it: the view before such a step is a container.
+_DOWN_AXES = ("child::", "descendant::", "descendant-or-self::")
+
+
+def _own_steps(xpath: str) -> list[str]:
+    """The location steps of ``xpath`` that describe the view it selects: every step but those
+    followed by a step down into them (a container's). A step followed by a step up or aside
+    (``//node[@text='Groups']/ancestor::node[@clickable='true'][1]``) describes the element's own
+    label, and is kept."""
+    steps: list[str] = []
+    depth, quote, start = 0, "", 0
+    for i, ch in enumerate(xpath + "|"):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        elif depth == 0 and ch in "/|":
+            steps.append(xpath[start:i].strip())
+            if ch == "|":
+                steps.append("|")
+            start = i + 1
+    own: list[str] = []
+    parts = [s for s in steps if s]
+    if not parts:  # a bracket or quote left open: the XPath is broken, all of it is kept
+        return [xpath]
+    for step, after in zip(parts, [*parts[1:], "|"], strict=True):
+        if step == "|":
+            continue
+        down = after != "|" and (after.startswith(_DOWN_AXES) or not (
+            "::" in after.split("[", 1)[0] or after.startswith(".")))
+        if not down:
+            own.append(step)
+    return own
