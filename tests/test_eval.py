@@ -289,6 +289,7 @@ def test_reports_that_are_not_reports_are_refused(tmp_path: Path) -> None:
     (["eval", str(SUITE), "--oracle", "--fail-under", "95"], "--fail-under is a success rate between 0 and 1"),
     (["eval", "--compare", "/nonexistent/a.json", "/nonexistent/b.json"], "no such report"),
     (["eval", str(SUITE), "--compare", "a.json", "b.json"], "--compare takes two reports, not a suite"),
+    (["eval", str(SUITE), "--scripts-from", "/nonexistent/r.json"], "no such report: /nonexistent/r.json"),
 ])
 def test_the_command_refuses_bad_use_with_status_2(argv: list[str], message: str,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
@@ -396,3 +397,29 @@ def test_parts_of_a_run_merge_into_the_report_of_the_whole(tmp_path: Path, capsy
     (tmp_path / "broken.json").write_text(json.dumps(broken))
     assert main(["eval", "--merge", str(paths[0]), str(tmp_path / "broken.json")]) == 2
     assert "task 1 is not a task of a report (no difficulty)" in capsys.readouterr().err
+
+
+@pytest.mark.adb
+def test_the_scripts_of_a_report_are_judged_again(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--scripts-from runs the scripts an earlier report holds, without their source: only the
+    report's tasks, each with its own script (here one made wrong by hand), never trusted."""
+    from tapir.cli import main
+
+    earlier = tmp_path / "earlier.json"
+    assert main(["eval", str(SUITE), "--oracle", "-q", "--json", str(earlier), "--task", "music/play_song",
+                 "--task", "clock/add_alarm"]) == 0
+    data = json.loads(earlier.read_text())
+    [song] = [t for t in data["tasks"] if t["id"] == "music/play_song"]
+    song["script"] = song["script"].replace("Lanterns", "Low Tide")  # another song: the checks fail
+    earlier.write_text(json.dumps(data))
+    again = tmp_path / "again.json"
+    assert main(["eval", str(SUITE), "--scripts-from", str(earlier), "-q", "--json", str(again)]) == 0
+    report = json.loads(again.read_text())
+    verdicts = {t["id"]: t["verdict"] for t in report["tasks"]}
+    assert verdicts == {"music/play_song": "fail", "clock/add_alarm": "pass"}
+    assert report["source"]["settings"] == {"source": "scripts-from", "report": str(earlier), "report_source": "oracle"}
+    assert report["source"]["name"] == "oracle (scripts of earlier.json)"  # not "oracle": not trusted
+    capsys.readouterr()
+    # a report none of whose tasks is selected is a usage error
+    assert main(["eval", str(SUITE), "--scripts-from", str(earlier), "--app", "notes"]) == 2
+    assert "holds no script of a selected task" in capsys.readouterr().err

@@ -25,11 +25,13 @@ def register(sub: Subparsers) -> None:
             "SUITE is a folder with suite.yaml (see docs/eval.md), e.g. samples/suite, or a DroidTask\n"
             "folder with tasks.json, whose apps with a recording run as a replay suite.\n\n"
             "Scripts come from --oracle (the suite's reference scripts: separates runtime failures from\n"
-            "generation failures) or --model. A table of the tasks and the success rate per difficulty\n"
-            "level and per app are printed; --json/--markdown write reports. Exit status 1 when the\n"
+            "generation failures), --model, or --scripts-from (the scripts of an earlier report, run\n"
+            "again without the model). A table of the tasks and the success rate per difficulty level\n"
+            "and per app are printed; --json/--markdown write reports. Exit status 1 when the\n"
             "success rate is below --fail-under (default: 1.0 with --oracle, else 0).\n\n"
             "  tapir eval samples/suite --oracle -j 2 --json oracle.json\n"
-            "  tapir eval --compare oracle.json model.json"
+            "  tapir eval --compare oracle.json model.json\n"
+            "  tapir eval samples/suite --scripts-from model.json --json again.json  # same scripts, today's Tapir"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -37,6 +39,9 @@ def register(sub: Subparsers) -> None:
     source = p.add_mutually_exclusive_group()
     source.add_argument("--oracle", action="store_true", help="run the suite's reference scripts")
     source.add_argument("--model", metavar="SPEC", help="generate each script with the code generator (tapir gen)")
+    source.add_argument("--scripts-from", metavar="REPORT.json",
+                        help="run again the scripts an earlier report holds (each task's last script), without the "
+                             "model: re-judges a model's answers on the Tapir of today; only the report's tasks run")
     p.add_argument("--device", action="append", metavar="sim|SERIAL",
                    help="where tasks run: sim (a fresh simulator per task; the default), an adb serial or "
                         "HOST:PORT/SERIAL; repeat to spread tasks over several devices (and adb servers)")
@@ -105,8 +110,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         return _compare(args.compare[0], args.compare[1])
     if not args.suite:
         raise UsageError("give a suite (e.g. samples/suite) or --compare A.json B.json")
-    if not args.oracle and not args.model:
-        raise UsageError("choose where scripts come from: --oracle (the reference scripts) or --model SPEC")
+    if not args.oracle and not args.model and not args.scripts_from:
+        raise UsageError("choose where scripts come from: --oracle (the reference scripts), --model SPEC or "
+                         "--scripts-from REPORT.json")
     check_positive(max_actions=args.max_actions, timeout=args.timeout, jobs=args.jobs, ctx=args.ctx,
                    threads=args.threads)
     if args.fail_under is not None and not 0 <= args.fail_under <= 1:
@@ -122,12 +128,17 @@ def _run(args: argparse.Namespace) -> int:
     from tapir.dsl.budget import Budgets
     from tapir.eval import EvalConfig, OracleSource, load_suite, report_json, report_markdown, run_suite
     from tapir.eval.runner import check_config
-    from tapir.eval.sources import ScriptSource, model_source
+    from tapir.eval.sources import ReportSource, ScriptSource, model_source
 
     for flag, value in (("--json", args.json), ("--markdown", args.markdown)):
         if value and (Path(value).is_dir() or not Path(value).resolve().parent.is_dir()):
             raise UsageError(f"{flag}: cannot write {value} (not a file in an existing folder)")
     suite = load_suite(args.suite).select(ids=args.task, apps=args.app, levels=args.level)
+    earlier = ReportSource.load(args.scripts_from) if args.scripts_from else None
+    if earlier is not None:  # the report's tasks only (ids, not patterns: a task id is its own pattern)
+        if not set(earlier.scripts) & {t.id for t in suite.tasks}:
+            raise UsageError(f"--scripts-from: {args.scripts_from} holds no script of a selected task of the suite")
+        suite = suite.select(ids=sorted(earlier.scripts))
     adb_host, adb_port = adb_server(args, project_config(args.suite))
     devices = tuple(device_on_server(d, adb_host, adb_port) or d for d in args.device or ["sim"])
     config = EvalConfig(
@@ -138,7 +149,7 @@ def _run(args: argparse.Namespace) -> int:
         isolation="inline" if args.in_process else "process",
     )
     check_config(suite, config)
-    source: ScriptSource = OracleSource() if args.oracle else model_source(
+    source: ScriptSource = OracleSource() if args.oracle else earlier if earlier is not None else model_source(
         args.model, seed=args.seed, ctx=args.ctx, style=args.prompt_style, threads=args.threads,
         example_files=args.examples_file, examples=not args.no_examples, postchecks=not args.no_postchecks,
         loop_stop=not args.no_loop_stop, retrieval=args.retrieval)

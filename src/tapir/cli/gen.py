@@ -186,9 +186,9 @@ def _cmd_gen(args: argparse.Namespace) -> int:
                        temperature=args.temperature,
                        constrained=not args.no_grammar, style=args.prompt_style)
     for f in args.examples_file:
-        if not Path(f).is_file():
-            raise UsageError(f"--examples-file: no such file: {f}")
-    examples = ExampleStore.for_document(doc_path, L.symbols(doc), extra=args.examples_file,
+        if not Path(f).exists():
+            raise UsageError(f"--examples-file: no such file or folder: {f}")
+    examples = ExampleStore.for_document(doc_path, L.symbols(doc), extra=args.examples_file, app=doc.app.name,
                                          embedder=_embedder(args.retrieval))
     config = replace(config, stop_loops=not args.no_loop_stop, postchecks=not args.no_postchecks)
     gen = Generator(doc, backend, examples=examples, config=config)

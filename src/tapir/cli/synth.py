@@ -27,16 +27,26 @@ def register(sub: Subparsers) -> None:
             "`tapir gen` + the task, assistant = the answer) and the data card OUT.card.json/.card.md\n"
             "(pairs per app and complexity, rejections per reason, duplicates, seed). docs/synth.md has\n"
             "the format and a recipe to fine-tune a small model on the file.\n\n"
+            "On a replayed DroidBot recording (--droidtask FOLDER, or --device sim:DIR) a pair is kept when\n"
+            "the recording follows every tap and typed text of its run and the run ends on another recorded\n"
+            "screen; walks it cannot follow are rejected as not-recorded. A DroidTask suite's own task\n"
+            "texts (and near-copies) are never made into pairs.\n\n"
             "  tapir synth --doc samples/music/music.yaml --device sim:music -o music.jsonl --count 100\n"
-            "  tapir synth --samples -o data/synth.jsonl --count 400 --seed 1"
+            "  tapir synth --samples -o data/synth.jsonl --count 400 --seed 1\n"
+            "  tapir synth --droidtask ../shared/upstream/droidtask --app clock -o clock.jsonl --count 50"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--doc", action="append", metavar="APP.yaml", default=[],
                    help="an app document (repeat for several apps; pair each with a --device)")
     p.add_argument("--device", action="append", metavar="sim[:APP]", default=[],
-                   help="the simulator that validates the pairs of each --doc: sim or sim:APP "
-                        "(default: sim:<the document's app>); given once, it serves every --doc")
+                   help="the simulator that validates the pairs of each --doc: sim, sim:APP or sim:DIR (a DroidBot "
+                        "recording replayed; default: sim:<the document's app>); given once, it serves every --doc")
+    p.add_argument("--droidtask", metavar="FOLDER",
+                   help="the apps of a DroidTask folder (tasks.json beside apps/), each on its recording replayed, "
+                        "with the document the replay suite uses (tapir eval FOLDER); --app picks some")
+    p.add_argument("--app", action="append", default=[], metavar="APP",
+                   help="with --droidtask: this app only (repeatable; default: every app with a recording)")
     p.add_argument("--samples", nargs="?", const="samples", metavar="FOLDER",
                    help=f"every sample app of FOLDER (default samples/): {', '.join(SAMPLE_APPS)}")
     p.add_argument("-o", "--output", required=False, metavar="OUT.jsonl", help="the JSONL to write (required)")
@@ -57,7 +67,13 @@ def register(sub: Subparsers) -> None:
     p.set_defaults(handler=_run)
 
 
-def _apps(args: argparse.Namespace) -> list[tuple[str, str]]:
+def _apps(args: argparse.Namespace) -> list[Any]:
+    if args.droidtask:
+        if args.doc or args.samples or args.device:
+            raise UsageError("--droidtask names the apps and their devices: give it without --doc, --samples, --device")
+        return _droidtask_apps(Path(args.droidtask), args.app)
+    if args.app:
+        raise UsageError("--app picks apps of a --droidtask folder")
     docs: list[str] = list(args.doc)
     if args.samples:
         folder = Path(args.samples)
@@ -78,6 +94,25 @@ def _apps(args: argparse.Namespace) -> list[tuple[str, str]]:
     if not devices:
         devices = [_default_device(doc) for doc in docs]
     return list(zip(docs, devices, strict=True))
+
+
+def _droidtask_apps(folder: Path, apps: list[str]) -> list[Any]:
+    """A ``SynthApp`` per app of the DroidTask suite: its document and replay as ``tapir eval``
+    loads them, every task text of the suite held out (no pair copies one)."""
+    import json
+
+    from tapir.eval.droidtask import load_droidtask_suite
+    from tapir.synth import SynthApp
+
+    tasks_json = folder if folder.suffix == ".json" else folder / "tasks.json"
+    if not tasks_json.is_file():
+        raise UsageError(f"--droidtask: no tasks.json at {tasks_json} (give the DroidTask folder)")
+    suite = load_droidtask_suite(tasks_json, apps or None)
+    listed = json.loads(tasks_json.read_text(encoding="utf-8"))
+    texts = tuple(str(t.get("task", "")) for by_app in listed.values() for t in by_app.values()
+                  if isinstance(t, dict) and t.get("task"))
+    return [SynthApp(spec.document_path or name, spec.device, spec.document, texts)
+            for name, spec in suite.apps.items()]
 
 
 def _default_device(doc: str) -> str:

@@ -9,8 +9,10 @@ and a ``script``, optionally a ``plan``::
       script: |
         $songs_screen__song_list.match("Lanterns").tap()
 
-``tapir synth``'s output (chat records: ``messages`` and ``meta`` with ``task`` and ``script``)
-is read too, from that folder or from a file given with ``--examples``.
+``tapir synth``'s output (chat records: ``messages`` and ``meta`` with ``task``, ``script`` and
+``app``) is read too, from that folder or from a file or folder given with ``--examples-file``
+(a pool of several apps' files: ``tapir synth --droidtask`` writes one per app). A record that
+names its app is an example for that app's document only.
 
 ``ExampleStore.for_document(path)`` loads the entries of those files (in file-name order) that
 check clean against the document; ``retrieve(task, k)`` ranks them by the cosine similarity of
@@ -37,7 +39,8 @@ from typing import Any
 
 import yaml
 
-__all__ = ["NEAR_DUPLICATE", "Example", "ExampleStore", "load_examples", "near_duplicate", "normalise_task"]
+__all__ = ["NEAR_DUPLICATE", "Example", "ExampleStore", "app_key", "example_files", "load_examples", "near_duplicate",
+           "normalise_task"]
 
 #: Two task texts at least this similar (difflib's ratio, on normalised text) are near-copies.
 NEAR_DUPLICATE = 0.85
@@ -53,6 +56,8 @@ class Example:
     script: str
     plan: str = ""
     source: str = ""
+    #: The app the example is for (``tapir synth``'s ``meta.app``), as ``app_key`` spells it; "": any.
+    app: str = ""
 
     @property
     def elements(self) -> tuple[str, ...]:
@@ -92,6 +97,24 @@ def near_duplicate(a: str, b: str, threshold: float = NEAR_DUPLICATE) -> bool:
     return difflib.SequenceMatcher(None, na, nb, autojunk=False).ratio() >= threshold
 
 
+def app_key(name: str) -> str:
+    """An app's name as examples and ``tapir synth`` name it: lower case, ``_`` for spaces."""
+    return name.strip().lower().replace(" ", "_")
+
+
+def example_files(paths: Iterable[str | Path]) -> list[Path]:
+    """The example files of ``paths``: a file as it is, a folder's ``*.jsonl`` / ``*.yaml`` files
+    (in name order; ``tapir synth`` data cards are not examples)."""
+    out: list[Path] = []
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            out += sorted(f for f in path.iterdir() if f.is_file() and f.suffix in (".jsonl", ".yaml", ".yml"))
+        else:
+            out.append(path)
+    return out
+
+
 def _entry(raw: dict[str, Any]) -> tuple[str, str, str] | None:
     """(task, script, plan) of a plain entry or of a ``tapir synth`` chat record."""
     if isinstance(raw.get("task"), str) and isinstance(raw.get("script"), str):
@@ -121,7 +144,9 @@ def load_examples(path: Path) -> list[Example]:
         if got is not None:
             task, script, plan = got
             script = script if script.endswith("\n") else script + "\n"
-            out.append(Example(task.strip(), script, plan.strip(), str(path)))
+            meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else entry
+            app = meta.get("app") if isinstance(meta.get("app"), str) else ""
+            out.append(Example(task.strip(), script, plan.strip(), str(path), app_key(app)))
     return out
 
 
@@ -147,16 +172,19 @@ class ExampleStore:
 
     @classmethod
     def for_document(cls, document: str | Path, table: object | None = None, *, extra: Iterable[str | Path] = (),
-                     embedder: Any = None) -> ExampleStore:
+                     embedder: Any = None, app: str | None = None) -> ExampleStore:
         """The examples in the ``examples/`` folder beside ``document`` and in the ``extra`` files
-        (``tapir synth`` output, say); with a symbol table, only those that check clean (which
-        also leaves out another app's pairs in a file of several apps)."""
+        or folders (``tapir synth`` output, say); with ``app`` (the document's app name), not those
+        that name another app; with a symbol table, only those that check clean (which also leaves
+        out another app's pairs that do not name their app)."""
         folder = Path(document).parent / "examples"
         examples: list[Example] = []
         for path in sorted([*folder.glob("*.yaml"), *folder.glob("*.yml"), *folder.glob("*.jsonl")]):
             examples += load_examples(path)
-        for more in extra:
-            examples += load_examples(Path(more))
+        for more in example_files(extra):
+            examples += load_examples(more)
+        if app is not None:
+            examples = [e for e in examples if not e.app or e.app == app_key(app)]
         # the same pair in two files (a synth file given again with --examples-file) counts once
         examples = list({(e.task, e.script): e for e in examples}.values())
         if table is not None:

@@ -31,7 +31,7 @@ from typing import Any
 
 from tapir.codegen import language as L
 from tapir.codegen.backend import Backend, Usage
-from tapir.codegen.examples import ExampleStore, load_examples
+from tapir.codegen.examples import ExampleStore, app_key, example_files, load_examples
 from tapir.codegen.generate import CATEGORIES, GenConfig, Generator, categorize
 from tapir.codegen.postchecks import Finding
 from tapir.codegen.prompt import PROMPT_VERSION, RepairNote
@@ -136,16 +136,19 @@ class ModelSource:
             return None
         table = L.symbols(doc)
         if path:
-            store = ExampleStore.for_document(path, table, extra=self.example_files, embedder=self.embedder)
+            store = ExampleStore.for_document(path, table, extra=self.example_files, embedder=self.embedder,
+                                              app=doc.app.name)
         else:
-            pool = [e for f in self.example_files for e in load_examples(f)]
+            pool = [e for f in example_files(self.example_files) for e in load_examples(f)
+                    if not e.app or e.app == app_key(doc.app.name)]
             store = ExampleStore([e for e in pool if not any(i.is_error for i in L.check(e.script, table))],
                                  embedder=self.embedder)
         return store.without(self.held_out) if self.held_out else store
 
     def hold_out(self, tasks: Sequence[str]) -> None:
-        """Never show these tasks (nor near-copies) as examples: the harness gives the suite's texts."""
-        self.held_out = tuple(tasks)
+        """Never show these tasks (nor near-copies) as examples: the harness gives the suite's texts
+        (each call adds to those held out before)."""
+        self.held_out = tuple(dict.fromkeys((*self.held_out, *tasks)))
         self._generators.clear()
 
     def postcheck(self, request: Any, previous: Any, records: Sequence[Mapping[str, Any]]) -> Finding | None:
@@ -234,8 +237,8 @@ def script_source(spec: str, *, seed: int = 0, threads: int | None = None, ctx: 
         config = dataclasses.replace(config, style=style)
     config = dataclasses.replace(config, postchecks=postchecks, stop_loops=loop_stop)
     for f in example_files:
-        if not Path(f).is_file():
-            raise UsageError(f"no such examples file: {f}", setting="examples-file")
+        if not Path(f).exists():
+            raise UsageError(f"no such examples file or folder: {f}", setting="examples-file")
     embedder = None
     if retrieval == "minilm" and examples:
         from tapir.runtime.grounding import default_embedder

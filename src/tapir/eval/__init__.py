@@ -19,7 +19,15 @@ from tapir.eval.audit import Audit, Verdict, audit_touches
 from tapir.eval.compare import Comparison, compare_reports, load_report
 from tapir.eval.report import REPORT_FORMAT, report_json, report_markdown, summarize
 from tapir.eval.runner import EvalConfig, EvalRun, TaskResult, run_suite, run_task
-from tapir.eval.sources import CallableSource, Generation, GenerationRequest, OracleSource, ScriptSource, Tokens
+from tapir.eval.sources import (
+    CallableSource,
+    Generation,
+    GenerationRequest,
+    OracleSource,
+    ReportSource,
+    ScriptSource,
+    Tokens,
+)
 from tapir.eval.suite import LEVELS, AppSpec, Suite, SuiteError, Task, load_suite
 
 __all__ = [
@@ -34,6 +42,7 @@ __all__ = [
     "Generation",
     "GenerationRequest",
     "OracleSource",
+    "ReportSource",
     "ScriptSource",
     "Suite",
     "SuiteError",

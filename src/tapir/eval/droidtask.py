@@ -373,7 +373,11 @@ class ScriptWriter:
                 closeness = 2 if tree.node(node.id).bounds == tree.node(choice).bounds else 3
             else:
                 continue
-            rank = (closeness, 0 if element.screen == screen else 1, _PREFERRED.get(element.kind, 3), index)
+            # the view itself and the clickable view around it are one control: the screen shown
+            # decides between them (the tab "Groups" over another screen's look-alike checkbox
+            # that finds its label)
+            rank = (closeness if closeness >= 2 else 0, 0 if element.screen == screen else 1, closeness,
+                    _PREFERRED.get(element.kind, 3), index)
             nested.setdefault(closeness, set()).add(node.id)
             if best is None or rank < best[0]:
                 best = (rank, element)
@@ -606,8 +610,9 @@ def difficulty_of(ground_truth_steps: int) -> str:
     return "medium" if ground_truth_steps <= 4 else "hard"
 
 
-def load_droidtask_suite(tasks_json: Path) -> Suite:
-    """The replay suite of a DroidTask folder (see the module docstring)."""
+def load_droidtask_suite(tasks_json: Path, apps_only: Iterable[str] | None = None) -> Suite:
+    """The replay suite of a DroidTask folder (see the module docstring); ``apps_only``: of these
+    apps only (``tapir synth --droidtask --app``: the others' documents are not even read)."""
     from tapir.sim.replay import ReplayApp
 
     folder = tasks_json.parent
@@ -618,6 +623,12 @@ def load_droidtask_suite(tasks_json: Path) -> Suite:
     if not isinstance(listed, dict) or not all(isinstance(v, dict) for v in listed.values()):
         raise UsageError(f"{tasks_json} is not a DroidTask tasks.json ({{app: {{taskN.yaml: {{task, solution}}}}}})")
     playable = set(replay_apps(folder))
+    if apps_only is not None:
+        wanted = set(apps_only)
+        unknown = sorted(wanted - set(listed))
+        if unknown:
+            raise UsageError(f"{tasks_json} has no app {', '.join(unknown)} (it has {', '.join(sorted(listed))})")
+        listed = {app: tasks for app, tasks in listed.items() if app in wanted}
     unplayable = [app for app in listed if app not in playable]
     notes = [f"skipped {len(unplayable)} app(s) without a recording (apps/APP/states, events) to replay: "
              f"{', '.join(unplayable)}"] if unplayable else []

@@ -438,7 +438,7 @@ def run_suite(
     started = time.monotonic()
     hold_out = getattr(source, "hold_out", None)
     if callable(hold_out):  # a model's examples never include a task of this suite (nor a near-copy)
-        hold_out([t.text for t in suite.tasks])
+        hold_out([*(t.text for t in suite.tasks), *suite.unselected])
 
     def job(task: Task, slot: Slot) -> TaskResult:
         return run_task(task, suite, source, config, slot.name, slot.adb_port)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from tapir.core.document import AppDocument
@@ -99,6 +100,39 @@ class OracleSource:
         if request.task.reference is None:
             return Generation(None, error="the task has no reference script")
         return Generation(request.task.reference)
+
+
+class ReportSource:
+    """The scripts of an earlier report (``tapir eval --scripts-from REPORT.json``): each task runs
+    the last script the report holds for it, so that a model's answers are judged again on the
+    Tapir of today without the model. A task the report holds no script for gets none (a
+    ``no_script`` verdict). The scripts are never trusted (they allow themselves nothing), even
+    when the report was the oracle's."""
+
+    def __init__(self, report: Mapping[str, Any], path: str) -> None:
+        self.path = path
+        source = report.get("source") or {}
+        self.was = str(source.get("name") or "unknown") if isinstance(source, Mapping) else "unknown"
+        self.name = f"{self.was} (scripts of {Path(path).name})"
+        self.scripts: dict[str, str] = {
+            str(t["id"]): t["script"] for t in report.get("tasks", ())
+            if isinstance(t, Mapping) and "id" in t and isinstance(t.get("script"), str)}
+
+    @classmethod
+    def load(cls, path: str | Path) -> ReportSource:
+        """The source of a report file (``UsageError`` for a file that is not a report)."""
+        from tapir.eval.compare import load_report
+
+        return cls(load_report(path), str(path))
+
+    def settings(self) -> dict[str, Any]:
+        return {"source": "scripts-from", "report": self.path, "report_source": self.was}
+
+    def generate(self, request: GenerationRequest) -> Generation:
+        script = self.scripts.get(request.task.id)
+        if script is None:
+            return Generation(None, error=f"{self.path} holds no script for {request.task.id}")
+        return Generation(script)
 
 
 class CallableSource:
@@ -213,5 +247,5 @@ def can_repair(source: ScriptSource) -> bool:
     return callable(getattr(source, "repair", None))
 
 
-__all__ = ["AdaptedSource", "CallableSource", "Generation", "GenerationRequest", "OracleSource", "ScriptSource",
-           "Tokens", "as_generation", "can_repair", "model_source"]
+__all__ = ["AdaptedSource", "CallableSource", "Generation", "GenerationRequest", "OracleSource", "ReportSource",
+           "ScriptSource", "Tokens", "as_generation", "can_repair", "model_source"]

@@ -123,6 +123,9 @@ class Suite:
     notes: tuple[str, ...] = ()
     #: Hash of the task definitions, references and documents (reports record it).
     digest: str = field(default="", compare=False)
+    #: The texts of the suite's tasks that ``select`` left out: still the suite's, so a model's
+    #: examples never include them either (a run of one app must not see another's tasks).
+    unselected: tuple[str, ...] = field(default=(), compare=False)
 
     def select(self, *, ids: Iterable[str] = (), apps: Iterable[str] = (), levels: Iterable[str] = ()) -> Suite:
         """The tasks whose id matches one of ``ids`` (shell patterns: ``music/*``), of one of
@@ -142,7 +145,8 @@ class Suite:
         )
         if not kept:
             raise UsageError("no task of the suite matches the selection")
-        return replace(self, tasks=kept)
+        dropped = tuple(t.text for t in self.tasks if t not in kept)
+        return replace(self, tasks=kept, unselected=self.unselected + dropped)
 
 
 class SuiteError(DocumentError):

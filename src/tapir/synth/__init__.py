@@ -6,6 +6,9 @@
     write_outputs(run, "music.jsonl")     # chat-format JSONL + music.card.json / music.card.md
     run.card()["rejected"]                # {'navigation': 12, 'effect-not-confirmed': 9, ...}
 
+A replayed DroidTask recording validates too (``SynthApp(path, "sim:DIR", document)``: the walks
+the recording cannot follow are rejected as ``not-recorded``).
+
 Modules: ``graph`` (the document's transition graph, walks on it, template task texts and
 scripts), ``validate`` (running a script on a fresh simulated app, categorising its failure,
 confirming its effect on the app's state) and ``pipeline`` (sampling, depth-first repair,
@@ -14,7 +17,17 @@ deduplication, the JSONL and the data card). The format and a fine-tuning recipe
 """
 
 from tapir.synth.graph import Action, TransitionGraph, Walk, normalise_script, normalise_text
-from tapir.synth.pipeline import FORMAT, Pair, Rejection, SynthConfig, SynthRun, chat_record, synthesize, write_outputs
+from tapir.synth.pipeline import (
+    FORMAT,
+    Pair,
+    Rejection,
+    SynthApp,
+    SynthConfig,
+    SynthRun,
+    chat_record,
+    synthesize,
+    write_outputs,
+)
 from tapir.synth.validate import CATEGORIES, Outcome, Validator, categorise
 
 __all__ = [
@@ -24,6 +37,7 @@ __all__ = [
     "Outcome",
     "Pair",
     "Rejection",
+    "SynthApp",
     "SynthConfig",
     "SynthRun",
     "TransitionGraph",

@@ -151,12 +151,16 @@ class TransitionGraph:
 
     ``items`` gives, for a list without fixed options, the texts of some of its items (read from
     a fresh app by ``tapir.synth.validate.probe_items``): only lists with known items get item
-    actions, so that a walk never names an item the app does not have.
+    actions, so that a walk never names an item the app does not have. ``values``, when given,
+    are what every input may be typed (a replayed recording's typed texts: it follows no other);
+    otherwise the vocabulary of ``input_values``.
     """
 
-    def __init__(self, document: AppDocument, items: Mapping[str, Sequence[str]] | None = None) -> None:
+    def __init__(self, document: AppDocument, items: Mapping[str, Sequence[str]] | None = None,
+                 values: Sequence[str] | None = None) -> None:
         self.document = document
         self.items = {k: list(v) for k, v in (items or {}).items() if v}
+        self.values = tuple(values) if values is not None else None
         self._arrivals = _path_arrivals(document)
         self.actions: dict[str, list[Action]] = {s.name: self._actions_on(s) for s in document.screens}
         self.anchors = self._anchor_screens()
@@ -186,7 +190,8 @@ class TransitionGraph:
                     out += [Action("item", e.name, screen.name, t, None, self._leads(e))
                             for t in self.items.get(e.name, [])[:6]]
             elif e.kind == Kind.INPUT:
-                out += [Action("input", e.name, screen.name, v, None, None) for v in input_values(e)]
+                typed = self.values if self.values is not None else input_values(e)
+                out += [Action("input", e.name, screen.name, v, None, None) for v in typed[:6]]
             elif e.kind in _TAPPABLE:
                 out.append(Action("tap", e.name, screen.name, None, None, self._leads(e)))
         return out
@@ -203,6 +208,12 @@ class TransitionGraph:
                     seen.append(a.leads_to)
                     queue.append(a.leads_to)
         return seen
+
+    def forget(self, action: Action) -> None:
+        """Draw ``action`` no more (a replayed recording cannot follow it)."""
+        here = self.actions.get(action.screen, [])
+        if action in here:
+            here.remove(action)
 
     def confirmations(self, screen: str) -> list[Action]:
         """The buttons of ``screen`` that complete a form there (create, save, OK...)."""

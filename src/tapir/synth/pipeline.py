@@ -38,7 +38,8 @@ from tapir.core.errors import UsageError
 from tapir.synth.graph import Action, TransitionGraph, Walk, normalise_script, normalise_text
 from tapir.synth.validate import CATEGORIES, Outcome, Validator
 
-__all__ = ["FORMAT", "Pair", "Rejection", "SynthConfig", "SynthRun", "chat_record", "synthesize", "write_outputs"]
+__all__ = ["FORMAT", "Pair", "Rejection", "SynthApp", "SynthConfig", "SynthRun", "chat_record", "synthesize",
+           "write_outputs"]
 
 #: The data card's format name (bumped when its fields change).
 FORMAT = "tapir-synth/1"
@@ -69,6 +70,19 @@ class SynthConfig:
 
 
 @dataclass(frozen=True)
+class SynthApp:
+    """One app to synthesise for: its document (read from ``path`` unless given loaded, as a
+    DroidTask suite's import is) and the simulator spec that validates its pairs."""
+
+    path: str | Path
+    device: str
+    document: AppDocument | None = None
+    #: Task texts no pair may copy (a suite's own tasks): a walk whose text is one of them or a
+    #: near-copy (``tapir.codegen.examples.near_duplicate``) is not kept.
+    held_out: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Pair:
     """A validated (task, script) pair."""
 
@@ -83,6 +97,8 @@ class Pair:
     #: Repairs that made it pass (``drop:3``, ``navigate:2``, ``confirm``...), in order.
     repairs: tuple[str, ...] = ()
     template_task: str = ""
+    #: On a replayed recording: the run's action log (what DroidTask's metric compares).
+    actions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -101,6 +117,8 @@ class SynthRun:
     pairs: list[Pair] = field(default_factory=list)
     rejections: list[Rejection] = field(default_factory=list)
     duplicates: int = 0
+    #: Walks whose text copies a held-out task (``SynthApp.held_out``), not kept.
+    held_out: int = 0
     candidates: Counter[str] = field(default_factory=Counter)
     #: Walks that failed once and passed after a repair; validation runs in all.
     repaired: int = 0
@@ -123,7 +141,8 @@ class SynthRun:
             "per_complexity": {str(k): per_complexity[k] for k in sorted(per_complexity)},
             "rejected": {c: rejected[c] for c in CATEGORIES if rejected.get(c)},
             "rejected_total": len(self.rejections),
-            "duplicates": self.duplicates, "repaired": self.repaired, "trimmed": self.trimmed,
+            "duplicates": self.duplicates, "held_out": self.held_out, "repaired": self.repaired,
+            "trimmed": self.trimmed,
             "validation_runs": self.runs, "wall_s": round(self.wall_s, 2),
             "rejection_examples": {c: next(_example(r) for r in self.rejections if r.category == c)
                                    for c in CATEGORIES if rejected.get(c)},
@@ -137,10 +156,10 @@ def _example(r: Rejection) -> dict[str, str]:
 # ---------------------------------------------------------------------------------------------
 
 
-def synthesize(apps: Sequence[tuple[str | Path, str]], config: SynthConfig | None = None, *,
+def synthesize(apps: Sequence[tuple[str | Path, str] | SynthApp], config: SynthConfig | None = None, *,
                on_progress: Callable[[str, int, int], None] | None = None) -> SynthRun:
-    """Pairs for each ``(document path, simulator spec)`` (see the module docstring);
-    ``on_progress(app, kept, wanted)`` is called after each walk."""
+    """Pairs for each ``(document path, simulator spec)`` or ``SynthApp`` (see the module
+    docstring); ``on_progress(app, kept, wanted)`` is called after each walk."""
     from tapir.docgen.loader import load_document
 
     config = config or SynthConfig()
@@ -150,33 +169,43 @@ def synthesize(apps: Sequence[tuple[str | Path, str]], config: SynthConfig | Non
         raise UsageError("must be at least 1", setting="max_complexity")
     if not apps:
         raise UsageError("no app to synthesise for: give --doc APP.yaml (or --samples)")
-    loaded: list[tuple[str, AppDocument, str, str]] = []
-    for path, device in apps:
-        doc = load_document(path)
-        name = doc.app.name.lower().replace(" ", "_")
+    loaded: list[tuple[str, AppDocument, SynthApp]] = []
+    for given in apps:
+        spec = given if isinstance(given, SynthApp) else SynthApp(*given)
+        doc = spec.document or load_document(spec.path)
+        name = app_name(doc)
         if any(name == n for n, *_ in loaded):
-            raise UsageError(f"{path}: the app {name!r} is given twice", setting="doc")
-        loaded.append((name, doc, device, str(path)))
-    run = SynthRun(config, {name: str(path) for name, _, _, path in loaded},
-                   documents={name: doc for name, doc, _, _ in loaded})
+            raise UsageError(f"{spec.path}: the app {name!r} is given twice", setting="doc")
+        loaded.append((name, doc, spec))
+    run = SynthRun(config, {name: str(spec.path) for name, _, spec in loaded},
+                   documents={name: doc for name, doc, _ in loaded})
     started = time.monotonic()
     seen_scripts: set[str] = set()
     seen_texts: set[str] = set()
     share = [config.count // len(loaded) + (1 if i < config.count % len(loaded) else 0) for i in range(len(loaded))]
-    for (name, doc, device, path), wanted in zip(loaded, share, strict=True):
-        with Validator(doc, device, isolation="inline" if config.in_process else "process") as validator:
-            _synthesize_app(run, name, doc, path, validator, wanted, seen_scripts, seen_texts, on_progress)
+    for (name, doc, spec), wanted in zip(loaded, share, strict=True):
+        with Validator(doc, spec.device, isolation="inline" if config.in_process else "process") as validator:
+            _synthesize_app(run, name, doc, spec, validator, wanted, seen_scripts, seen_texts, on_progress)
             run.runs += validator.runs
     run.wall_s = time.monotonic() - started
     return run
 
 
-def _synthesize_app(run: SynthRun, name: str, doc: AppDocument, path: str, validator: Validator, wanted: int,
+def app_name(document: AppDocument) -> str:
+    """The app's name in pairs and cards (``meta.app``): the document's, lower case, ``_`` for spaces."""
+    return document.app.name.lower().replace(" ", "_")
+
+
+def _synthesize_app(run: SynthRun, name: str, doc: AppDocument, spec: SynthApp, validator: Validator, wanted: int,
                     seen_scripts: set[str], seen_texts: set[str],
                     on_progress: Callable[[str, int, int], None] | None) -> None:
+    from tapir.codegen.examples import near_duplicate
+
     config = run.config
+    path = str(spec.path)
     rng = random.Random(f"{config.seed}:{name}")
-    graph = TransitionGraph(doc, validator.probe_items())
+    # a replayed recording follows only the texts it typed: those are the values a walk types
+    graph = TransitionGraph(doc, validator.probe_items(), values=validator.recorded_texts if validator.replay else None)
     kept = 0
     for _ in range(wanted * config.max_candidates_factor):
         if kept >= wanted:
@@ -185,7 +214,9 @@ def _synthesize_app(run: SynthRun, name: str, doc: AppDocument, path: str, valid
         if walk is None:
             break
         run.candidates[name] += 1
-        if _seen(walk, seen_scripts, seen_texts):
+        if spec.held_out and any(near_duplicate(walk.task_text(), t) for t in spec.held_out):
+            run.held_out += 1
+        elif _seen(walk, seen_scripts, seen_texts):
             run.duplicates += 1
         else:
             search = _Search(graph, validator, rng, config)
@@ -193,6 +224,9 @@ def _synthesize_app(run: SynthRun, name: str, doc: AppDocument, path: str, valid
             if found is None:
                 first = search.first
                 assert first is not None
+                if first.category == "not-recorded" and first.line == 0:
+                    # the recording cannot follow this action even from its start: draw it no more
+                    graph.forget(walk.actions[0])
                 run.rejections.append(Rejection(name, walk.task_text(), walk.script(), first.category or "runtime",
                                                 first.message))
             else:
@@ -213,8 +247,10 @@ def _synthesize_app(run: SynthRun, name: str, doc: AppDocument, path: str, valid
                 else:
                     text = walk.task_text()
                     task = config.rephrase(doc, text) if config.rephrase else text
+                    if spec.held_out and task != text and any(near_duplicate(task, t) for t in spec.held_out):
+                        task = text  # a rephrasing that copies a held-out task: the template instead
                     run.pairs.append(Pair(f"{name}/{kept + 1:04d}", name, path, task, walk.script(), walk.complexity,
-                                          outcome.checks, tuple(repairs), text))
+                                          outcome.checks, tuple(repairs), text, outcome.actions))
                     kept += 1
         _progress(on_progress, name, kept, wanted)
 
@@ -305,12 +341,12 @@ class _Search:
             path = self._explicit_path(action)
             if path:
                 out.append((f"navigate:{i + 1}", walk.inserted(i, path)))
-        if category == "grounding" and action.kind in ("item", "item_child"):
+        if category in ("grounding", "not-recorded") and action.kind in ("item", "item_child"):
             others = [t for t in self.graph.items.get(action.element, []) if t != action.text]
             if others:
                 other = Action(action.kind, action.element, action.screen, others[0], action.child, action.leads_to)
                 out.append((f"other-item:{i + 1}", walk.replaced(i, other, self.graph.phrase(other, self.rng))))
-        if category in ("grounding", "navigation", "action", "wait") and i > 0 and action.kind != "nav":
+        if category in ("grounding", "navigation", "action", "wait", "not-recorded") and i > 0 and action.kind != "nav":
             out.append((f"back:{i + 1}", walk.inserted(i, [Action("nav", action.element, action.screen, call="back")])))
         if walk.complexity > 1 or action.kind == "nav":
             out.append((f"drop:{i + 1}", walk.without(i)))
@@ -357,7 +393,8 @@ def chat_record(pair: Pair, document: AppDocument, prefix: str | None = None) ->
         ],
         "meta": {"id": pair.id, "app": pair.app, "task": pair.task, "complexity": pair.complexity,
                  "checks": list(pair.checks),
-                 "repairs": list(pair.repairs), "script": pair.script},
+                 "repairs": list(pair.repairs), "script": pair.script,
+                 **({"actions": list(pair.actions)} if pair.actions else {})},
     }
 
 
@@ -387,7 +424,8 @@ def card_markdown(card: dict[str, Any], data_name: str) -> str:
              f"{card['config']['texts']}. Every pair ran on a fresh simulated app and its effect was confirmed "
              "on the app's final state.", "",
              f"- pairs: **{card['pairs']}** from {card['candidates']} walks drawn",
-             f"- rejected: {card['rejected_total']}; duplicates: {card['duplicates']}; passed after a repair: "
+             f"- rejected: {card['rejected_total']}; duplicates: {card['duplicates']}; copies of a held-out "
+             f"task: {card['held_out']}; passed after a repair: "
              f"{card['repaired']}; trailing no-op actions trimmed: {card['trimmed']}",
              f"- validation runs: {card['validation_runs']}; wall time: {card['wall_s']} s", "",
              "| app | pairs | walks | rejected |", "|---|---:|---:|---:|"]

@@ -17,6 +17,14 @@ simulator stays in this process either way, where the app's state is read), and 
 * the effect must show in the app's final state: the state differs from a fresh app's, and every
   value the task typed is in it; otherwise ``effect-not-confirmed``.
 
+On a replayed recording (``sim:DIR``: ``tapir.sim.replay``) the app has no data model: the
+recording is the app. There a pair is kept when every tap and typed text of the run followed a
+recorded transition (else ``not-recorded``: the recording cannot follow the walk), every value
+the task typed was typed in the recording there, and the run ends on another recorded screen than
+the start (else ``effect-not-confirmed``). Its check is that screen (``app.current_state ==
+'<state hash>'``), and the run's action log (``tapir.eval.droidtask.action_log``, what the
+DroidTask metric compares) goes with the pair.
+
 What changed becomes the pair's checks: one expression per changed field of the state
 (``state.sort == 'Duration'``), in the syntax of the suite's checks (``tapir.eval.checks``), so a
 pair can be checked again, or turned into a suite task.
@@ -54,8 +62,12 @@ __all__ = ["CATEGORIES", "Outcome", "Validator", "categorise", "state_checks"]
 #: Why a pair is rejected, in the order the data card lists them.
 CATEGORIES: tuple[str, ...] = (
     "syntax", "check", "grounding", "navigation", "budget", "action", "assert", "wait", "device", "runtime",
-    "wrong-tap", "effect-not-confirmed", "check-not-reproduced",
+    "wrong-tap", "not-recorded", "effect-not-confirmed", "check-not-reproduced",
 )
+
+#: Inputs a replayed recording must have followed (an unmatched swipe or key is the runtime
+#: looking for an element or a way back, which the recording may not hold; it changes nothing).
+_MUST_FOLLOW = frozenset({"tap", "long_tap", "click", "long_click", "text"})
 
 #: Each run's connection freezes the heap (``tapir.runtime.heap.settle``, meant for one run per
 #: process), so the cyclic garbage of earlier runs would never be collected: thousands of runs
@@ -84,6 +96,8 @@ class Outcome:
     run_s: float = 0.0
     #: The final state, field by field (``repr``), when the script finished.
     state: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    #: On a replayed recording: the run's action log (``tap: <label>``...), DroidTask's metric.
+    actions: tuple[str, ...] = ()
 
 
 def categorise(error: TapirError) -> str:
@@ -114,7 +128,8 @@ class Validator:
         if not is_sim_spec(device):
             raise UsageError(f"{device}: synthesis validates on the simulator only (sim or sim:APP): "
                              "its checks read the app's state", setting="device")
-        packages = {a.package for a in apps_for_spec(device)}
+        apps = apps_for_spec(device)
+        packages = {a.package for a in apps}
         if document.app.package not in packages:
             raise UsageError(f"the simulated device {device!r} has no app {document.app.package} (the document's); "
                              f"it has {', '.join(sorted(packages)) or 'nothing'}")
@@ -123,6 +138,12 @@ class Validator:
         self.budgets = budgets or Budgets(max_actions=60, timeout_s=60.0)
         self.isolation: Isolation = isolation
         self.symbols = build_symbols(document)
+        #: The app is a replayed recording (its transitions, not a data model, judge a run).
+        self.replay = any(a.package == document.app.package and hasattr(a, "followed") for a in apps)
+        #: The texts the recording typed (what a walk may type on a replay), in order.
+        self.recorded_texts: tuple[str, ...] = tuple(dict.fromkeys(
+            e.text for a in apps if self.replay and a.package == document.app.package
+            for e in getattr(a, "events", ()) if e.kind == "set_text" and e.text))
         self._adb_port: int | None = None
         self._own_server = False
         self._fresh: Any = None
@@ -212,6 +233,8 @@ class Validator:
             err = result.error
             line = err.span.line - 1 if err.span is not None else None
             return Outcome(False, categorise(err), err.render(), line, printed=tuple(result.printed), run_s=run_s)
+        if self.replay:
+            return self._judge_replay(script, values, app, records, run_s, tuple(result.printed))
         if touches is not None:
             audit = audit_touches(self.document, records, touches)
             if audit.wrong:
@@ -233,9 +256,35 @@ class Validator:
         checks = state_checks(state, fresh, changed)
         return Outcome(True, checks=checks, changed=changed, printed=tuple(result.printed), run_s=run_s, state=after)
 
+    def _judge_replay(self, script: str, values: tuple[str, ...], app: Any, records: list[dict[str, Any]],
+                      run_s: float, printed: tuple[str, ...]) -> Outcome:
+        """A finished run on a replayed recording (see the module docstring)."""
+        from tapir.eval.droidtask import action_log
+        from tapir.sim.replay import UNRECORDED
+
+        missed = [u for u in app.unmatched if u.action in _MUST_FOLLOW]
+        if missed or app.current_state == UNRECORDED:
+            what = (f"the {missed[0].action} at {missed[0].detail} on state {missed[0].state[:12]}" if missed
+                    else "the last input")
+            return Outcome(False, "not-recorded", f"the recording has no transition for {what}",
+                           line=_line_at(records, missed[0].detail) if missed else None, printed=printed, run_s=run_s)
+        typed = {e.text for e in app.followed if e.kind == "set_text"}
+        for value in values:
+            if value not in typed:
+                return Outcome(False, "not-recorded", f"the recording never typed {value!r} there",
+                               line=_value_line(script, value), printed=printed, run_s=run_s)
+        state = {"current_state": repr(app.current_state)}
+        if app.current_state == app.start_state:
+            return Outcome(False, "effect-not-confirmed", "the run ends on the recording's start screen",
+                           printed=printed, run_s=run_s, state=state)
+        return Outcome(True, checks=(f"app.current_state == {app.current_state!r}",), changed=("current_state",),
+                       printed=printed, run_s=run_s, state=state, actions=tuple(action_log(records)))
+
     def time_driven(self, script: str, outcome: Outcome) -> set[str]:
         """Fields of the state that move on with time alone after ``script`` (a song's position, a
         running stopwatch): the script run again with a wait at its end, compared."""
+        if self.replay:  # a recorded screen does not move on with time
+            return set()
         later = self.validate(script + "sleep(30)\n")
         if not later.state:
             return set()
@@ -254,6 +303,25 @@ class Validator:
 def _collect() -> None:
     gc.unfreeze()
     gc.collect()
+
+
+def _line_at(records: list[dict[str, Any]], point: str) -> int | None:
+    """The 0-based statement whose tap (or whose navigation's tap) touched ``point`` ("x,y"), from
+    the run's trace records (their ``bounds``); None when none did."""
+    try:
+        x, y = (int(v) for v in point.split(",")[:2])
+    except ValueError:
+        return None
+    pending = False  # a navigation step touched it: the statement it navigated for is next
+    for r in records:
+        bounds = r.get("bounds")
+        hit = isinstance(bounds, list | tuple) and len(bounds) == 4 and bounds[0] <= x <= bounds[2] \
+            and bounds[1] <= y <= bounds[3]
+        if r.get("event") == "navigation" and hit:
+            pending = True
+        elif r.get("event") == "action" and isinstance(r.get("line"), int) and (pending or hit):
+            return int(r["line"]) - 1
+    return None
 
 
 def _value_line(script: str, value: str) -> int | None:
