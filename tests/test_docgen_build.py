@@ -18,7 +18,7 @@ from tapir.docgen.build import BuildOptions, build_document, read_trace
 from tapir.docgen.build.anatomy import Anatomy
 from tapir.docgen.build.graph import Edge, screen_paths
 from tapir.docgen.build.grouping import group_states
-from tapir.docgen.build.identifiers import Absence, Conjunction, Sighting, TreeIndex, identifier_queue
+from tapir.docgen.build.identifiers import LABELLED, Absence, Conjunction, Sighting, TreeIndex, identifier_queue
 from tapir.docgen.build.naming import Namer, element_base, slug, with_suffix
 from tapir.docgen.build.policy import DangerPolicy
 from tapir.docgen.build.trace import Action, Target, TraceWriter
@@ -290,8 +290,54 @@ def test_rows_are_found_by_the_label_inside_them() -> None:
                                                        tab("Clock", 0), tab("Alarm", 100)))))
     alarm = index.tree.find(lambda n: n.clickable)[1].id
     (first, *_) = identifier_queue([Sighting(index, alarm)]).identifiers
-    assert first.xpath() == "//node[@text='Alarm']/ancestor::node[@clickable='true'][1]"
+    assert first.xpath() == f"//node[@text='Alarm']/ancestor::node[{LABELLED}][1]"
     assert XPathView(index.tree).select(Identifier(first.xpath(), Dialect.UIAUTOMATOR)) == [alarm]
+
+
+def _tab_bar(selected: str) -> TreeIndex:
+    """Two tabs, the selected one not clickable (the view, its holder and label all selected, as
+    Android passes selection down), above a label in a plain container."""
+    def tab(label: str, x: int) -> str:
+        on = "true" if label == selected else "false"
+        return node("android.widget.LinearLayout", (x, 2000, x + 360, 2100),
+                    node("android.widget.LinearLayout", (x, 2000, x + 360, 2100),
+                         node("android.widget.TextView", (x, 2050, x + 360, 2100), text=label,
+                              rid="org.x:id/tab_item_label", selected=on),
+                         rid="org.x:id/tab_item_holder", selected=on),
+                    clickable="false" if label == selected else "true", selected=on)
+
+    return TreeIndex(parse_uiautomator(hierarchy(node(
+        "android.widget.FrameLayout", (0, 0, 1080, 2400),
+        node("android.widget.FrameLayout", (0, 0, 1080, 500), node("android.widget.TextView", (0, 0, 500, 100),
+                                                                   text="Groups (none)")),
+        node("android.widget.HorizontalScrollView", (0, 2000, 1080, 2100),
+             node("android.widget.LinearLayout", (0, 2000, 1080, 2100), tab("Contacts", 0), tab("Groups", 360)),
+             rid="org.x:id/main_tabs_holder")))))
+
+
+def test_a_selected_tab_that_is_not_clickable_is_still_the_tab() -> None:
+    """The selected tab is not clickable, and tapping it again reloads it (a list that shows only
+    then): it is the tab there too, found by the same identifier as where it can be tapped."""
+    from tapir.docgen.build.elements import collect
+    from tapir.docgen.build.grouping import ScreenGroup
+
+    here, there = _tab_bar("Contacts"), _tab_bar("Groups")
+    top = [n.id for n in there.tree.nodes if n.selected and n.class_name.endswith("LinearLayout")][0]
+    (clickable,) = [n.id for n in here.tree.nodes if n.clickable]  # Groups: Contacts is selected
+    # the label finds the clickable tab, else the top of the selected views around it; lxml agrees
+    (first, *_) = identifier_queue([Sighting(here, clickable), Sighting(there, top)]).identifiers
+    for index, want in ((here, clickable), (there, top)):
+        assert index.hits(first) == {want}
+        assert XPathView(index.tree).select(Identifier(first.xpath(), Dialect.UIAUTOMATOR)) == [want]
+    # a label in a container neither clickable nor selected still finds nothing
+    plain = Conjunction((("label", "Groups (none)"),))
+    assert not here.hits(plain) and XPathView(here.tree).select(Identifier(plain.xpath(), Dialect.UIAUTOMATOR)) == []
+    # built from both, the Groups tab is seen in both: always there, with an identifier for both
+    anatomies = {"a": Anatomy.of(here.tree), "b": Anatomy.of(there.tree)}
+    draft = collect(ScreenGroup(0, ["a", "b"], anatomies), {"a": here, "b": there})
+    tab = next(d for d in draft.elements if d.label == "Groups")
+    assert tab.kind is Kind.TAB and tab.always and {s.state for s in tab.seen} == {"a", "b"}
+    assert tab.identifiers and all(there.hits(c) == {top} for c in tab.identifiers)
 
 
 def test_generated_identifiers_find_their_element_and_only_it(music: Any) -> None:

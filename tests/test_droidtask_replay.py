@@ -133,11 +133,7 @@ def test_a_droidtask_folder_is_a_suite(upstream: Path) -> None:
 # pass on replay); everything else is Tapir's to fix and says what fails. The test fails when a
 # task outside this table fails (a regression) and when a task in it passes (update the table).
 RECORDING_GAP = "recording gap"
-KNOWN_FAILURES: dict[str, tuple[str, str]] = {
-    "contacts/task13": ("tapir", "after OK the groups tab shows no list until the tab is tapped again (recorded); "
-                                 "the selected tab is not clickable, so its identifiers (clickable view around "
-                                 "the label) find nothing and the document's appearance path cannot be taken"),
-}
+KNOWN_FAILURES: dict[str, tuple[str, str]] = {}
 
 
 @pytest.mark.adb

@@ -349,6 +349,162 @@ def test_a_step_the_guard_refuses_is_passed_over_for_another_path() -> None:
     assert host.done == []
 
 
+DIALOG_DOC = """\
+format: 1
+app: {package: org.t, name: T, start_screen: home}
+screens:
+  home:
+    description: start
+    signature: {activity: .Home}
+    elements:
+      home__sort_button:
+        kind: button
+        description: opens the sort dialog
+        identifiers: ["//node[@resource-id='sort']"]
+        leads_to: sort_dialog
+      home__groups_tab:
+        kind: tab
+        description: the groups tab (reloads the groups when tapped again)
+        identifiers: ["//node[@text='Groups']"]
+      home__groups_list:
+        kind: list
+        description: the groups, shown after the tab is tapped
+        identifiers: ["//node[@resource-id='groups']"]
+        paths: [[home__groups_tab.tap()]]
+      home__empty_text:
+        kind: text
+        description: shown at times; only a path from another screen leads here
+        identifiers: ["//node[@resource-id='empty']"]
+        paths: [[detail__title.tap()]]
+      home__open_detail:
+        kind: button
+        description: opens the detail
+        identifiers: ["//node[@resource-id='open']"]
+        leads_to: detail
+  sort_dialog:
+    description: a dialog
+    signature: {activity: .Home}
+    elements:
+      sort_dialog__options:
+        kind: list
+        description: the orders
+        identifiers: ["//node[@resource-id='options']"]
+      sort_dialog__ok_button:
+        kind: button
+        description: applies the order
+        identifiers: ["//node[@resource-id='android:id/button1' and @text='OK']"]
+      sort_dialog__cancel_button:
+        kind: button
+        description: closes the dialog
+        identifiers: ["//node[@resource-id='android:id/button2' and @text='Cancel']"]
+  detail:
+    description: a detail
+    signature: {activity: .Detail}
+    elements:
+      detail__title:
+        kind: text
+        description: title
+        identifiers: ["//node[@resource-id='t']"]
+        paths: [[home__open_detail.tap()]]
+"""
+
+
+class DialogHost(ScriptedHost):
+    """The screens of ``DIALOG_DOC``: BACK does nothing on the dialog (a replay that never
+    recorded it); its buttons close it to home when ``closing`` names them, else do nothing too.
+    ``available`` counts the planner's questions (what a search costs)."""
+
+    def __init__(self, document: AppDocument, screen: str, closing: frozenset[str] = frozenset()) -> None:
+        super().__init__(document, screen)
+        self.closing = closing
+        self.available = 0
+        self.shown = False
+
+    def step_available(self, step: Step, obs: Observation) -> bool:
+        self.available += 1
+        return super().step_available(step, obs)
+
+    def run_step(self, step: Step, obs: Observation, span: object, toward: str | None = None) -> Observation:
+        self.done.append(str(step))
+        if step.target in self.closing:
+            self.screen = "home"
+        elif step.target == "home__sort_button":
+            self.screen = "sort_dialog"
+        elif step.target == "home__groups_tab":
+            self.shown = True
+        elif step.target == "home__open_detail":
+            self.screen = "detail"
+        elif step.target is None and self.screen != "sort_dialog":
+            self.screen = "home"
+        return self.observe()
+
+
+@pytest.fixture(scope="module")
+def dialog_doc() -> AppDocument:
+    result = loads_document(DIALOG_DOC, "dialog.yaml")
+    assert result.document is not None, result.problems
+    return result.document
+
+
+def test_a_dialog_that_back_does_not_close_is_left_by_its_cancel_button(dialog_doc: AppDocument) -> None:
+    # BACK once (it changes nothing, and is not pressed again there), then the dialog's Cancel,
+    # not its OK (which would apply an order), then the way on
+    host = DialogHost(dialog_doc, "sort_dialog", closing=frozenset({"sort_dialog__cancel_button",
+                                                                     "sort_dialog__ok_button"}))
+    el = dialog_doc.element("home__sort_button")
+    assert el is not None
+    obs, nav = Navigator(host).reach(el, lambda o: o.screen == "home")
+    assert obs.screen == "home" and host.done == ["back()", "sort_dialog__cancel_button.tap()"]
+    assert [s.via for s in nav.steps] == ["back", "exit"]
+    # a read takes no OK: with only OK closing the dialog, the read is stuck where an action is not
+    host = DialogHost(dialog_doc, "sort_dialog", closing=frozenset({"sort_dialog__ok_button"}))
+    Navigator(host).reach(el, lambda o: o.screen == "home")
+    assert host.done == ["back()", "sort_dialog__cancel_button.tap()", "sort_dialog__ok_button.tap()"]
+    host = DialogHost(dialog_doc, "sort_dialog", closing=frozenset({"sort_dialog__ok_button"}))
+    with pytest.raises(ScreenNotReached):
+        Navigator(host).reach(el, lambda o: o.screen == "home", read=True)
+    assert "sort_dialog__ok_button.tap()" not in host.done
+
+
+def test_a_dead_end_gives_up_at_once_and_says_what_it_tried(dialog_doc: AppDocument) -> None:
+    """Nothing closes the dialog: BACK and each way out are tried once, the search for a path
+    (chained through other elements' paths, which costs no step) is bounded, and the error says
+    what was tried and where it got stuck."""
+    host = DialogHost(dialog_doc, "sort_dialog")
+    el = dialog_doc.element("detail__title")
+    assert el is not None
+    config = NavigationConfig(max_steps=30, max_rounds=50, max_back=10)
+    with pytest.raises(ScreenNotReached) as info:
+        Navigator(host, config).reach(el, lambda o: o.screen == "detail")
+    assert host.done == ["back()", "sort_dialog__cancel_button.tap()", "sort_dialog__ok_button.tap()"]
+    message = info.value.message
+    assert "tried [sort_dialog__cancel_button.tap()]; [sort_dialog__ok_button.tap()]" in message
+    assert "stuck: back() changed nothing on 'sort_dialog'" in message
+    assert "[sort_dialog__cancel_button.tap()] changed nothing on 'sort_dialog'" in message
+    assert "gave up" not in message and host.available < 100  # each element is chained to once here
+    # the bound is its own: fewer planning rounds, fewer questions
+    few = DialogHost(dialog_doc, "sort_dialog")
+    with pytest.raises(ScreenNotReached, match="gave up after 2 planning rounds"):
+        Navigator(few, NavigationConfig(max_plans=2)).reach(el, lambda o: o.screen == "detail")
+    assert few.available < host.available
+
+
+def test_an_element_on_its_screen_but_not_shown_is_revealed_by_its_own_path(dialog_doc: AppDocument) -> None:
+    host = DialogHost(dialog_doc, "home")
+    groups = dialog_doc.element("home__groups_list")
+    assert groups is not None
+    done = Navigator(host).reveal(groups, lambda o: host.shown)
+    assert done is not None and host.shown and host.done == ["home__groups_tab.tap()"]
+    assert [s.step for s in done[1].steps] == ["home__groups_tab.tap()"]
+    # a path that starts on another screen, or another element's path, is not taken from here
+    host = DialogHost(dialog_doc, "home")
+    for name in ("home__empty_text", "home__sort_button"):
+        el = dialog_doc.element(name)
+        assert el is not None
+        assert Navigator(host).reveal(el, lambda o: False) is None
+    assert host.done == []
+
+
 # ---------------------------------------------------------------------------------------------
 # On the simulated Music app
 

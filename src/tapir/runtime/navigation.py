@@ -84,6 +84,9 @@ class NavigationConfig:
     max_chain: int = 3
     #: Swipes down the current screen's scroll view, looking for the target's screen, before BACK.
     max_scrolls: int = 4
+    #: Planning rounds in all, those of chained paths included: what bounds the search where no
+    #: step is taken (a dialog on which BACK changes nothing costs no step once it is known).
+    max_plans: int = 40
 
 
 class NavigationHost(Protocol):
@@ -131,7 +134,8 @@ class NavStep:
     step: str
     screen_before: str | None
     screen_after: str | None
-    #: ``path`` (a document path), ``route`` (leads_to links), ``launch``, ``scroll`` or ``back``.
+    #: ``path`` (a document path), ``route`` (leads_to links), ``launch``, ``scroll``, ``back`` or
+    #: ``exit`` (a dialog's Cancel or close button, where BACK changed nothing).
     via: str
 
 
@@ -144,6 +148,8 @@ class Navigation:
     tried: list[str] = field(default_factory=list)
     #: Steps the policy kept the navigator from taking, with why (see the module docstring).
     refused: list[str] = field(default_factory=list)
+    #: Where it found no way on, with why (a BACK that changed nothing, the search bound reached).
+    stuck: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -186,6 +192,12 @@ _PAIRS = {("sign", "out"), ("log", "out"), ("sign", "in"), ("log", "in")}
 #: Words of a screen's name or description that make it transient: opened by an action, gone after.
 TRANSIENT = frozenset({"dialog", "menu", "popup", "sheet", "picker", "dropdown", "chooser", "prompt", "snackbar",
                        "toast", "overlay", "tooltip"})
+
+
+#: Words of a dialog's elements that close it without a choice (a way out where BACK does nothing),
+#: and those that close it accepting what it shows (only for actions: they may apply a choice).
+DISMISS = frozenset({"cancel", "close", "dismiss", "later", "skip"})
+CONFIRM = frozenset({"ok", "done"})
 
 
 def _words(text: str) -> list[str]:
@@ -238,6 +250,9 @@ class Navigator:
         # steps the sensitive-action guard refused in this navigation: other paths are tried
         self._guarded: dict[Step, SensitiveActionRefused] = {}
         self._read = False
+        # elements whose paths were chained to from a screen (name, digest): tried once
+        self._chained: set[tuple[str, str]] = set()
+        self._plans = 0
 
     def paths_for(self, element: Element) -> list[DocPath]:
         """The element's own paths, then its list's (for child elements), then those of the other
@@ -281,6 +296,8 @@ class Navigator:
         self._fruitless = set()
         self._guarded = {}
         self._read = read
+        self._chained = set()
+        self._plans = 0
         try:
             obs = self._reach(element, arrived, span, nav, depth=0)
         except ScreenNotReached:
@@ -325,6 +342,12 @@ class Navigator:
         for _ in range(cfg.max_rounds):
             if self._budget <= 0:
                 break
+            if self._plans >= cfg.max_plans:
+                gave_up = f"gave up after {cfg.max_plans} planning rounds"
+                if gave_up not in nav.stuck:
+                    nav.stuck.append(gave_up)
+                break
+            self._plans += 1
             if (obs.package and obs.package != self.host.document.app.package and not launched
                     and not self.host.handed_over(obs)):
                 before = obs.screen
@@ -337,7 +360,7 @@ class Navigator:
             plan = self._plan(element, paths, obs, nav, fruitless=self._fruitless)
             if plan is None and depth < cfg.max_chain:
                 # no path starts here: first reach the screen where one of them starts
-                obs, progressed = self._chain(paths, obs, span, nav, depth, chained)
+                obs, progressed = self._chain(paths, obs, span, nav, depth, chained, arrived)
                 if arrived(obs):
                     return obs
                 if progressed:
@@ -350,41 +373,86 @@ class Navigator:
                 continue
             if plan is None:
                 start = self.host.document.app.start_screen
-                if backs >= cfg.max_back or obs.screen in (element.screen, start):
+                if obs.screen in (element.screen, start):
                     break
-                backs += 1
-                before_obs = obs
-                obs = self.host.run_step(Step(None, "back"), obs, span)
-                self._budget -= 1
-                nav.steps.append(NavStep("back()", before_obs.screen, obs.screen, "back"))
-                if arrived(obs):
-                    return obs
-                continue
-            if plan.label not in nav.tried:
-                nav.tried.append(plan.label)
-            start_digest = obs.digest
-            steps = plan.steps[plan.start:]
-            for n, step in enumerate(steps):
-                if self._budget <= 0 or not self.host.step_available(step, obs):
+                if backs < cfg.max_back and ("back()", obs.digest) not in self._fruitless:
+                    backs += 1
+                    before_obs = obs
+                    obs = self.host.run_step(Step(None, "back"), obs, span)
+                    self._budget -= 1
+                    nav.steps.append(NavStep("back()", before_obs.screen, obs.screen, "back"))
+                    if arrived(obs):
+                        return obs
+                    if obs.digest == before_obs.digest:  # not again here: it would change nothing again
+                        self._fruitless.add(("back()", obs.digest))
+                        nav.stuck.append(f"back() changed nothing on {self.host.where(obs)}")
+                    continue
+                # BACK is spent or does nothing: a dialog's own way out (Cancel, close)
+                plan = self._way_out(obs, nav)
+                if plan is None:
                     break
-                before_obs = obs
-                try:
-                    obs = self.host.run_step(step, obs, span, toward=self._toward(steps[n + 1:], element))
-                except (ActionError, ElementNotFound):
-                    break  # a step that cannot be done here ends the attempt; plan again
-                except SensitiveActionRefused as exc:
-                    # the guard kept the tap from the device: another path may go around it
-                    self._guarded.setdefault(step, exc)
-                    break
-                self._budget -= 1
-                nav.steps.append(NavStep(str(step), before_obs.screen, obs.screen, plan.via))
-                if arrived(obs):
-                    return obs
-            if obs.digest == start_digest:
-                self._fruitless.add((plan.label, start_digest))
+            obs, done = self._run(plan, element, arrived, obs, span, nav)
+            if done:
+                return obs
         if depth > 0:
             return obs
         raise self._failure(element, obs, nav, paths)
+
+    def _run(self, plan: _Plan, element: Element, arrived: Callable[[Observation], bool], obs: Observation,
+             span: Span | None, nav: Navigation) -> tuple[Observation, bool]:
+        """Run ``plan`` from its start step while its steps are available; (screen, arrived)."""
+        if plan.label not in nav.tried:
+            nav.tried.append(plan.label)
+        start_digest = obs.digest
+        steps = plan.steps[plan.start:]
+        for n, step in enumerate(steps):
+            if self._budget <= 0 or not self.host.step_available(step, obs):
+                break
+            before_obs = obs
+            try:
+                obs = self.host.run_step(step, obs, span, toward=self._toward(steps[n + 1:], element))
+            except (ActionError, ElementNotFound):
+                break  # a step that cannot be done here ends the attempt; plan again
+            except SensitiveActionRefused as exc:
+                # the guard kept the tap from the device: another path may go around it
+                self._guarded.setdefault(step, exc)
+                break
+            self._budget -= 1
+            nav.steps.append(NavStep(str(step), before_obs.screen, obs.screen, plan.via))
+            if arrived(obs):
+                return obs, True
+        if obs.digest == start_digest:
+            self._fruitless.add((plan.label, start_digest))
+            if plan.via == "exit":
+                nav.stuck.append(f"{plan.label} changed nothing on {self.host.where(obs)}")
+        return obs, False
+
+    def reveal(self, element: Element, arrived: Callable[[Observation], bool], span: Span | None = None, *,
+               read: bool = False) -> tuple[Observation, Navigation] | None:
+        """On the element's own screen, where the element is not shown: run the element's own paths
+        (its list's, for an element inside an item) from a step available here, as the document
+        says it is shown (the tab that shows a list, even the selected one, which reloads it). No
+        route, BACK or borrowed path: the screen is the right one. None when no own path has a
+        step here (nothing was done); else the screen and what was done, arrived or not."""
+        nav = Navigation(element.name)
+        self._budget = self.config.max_steps
+        self._fruitless = set()
+        self._guarded = {}
+        self._read = read
+        own = [p for p in self.paths_for(element) if p.own]
+        obs = self.host.observe()
+        for _ in range(self.config.max_rounds):
+            plan = self._plan(element, own, obs, nav, fruitless=self._fruitless, routes=False)
+            if plan is None or self._budget <= 0:
+                break
+            obs, done = self._run(plan, element, arrived, obs, span, nav)
+            if done:
+                break
+        if not nav.tried:
+            return None
+        if not nav.steps and self._guarded:  # the guard refused the way: say how to allow it
+            raise next(iter(self._guarded.values()))
+        return obs, nav
 
     def _same_activity(self, here: str | None, goal: str) -> bool:
         """Whether screen ``goal`` may be screen ``here`` scrolled further: both are known, they are
@@ -432,24 +500,29 @@ class Navigator:
         nav: Navigation,
         depth: int,
         chained: set[str],
+        arrived: Callable[[Observation], bool],
     ) -> tuple[Observation, bool]:
         """Reach the element of the first step of some path (its own paths), so that the path can
-        start; True when one was reached."""
+        start; True when one was reached (or the navigation's target showed on the way)."""
         doc = self.host.document
         for path in paths:
             first = path.steps[0]
             target = doc.element(first.target) if first.target else None
             if target is None or target.name in chained or target.screen == obs.screen:
                 continue
+            if (target.name, obs.digest) in self._chained:
+                continue  # tried from this very screen already: it would fail the same way
+            self._chained.add((target.name, obs.digest))
             if not all(self.allowed(s, path, nav) for s in path.steps):
                 continue  # the path itself could not be run
             chained.add(target.name)
 
             def can_start(o: Observation, step: Step = first) -> bool:
-                return self.host.step_available(step, o)
+                # the target itself may show on the way (a dialog closed onto its screen)
+                return self.host.step_available(step, o) or arrived(o)
 
             reached = self._reach(target, can_start, span, nav, depth + 1)
-            if self.host.step_available(first, reached):
+            if arrived(reached) or self.host.step_available(first, reached):
                 return reached, True
             obs = reached
         return obs, False
@@ -463,6 +536,7 @@ class Navigator:
         obs: Observation,
         nav: Navigation,
         fruitless: set[tuple[str, str]],
+        routes: bool = True,
     ) -> _Plan | None:
         best: tuple[int, int, int] | None = None
         chosen: _Plan | None = None
@@ -488,13 +562,40 @@ class Navigator:
                 if best is None or rank < best:
                     best, chosen = rank, _Plan(steps, i, label, "path")
                 break
-        if chosen is not None:
+        if chosen is not None or not routes:
             return chosen
         route = self._route(obs.screen, element.screen)
         if route is not None:
             label = "route " + render_path(route)
             if (label, obs.digest) not in fruitless and route and self.host.step_available(route[0], obs):
                 return _Plan(route, 0, label, "route")
+        return None
+
+    def _way_out(self, obs: Observation, nav: Navigation) -> _Plan | None:
+        """A tap that closes the dialog or menu showing, where BACK does nothing: its element whose
+        name or label says cancel or close, else (not for reads) OK or done; None on a full screen,
+        or when none is available here or each was tapped here without effect."""
+        doc = self.host.document
+        screen = doc.screen(obs.screen) if obs.screen else None
+        if screen is None or not transient_screen(screen):
+            return None
+        ranked: list[tuple[int, int, Step]] = []
+        why = f"no element of {screen.name!r} closes it"
+        for order, el in enumerate(screen.elements):
+            if el.item_of or el.is_list:
+                continue
+            said = {*_words(el.local_name), *(w for label in labels(el.identifiers).words for w in _words(label))}
+            rank = 0 if said & DISMISS else 1 if said & CONFIRM and not self._read else None
+            if rank is not None:
+                ranked.append((rank, order, Step(el.name, "tap")))
+        for _, _, step in sorted(ranked, key=lambda r: r[:2]):
+            label = render_path((step,))
+            if (label, obs.digest) in self._fruitless or step_risk(doc, step) is not None or step in self._guarded:
+                continue
+            if self.host.step_available(step, obs):
+                return _Plan((step,), 0, label, "exit")
+        if not ranked and why not in nav.stuck:
+            nav.stuck.append(why)
         return None
 
     def _route(self, start: str | None, goal: str) -> tuple[Step, ...] | None:
@@ -535,6 +636,8 @@ class Navigator:
         if nav.refused:
             how += "; not taken: " + "; ".join(nav.refused[:3]) + (
                 f" (and {len(nav.refused) - 3} more)" if len(nav.refused) > 3 else "")
+        if nav.stuck:
+            how += "; stuck: " + "; ".join(dict.fromkeys(nav.stuck))
         done = f" after {len(nav.steps)} navigation step(s)" if nav.steps else ""
         hint = ("add a dependency path to the element in the app document, or make the script "
                 f"navigate to {element.screen!r} first")

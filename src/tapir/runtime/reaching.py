@@ -7,6 +7,10 @@ grounder refuses when another screen is confidently showing and defines the same
 whatever screen the identification named: the runtime acts without navigating. Only an absent
 element makes it navigate, and navigation stops as soon as the element's screen shows.
 
+**On its screen, not shown.** When the element's screen shows but the element does not, even
+after scrolling, its own document path is taken from a step available there (the tab that shows
+a list: ``Navigator.reveal``); only then is it not found.
+
 **Interruptions.** When the element is absent, the run's watchers are checked first: one whose
 trigger shows taps its target (a rating prompt's "Not now") and the element is looked for again;
 so they are when navigation or the element's screen fails.
@@ -130,6 +134,8 @@ class Reacher:
         if g is None:
             g = self._find_by_scrolling(el, c)
             obs = self.screen.observe(fresh=False)
+        if g is None and obs.screen == el.screen and not self.foreign(obs):
+            obs, g = self._reveal(el, obs, span, c, read=read)
         if g is None:
             reached = f" (reached after {len(c.navigation.steps)} navigation step(s))" \
                 if c.navigation is not None and c.navigation.steps else ""
@@ -167,6 +173,27 @@ class Reacher:
             raise
         c.navigation = nav
         return reached
+
+    def _reveal(self, el: Element, obs: Observation, span: Span, c: CallFacts, *,
+                read: bool) -> tuple[Observation, Grounding | None]:
+        """On its own screen but not shown (a tab's list that shows after the tab is tapped): the
+        element's own document path from a step available here (``Navigator.reveal``)."""
+        assert self.navigator is not None, "DeviceRuntime attaches the navigator"
+        try:
+            done = self.navigator.reveal(el, lambda o: self.present(el, o) is not None, span, read=read)
+        except TapirError as exc:
+            if exc.span is None:
+                exc.span = span
+            raise
+        if done is None:
+            return obs, None
+        after, nav = done
+        if c.navigation is None:
+            c.navigation = nav
+        else:
+            c.navigation.steps.extend(nav.steps)
+            c.navigation.tried.extend(t for t in nav.tried if t not in c.navigation.tried)
+        return after, self.present(el, after)
 
     def _find_by_scrolling(self, el: Element, c: CallFacts) -> Grounding | None:
         """On the right screen but the element is absent: it may be further down a scroll view."""

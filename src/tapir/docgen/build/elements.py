@@ -147,6 +147,23 @@ def _row_of(tree: UITree, anatomy: Anatomy, nid: int) -> int | None:
     return None
 
 
+def _selected_tabs(a: Anatomy) -> list[tuple[str, int]]:
+    """(key, node) of each selected tab of ``a`` that is no element here (not clickable while
+    selected), under the key it has where it is clickable (``Anatomy.keys_around``)."""
+    t = a.tree
+    out = []
+    for nid in a.order:
+        node = t.node(nid)
+        if not node.selected or nid in a.key_of or nid in a.in_item or interactive(node):
+            continue
+        parent = t.get(node.parent) if node.parent is not None else None
+        if parent is not None and parent.selected:
+            continue  # the top of the selected views is the tab
+        if a.is_tab(nid) or any(a.is_tab(c.id) for c in t.descendants(nid)[:3]):
+            out.append((a.keys_around(nid)[0], nid))
+    return out
+
+
 def collect(group: ScreenGroup, index_of: dict[str, TreeIndex], max_identifiers: int = 3) -> ScreenDraft:
     """The abstract elements of one screen group (see the module docstring)."""
     drafts: dict[str, ElementDraft] = {}
@@ -155,6 +172,8 @@ def collect(group: ScreenGroup, index_of: dict[str, TreeIndex], max_identifiers:
     aliased: set[str] = set()
     row_position: dict[str, list[int]] = {}
     items_seen: dict[str, list[tuple[str, int]]] = {}
+    #: (key, state, node) of selected tabs, not clickable while selected: the tab seen there
+    selected_tabs: list[tuple[str, str, int]] = []
 
     def draft(key: str, role: str, position: tuple[int, int], list_key: str = "") -> ElementDraft:
         d = drafts.get(key)
@@ -182,6 +201,7 @@ def collect(group: ScreenGroup, index_of: dict[str, TreeIndex], max_identifiers:
                 if row is not None:
                     texts = [x.id for x in tree.descendants(row) if x.id in a.kept and x.text.strip()]
                     row_position.setdefault(key, []).append(texts.index(nid) if nid in texts else 0)
+        selected_tabs.extend((key, sid, nid) for key, nid in _selected_tabs(a))
         firsts: dict[tuple[int, str], int] = {}
         for nid, (lkey, ckey) in a.child_key.items():
             if not ckey:
@@ -193,6 +213,10 @@ def collect(group: ScreenGroup, index_of: dict[str, TreeIndex], max_identifiers:
             d = draft(f"{lkey}/{ckey}", "child", (s_pos, pre[nid]), list_key=lkey)
             d.seen.append(Seen(sid, nid, item))
 
+    for key, sid, nid in selected_tabs:
+        tab = drafts.get(key)
+        if tab is not None and tab.role == "single" and all(x.state != sid for x in tab.seen):
+            tab.seen.append(Seen(sid, nid))  # the tab where it is selected: still there, still tappable
     out: list[ElementDraft] = []
     for key in sorted(drafts, key=order.__getitem__):
         d = drafts[key]
@@ -256,7 +280,7 @@ def _describe_nodes(d: ElementDraft, group: ScreenGroup) -> None:
         a = group.anatomies[s.state]
         node = a.tree.node(s.node)
         kind = Kind.LIST if d.role == "list" else kind_of(node)
-        if kind is Kind.BUTTON and d.role == "single" and (a.is_tab(s.node) or any(
+        if kind in (Kind.BUTTON, Kind.OTHER) and d.role == "single" and (a.is_tab(s.node) or any(
                 a.is_tab(c.id) for c in a.tree.descendants(s.node)[:3])):
             kind = Kind.TAB  # a clickable tab, or the clickable view around one
         kinds[kind] += 1

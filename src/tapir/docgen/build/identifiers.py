@@ -39,6 +39,11 @@ MAX_QUEUE = 3
 
 Props = tuple[tuple[str, str], ...]
 
+#: The views a label finds (``TreeIndex.labelled`` in XPath): clickable, or selected with no
+#: selected parent and nothing clickable above it (a selected tab that is not clickable).
+LABELLED = ("@clickable='true' or (@selected='true' and not(../@selected='true')"
+            " and not(ancestor::node[@clickable='true']))")
+
 
 @dataclass(frozen=True)
 class Conjunction:
@@ -52,8 +57,10 @@ class Conjunction:
         terms = " and ".join(f"@{ATTRIBUTES[k]}={xpath_literal(v)}" for k, v in self.props if k != "label")
         prefix = f"//node[@resource-id={xpath_literal(self.anchor)}]" if self.anchor else ""
         if label is not None:
-            # the clickable view nearest above a text: a row or a tab known by the label inside it
-            own = f"//node[@text={xpath_literal(label)}]/ancestor::node[@clickable='true'][1]"
+            # the clickable view nearest above a text: a row or a tab known by the label inside it;
+            # where none is clickable, the outermost selected view above it (the selected tab, which
+            # is not clickable while it is selected, and tapping it again reloads it)
+            own = f"//node[@text={xpath_literal(label)}]/ancestor::node[{LABELLED}][1]"
             return prefix + own + (f"[{terms}]" if terms else "")
         own = f"//node[{terms}]" if terms else "//node"
         return prefix + own
@@ -90,17 +97,25 @@ class TreeIndex:
         return found
 
     def labelled(self, text: str) -> set[int]:
-        """The nearest clickable ancestor of each visible node showing ``text``."""
+        """The nearest clickable ancestor of each visible node showing ``text``; where it has none,
+        the nearest selected ancestor whose parent is not selected (a selected tab, not clickable
+        while selected: ``LABELLED``)."""
         found = self._labelled.get(text)
         if found is None:
             found = set()
             for nid in self.by.get(("text", text), set()):
-                for a in self.tree.ancestors(nid):
-                    if a.clickable:
-                        found.add(a.id)
-                        break
+                above = self.tree.ancestors(nid)
+                hit = next((a for a in above if a.clickable), None)
+                if hit is None:  # the top of the selected views above it: the selected tab
+                    hit = next((a for a in above if a.selected and not self._selected_parent(a)), None)
+                if hit is not None:
+                    found.add(hit.id)
             self._labelled[text] = found
         return found
+
+    def _selected_parent(self, node: UINode) -> bool:
+        parent = self.tree.get(node.parent) if node.parent is not None else None
+        return parent is not None and parent.selected
 
     def hits(self, c: Conjunction, scope: int | None = None) -> set[int]:
         """Nodes the conjunction selects, in the whole tree or in the subtree of ``scope``."""
@@ -166,8 +181,9 @@ def _anchor(node: UINode, tree: UITree, scope: int | None) -> str:
 
 
 def _label(node: UINode, tree: UITree) -> str:
-    """The first text below a clickable node without text of its own (a row's or a tab's label)."""
-    if node.text or node.content_desc or not node.clickable:
+    """The first text below a clickable (or selected) node without text of its own (a row's or a
+    tab's label)."""
+    if node.text or node.content_desc or not (node.clickable or node.selected):
         return ""
     for d in tree.descendants(node.id):
         if d.text.strip() and d.visible:
