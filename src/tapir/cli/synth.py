@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +37,13 @@ def register(sub: Subparsers) -> None:
             "the recording follows every tap and typed text of its run and the run ends on another recorded\n"
             "screen; walks it cannot follow are rejected as not-recorded. A DroidTask suite's own task\n"
             "texts (and near-copies) are never made into pairs.\n\n"
+            "Each pair is appended to OUT as soon as it is kept (whole lines only), so a run stopped by\n"
+            "Ctrl-C or SIGTERM keeps its pairs: it writes the data card (marked interrupted) and exits\n"
+            "with 130 (143 for SIGTERM); --resume continues it.\n\n"
             "  tapir synth --doc samples/music/music.yaml --device sim:music -o music.jsonl --count 100\n"
             "  tapir synth --samples -o data/synth.jsonl --count 400 --seed 1\n"
-            "  tapir synth --droidtask ../shared/upstream/droidtask --app clock -o clock.jsonl --count 50"
+            "  tapir synth --droidtask ../shared/upstream/droidtask --app clock -o clock.jsonl --count 50\n"
+            "  tapir synth --droidtask ../shared/upstream/droidtask --app clock -o clock.jsonl --count 50 --resume"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -61,6 +71,12 @@ def register(sub: Subparsers) -> None:
                    help="repaired versions validated at most per walk (default 4; 0: no repair)")
     p.add_argument("--model", metavar="SPEC",
                    help="rephrase the template task texts with this model (as tapir gen --model takes it)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue OUT (an interrupted run's): keep its pairs, count them towards --count and make "
+                        "only new ones (their duplicates are skipped); give the same apps. Without it OUT is "
+                        "rewritten")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress on stderr (pairs kept, walks tried, elapsed time)")
     p.add_argument("--in-process", action="store_true",
                    help="validate each script in this process, without the child process and OS limits of "
                         "tapir run (for debugging)")
@@ -128,7 +144,7 @@ def _default_device(doc: str) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from tapir.synth import SynthConfig, synthesize, write_outputs
+    from tapir.synth import PairWriter, SynthConfig, SynthInterrupted, synthesize
 
     if not args.output:
         raise UsageError("give -o OUT.jsonl (where the pairs are written)")
@@ -145,9 +161,23 @@ def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     err = Console(file=sys.stderr, highlight=False)
-    with _SynthProgress(err, args.count) as progress:
-        run = synthesize(apps, config, on_progress=progress.update)
-    files = write_outputs(run, args.output)
+    with PairWriter(args.output, resume=args.resume) as writer, _stop_signals() as stopped_by:
+        if writer.resumed:
+            print(f"resuming {args.output}: {len(writer.resumed)} pairs kept", file=sys.stderr)
+        try:
+            with _SynthProgress(err, args.count, quiet=args.quiet,
+                                done=Counter(p.app for p in writer.resumed)) as progress:
+                run = synthesize(apps, config, on_progress=progress.update, on_pair=writer.write,
+                                 resume=writer.resumed)
+        except SynthInterrupted as stop:
+            with _signals_ignored():  # a second Ctrl-C must not lose the card
+                files = writer.finish(stop.run)
+            signame = stopped_by[0] if stopped_by else "SIGINT"
+            print(f"tapir synth: interrupted ({signame}) after {len(stop.run.pairs)} of {args.count} pairs; wrote "
+                  f"{', '.join(str(f) for f in files)}; continue with --resume", file=sys.stderr)
+            return 128 + int(getattr(signal, signame, signal.SIGINT))
+        with _signals_ignored():
+            files = writer.finish(run)
     card = run.card()
     rejected = ", ".join(f"{k} {v}" for k, v in card["rejected"].items()) or "none"
     print(f"{card['pairs']} pairs from {card['candidates']} walks in {card['wall_s']} s "
@@ -184,31 +214,85 @@ def _rephraser(spec: str) -> Any:
     return rephrase
 
 
-class _SynthProgress:
-    """A progress bar on a terminal (pairs kept of those wanted); a line per app otherwise."""
+@contextmanager
+def _stop_signals() -> Iterator[list[str]]:
+    """SIGTERM stops the run as Ctrl-C does (a KeyboardInterrupt, so the pairs so far and the card
+    are kept); yields a list that gets the name of the signal that stopped it."""
+    got: list[str] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield got
+        return
 
-    def __init__(self, console: Any, total: int) -> None:
-        self.console, self.total = console, total
+    def stop(signum: int, frame: object) -> None:
+        got.append(signal.Signals(signum).name)
+        raise KeyboardInterrupt
+
+    old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield got
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+
+
+@contextmanager
+def _signals_ignored() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+
+
+class _SynthProgress:
+    """Pairs kept of those wanted, walks tried and the time so far, on stderr: a bar on a terminal,
+    a line every ``every_s`` seconds otherwise (a log of a long run); nothing with ``quiet``."""
+
+    def __init__(self, console: Any, total: int, *, quiet: bool = False, done: Mapping[str, int] | None = None,
+                 every_s: float = 30.0) -> None:
+        self.console, self.total, self.quiet, self.every_s = console, total, quiet, every_s
+        self.done = dict(done or {})  # pairs resumed, per app
         self._bar: Any = None
         self._kept: dict[str, int] = {}
+        self._walks = 0
+        self._started = self._printed = time.monotonic()
 
     def __enter__(self) -> _SynthProgress:
-        if self.console.is_terminal:
+        if self.console.is_terminal and not self.quiet:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
             self._bar = Progress(TextColumn("synth {task.fields[app]}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeElapsedColumn(), console=self.console, transient=True)
+                                 TextColumn("{task.fields[walks]} walks"), TimeElapsedColumn(),
+                                 console=self.console, transient=True)
             self._bar.start()
-            self._id = self._bar.add_task("synth", total=self.total, app="")
+            self._id = self._bar.add_task("synth", total=self.total, app="", walks=0, completed=self._done())
         return self
 
     def update(self, app: str, kept: int, wanted: int) -> None:
+        # synthesize calls this once per walk drawn: the calls count the walks
         first = app not in self._kept
         self._kept[app] = kept
+        self._walks += 1
+        if self.quiet:
+            return
         if self._bar is not None:
-            self._bar.update(self._id, completed=sum(self._kept.values()), app=app)
-        elif first:
+            self._bar.update(self._id, completed=self._done(), app=app, walks=self._walks)
+            return
+        if first:
             self.console.print(f"synth {app}: {wanted} pairs wanted")
+        now = time.monotonic()
+        if now - self._printed >= self.every_s:
+            self._printed = now
+            self.console.print(f"synth {app}: {self._done()}/{self.total} pairs kept, {self._walks} walks tried, "
+                               f"{now - self._started:.0f} s")
+
+    def _done(self) -> int:
+        # an app's own count starts from its resumed pairs
+        return sum({**self.done, **self._kept}.values())
 
     def __exit__(self, *exc: object) -> None:
         if self._bar is not None:

@@ -11,9 +11,10 @@ the recording cannot follow are rejected as ``not-recorded``).
 
 Modules: ``graph`` (the document's transition graph, walks on it, template task texts and
 scripts), ``validate`` (running a script on a fresh simulated app, categorising its failure,
-confirming its effect on the app's state) and ``pipeline`` (sampling, depth-first repair,
-deduplication, the JSONL and the data card). The format and a fine-tuning recipe are in
-``docs/synth.md``; ``tapir synth`` is the command.
+confirming its effect on the app's state), ``pipeline`` (sampling, depth-first repair,
+deduplication, the JSONL and the data card) and ``stream`` (the JSONL written pair by pair as
+they are kept, so an interrupted run keeps them and ``--resume`` continues it). The format and
+a fine-tuning recipe are in ``docs/synth.md``; ``tapir synth`` is the command.
 """
 
 from tapir.synth.graph import Action, TransitionGraph, Walk, normalise_script, normalise_text
@@ -23,11 +24,14 @@ from tapir.synth.pipeline import (
     Rejection,
     SynthApp,
     SynthConfig,
+    SynthInterrupted,
     SynthRun,
     chat_record,
     synthesize,
+    write_card,
     write_outputs,
 )
+from tapir.synth.stream import PairWriter, read_pairs
 from tapir.synth.validate import CATEGORIES, Outcome, Validator, categorise
 
 __all__ = [
@@ -36,9 +40,11 @@ __all__ = [
     "Action",
     "Outcome",
     "Pair",
+    "PairWriter",
     "Rejection",
     "SynthApp",
     "SynthConfig",
+    "SynthInterrupted",
     "SynthRun",
     "TransitionGraph",
     "Validator",
@@ -47,6 +53,8 @@ __all__ = [
     "chat_record",
     "normalise_script",
     "normalise_text",
+    "read_pairs",
     "synthesize",
+    "write_card",
     "write_outputs",
 ]

@@ -38,8 +38,8 @@ from tapir.core.errors import UsageError
 from tapir.synth.graph import Action, TransitionGraph, Walk, normalise_script, normalise_text
 from tapir.synth.validate import CATEGORIES, Outcome, Validator
 
-__all__ = ["FORMAT", "Pair", "Rejection", "SynthApp", "SynthConfig", "SynthRun", "chat_record", "synthesize",
-           "write_outputs"]
+__all__ = ["FORMAT", "Pair", "Rejection", "SynthApp", "SynthConfig", "SynthInterrupted", "SynthRun", "chat_record",
+           "synthesize", "write_card", "write_outputs"]
 
 #: The data card's format name (bumped when its fields change).
 FORMAT = "tapir-synth/1"
@@ -126,6 +126,10 @@ class SynthRun:
     runs: int = 0
     wall_s: float = 0.0
     documents: dict[str, AppDocument] = field(default_factory=dict)
+    #: Pairs kept from an earlier, interrupted run (``synthesize(resume=...)``), first in ``pairs``.
+    resumed: int = 0
+    #: The run was stopped (Ctrl-C, SIGTERM) before it was done: ``pairs`` are those kept so far.
+    interrupted: bool = False
 
     def card(self) -> dict[str, Any]:
         """The data card: what was made, from what, and what was thrown away and why."""
@@ -134,7 +138,7 @@ class SynthRun:
         rejected = Counter(r.category for r in self.rejections)
         return {
             "format": FORMAT, "tapir": __version__, "seed": self.config.seed, "config": self.config.as_dict(),
-            "apps": self.apps, "pairs": len(self.pairs),
+            "apps": self.apps, "pairs": len(self.pairs), "interrupted": self.interrupted, "resumed": self.resumed,
             "candidates": sum(self.candidates.values()),
             "per_app": {app: {"pairs": per_app.get(app, 0), "candidates": self.candidates.get(app, 0),
                               "rejected": sum(1 for r in self.rejections if r.app == app)} for app in self.apps},
@@ -149,6 +153,16 @@ class SynthRun:
         }
 
 
+class SynthInterrupted(KeyboardInterrupt):
+    """``synthesize`` was stopped by a KeyboardInterrupt (Ctrl-C, or a SIGTERM handler that raises
+    one); ``run`` holds what was done, marked ``interrupted``. A KeyboardInterrupt still, so a
+    caller that does not look for it stops as before."""
+
+    def __init__(self, run: SynthRun) -> None:
+        super().__init__(f"interrupted after {len(run.pairs)} pairs")
+        self.run = run
+
+
 def _example(r: Rejection) -> dict[str, str]:
     return {"app": r.app, "task": r.task, "script": r.script, "message": r.message.splitlines()[0][:300]}
 
@@ -157,9 +171,16 @@ def _example(r: Rejection) -> dict[str, str]:
 
 
 def synthesize(apps: Sequence[tuple[str | Path, str] | SynthApp], config: SynthConfig | None = None, *,
-               on_progress: Callable[[str, int, int], None] | None = None) -> SynthRun:
+               on_progress: Callable[[str, int, int], None] | None = None,
+               on_pair: Callable[[Pair, AppDocument], None] | None = None,
+               resume: Sequence[Pair] = ()) -> SynthRun:
     """Pairs for each ``(document path, simulator spec)`` or ``SynthApp`` (see the module
-    docstring); ``on_progress(app, kept, wanted)`` is called after each walk."""
+    docstring); ``on_progress(app, kept, wanted)`` is called once after each walk drawn, and
+    ``on_pair(pair, document)`` as soon as a pair is kept (``tapir.synth.stream`` writes it).
+
+    ``resume``: the pairs of an earlier run of the same apps (``stream.read_pairs``); they count
+    towards ``count`` and their scripts and texts are duplicates, so only new pairs are made. A
+    KeyboardInterrupt raises ``SynthInterrupted`` with the run so far."""
     from tapir.docgen.loader import load_document
 
     config = config or SynthConfig()
@@ -182,11 +203,30 @@ def synthesize(apps: Sequence[tuple[str | Path, str] | SynthApp], config: SynthC
     started = time.monotonic()
     seen_scripts: set[str] = set()
     seen_texts: set[str] = set()
+    for pair in resume:
+        if pair.app not in run.apps:
+            raise UsageError(f"the pairs to resume are of the app {pair.app!r}, which is not given "
+                             f"(given: {', '.join(run.apps)})", setting="resume")
+        seen_scripts.add(normalise_script(pair.script))
+        seen_texts.add(normalise_text(pair.template_task or pair.task))
+    run.pairs.extend(resume)
+    run.resumed = len(resume)
     share = [config.count // len(loaded) + (1 if i < config.count % len(loaded) else 0) for i in range(len(loaded))]
-    for (name, doc, spec), wanted in zip(loaded, share, strict=True):
-        with Validator(doc, spec.device, isolation="inline" if config.in_process else "process") as validator:
-            _synthesize_app(run, name, doc, spec, validator, wanted, seen_scripts, seen_texts, on_progress)
-            run.runs += validator.runs
+    try:
+        for (name, doc, spec), wanted in zip(loaded, share, strict=True):
+            done = sum(1 for p in resume if p.app == name)
+            if done >= wanted:
+                continue
+            with Validator(doc, spec.device, isolation="inline" if config.in_process else "process") as validator:
+                try:
+                    _synthesize_app(run, name, doc, spec, validator, done, wanted, seen_scripts, seen_texts,
+                                    on_progress, on_pair)
+                finally:
+                    run.runs += validator.runs
+    except KeyboardInterrupt:
+        run.interrupted = True
+        run.wall_s = time.monotonic() - started
+        raise SynthInterrupted(run) from None
     run.wall_s = time.monotonic() - started
     return run
 
@@ -196,9 +236,10 @@ def app_name(document: AppDocument) -> str:
     return document.app.name.lower().replace(" ", "_")
 
 
-def _synthesize_app(run: SynthRun, name: str, doc: AppDocument, spec: SynthApp, validator: Validator, wanted: int,
-                    seen_scripts: set[str], seen_texts: set[str],
-                    on_progress: Callable[[str, int, int], None] | None) -> None:
+def _synthesize_app(run: SynthRun, name: str, doc: AppDocument, spec: SynthApp, validator: Validator, kept: int,
+                    wanted: int, seen_scripts: set[str], seen_texts: set[str],
+                    on_progress: Callable[[str, int, int], None] | None,
+                    on_pair: Callable[[Pair, AppDocument], None] | None) -> None:
     from tapir.codegen.examples import near_duplicate
 
     config = run.config
@@ -206,7 +247,6 @@ def _synthesize_app(run: SynthRun, name: str, doc: AppDocument, spec: SynthApp, 
     rng = random.Random(f"{config.seed}:{name}")
     # a replayed recording follows only the texts it typed: those are the values a walk types
     graph = TransitionGraph(doc, validator.probe_items(), values=validator.recorded_texts if validator.replay else None)
-    kept = 0
     for _ in range(wanted * config.max_candidates_factor):
         if kept >= wanted:
             break
@@ -249,9 +289,12 @@ def _synthesize_app(run: SynthRun, name: str, doc: AppDocument, spec: SynthApp, 
                     task = config.rephrase(doc, text) if config.rephrase else text
                     if spec.held_out and task != text and any(near_duplicate(task, t) for t in spec.held_out):
                         task = text  # a rephrasing that copies a held-out task: the template instead
-                    run.pairs.append(Pair(f"{name}/{kept + 1:04d}", name, path, task, walk.script(), walk.complexity,
-                                          outcome.checks, tuple(repairs), text, outcome.actions))
+                    pair = Pair(f"{name}/{kept + 1:04d}", name, path, task, walk.script(), walk.complexity,
+                                outcome.checks, tuple(repairs), text, outcome.actions)
+                    run.pairs.append(pair)
                     kept += 1
+                    if on_pair is not None:
+                        on_pair(pair, doc)
         _progress(on_progress, name, kept, wanted)
 
 
@@ -409,13 +452,19 @@ def write_outputs(run: SynthRun, out: str | Path) -> list[Path]:
     lines = [json.dumps(chat_record(p, run.documents[p.app], prefixes[p.app]), ensure_ascii=False)
              for p in run.pairs]
     out.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return [out, *write_card(run, out)]
+
+
+def write_card(run: SynthRun, out: str | Path) -> list[Path]:
+    """The data card of ``run`` beside the JSONL ``out`` (``OUT.card.json``, ``OUT.card.md``)."""
+    out = Path(out)
     card = run.card()
     stem = out.with_suffix("") if out.suffix else out
     card_json = stem.parent / f"{stem.name}.card.json"
     card_md = stem.parent / f"{stem.name}.card.md"
     card_json.write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     card_md.write_text(card_markdown(card, out.name), encoding="utf-8")
-    return [out, card_json, card_md]
+    return [card_json, card_md]
 
 
 def card_markdown(card: dict[str, Any], data_name: str) -> str:
@@ -424,6 +473,10 @@ def card_markdown(card: dict[str, Any], data_name: str) -> str:
              f"{card['config']['texts']}. Every pair ran on a fresh simulated app and its effect was confirmed "
              "on the app's final state.", "",
              f"- pairs: **{card['pairs']}** from {card['candidates']} walks drawn",
+             *([f"- **interrupted** after {card['pairs']} of the {card['config']['count']} pairs wanted "
+                "(`tapir synth --resume` continues it)"] if card.get("interrupted") else []),
+             *([f"- resumed: {card['resumed']} of the pairs were kept by an earlier run (its walks, "
+                "rejections and runs are not counted here)"] if card.get("resumed") else []),
              f"- rejected: {card['rejected_total']}; duplicates: {card['duplicates']}; copies of a held-out "
              f"task: {card['held_out']}; passed after a repair: "
              f"{card['repaired']}; trailing no-op actions trimmed: {card['trimmed']}",
