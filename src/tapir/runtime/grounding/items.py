@@ -23,6 +23,10 @@ similarity (an item showing only part of the query's words, "Play" for "Play nex
 for the part: ``fuzzy.shown_similarity``), then embedding similarity with the query and the items
 put in the list's context
 ("theme black" vs "theme Dark"), each stage with a threshold and a margin over the runner-up.
+Both similarity stages compare words only (``words_only``: a counter both labels show, "(0)", is
+no likeness), take no item missing a number the query names (``numbers``), and by meaning take no
+item that is not nearer the query than the list's topic alone, by the margin when it is the only
+candidate (the DroidTask groups list holding only "Classmates (0)" is not "Family (0)").
 ``match(dict)`` takes the first item whose attributes equal every given value.
 """
 
@@ -30,6 +34,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -196,10 +201,12 @@ def match_text(
         shown = [set(default_process(s).split()) for s in ss]
         return any(w and not w < query_words for w in shown)
 
-    eligible = [candidate(ss) for ss in strings]
+    # numbers name things ("7:00", "Page 2"): an item missing one of the query's is another thing
+    wanted_numbers = numbers(query)
+    eligible = [candidate(ss) and wanted_numbers <= {n for s in ss for n in numbers(s)} for ss in strings]
     notes: list[str] = []
     if config.use_fuzzy:
-        scores = [max((shown_similarity(query, s) for s in ss), default=0.0) if ok else 0.0
+        scores = [max((word_similarity(query, s) for s in ss), default=0.0) if ok else 0.0
                   for ss, ok in zip(strings, eligible, strict=True)]
         found = _pick(items, scores, config.match_fuzzy_threshold, config.match_fuzzy_margin, "fuzzy")
         if isinstance(found, Grounding):
@@ -211,7 +218,7 @@ def match_text(
         # Put the query and the items in the list's context: alone, "black" is nearest "White"
         # (both colours); as "theme black" it is nearest "theme Dark".
         prefix = f"{topic(context)} " if topic(context) else ""
-        flat = [(i, s) for i, ss in enumerate(strings) if eligible[i] for s in ss]
+        flat = [(i, s) for i, ss in enumerate(strings) if eligible[i] for s in ss if words_only(s)]
         folded = [fold(o) for o in options]
         if q in folded:
             paired = _pair_options(items, strings, query, options, prefix, config, embedder)
@@ -221,12 +228,18 @@ def match_text(
                 notes.append(paired)
                 return None, "; ".join(notes)
         if flat:
-            sims = embedder.similarity([prefix + query], [prefix + s for _, s in flat])[0]
+            # counters and punctuation both show ("Family (0)", "Classmates (0)") are no likeness
+            said = words_only(query) or query
+            bare = [prefix.strip()] if prefix else []
+            sims = embedder.similarity([prefix + said], [prefix + words_only(s) for _, s in flat] + bare)[0]
             escores = [0.0] * len(items)
-            for (i, _), sim in zip(flat, sims, strict=True):
+            for (i, _), sim in zip(flat, sims[:len(flat)], strict=True):
                 escores[i] = max(escores[i], float(sim))
+            # an item no nearer the query than the list's topic alone says nothing of it; a lone
+            # candidate has no runner-up to beat by the margin, so it must beat the topic by it
+            floor = float(sims[-1]) if bare else None
             found = _pick(items, escores, config.match_embedding_threshold, config.match_embedding_margin,
-                          "embedding")
+                          "embedding", floor=floor)
             if isinstance(found, Grounding):
                 return found, ""
             notes.append(found)
@@ -288,16 +301,46 @@ def _pair_options(items: list[UINode], strings: list[tuple[str, ...]], query: st
                      f"with the items (ahead by {lead:.2f})")
 
 
+_NUMBER = re.compile(r"\d+")
+
+
+def numbers(text: str) -> set[str]:
+    """The numbers a label shows, without leading zeros: ``'07:30 (2)'`` -> ``{'7', '30', '2'}``."""
+    return {n.lstrip("0") or "0" for n in _NUMBER.findall(text)}
+
+
+def words_only(text: str) -> str:
+    """The label without its tokens that hold no letter (counters, digits, punctuation):
+    ``'Family (0)'`` -> ``'Family'``; what tells two items of one list apart."""
+    return " ".join(t for t in text.split() if any(ch.isalpha() for ch in t))
+
+
+def word_similarity(query: str, shown: str) -> float:
+    """``shown_similarity`` on the words only: a counter or punctuation both labels have
+    ("Work (12)", "Word (12)") does not make them alike. A query without words compares whole."""
+    said = words_only(query)
+    if not said:
+        return shown_similarity(query, shown)
+    seen = words_only(shown)
+    return shown_similarity(said, seen) if seen else 0.0
+
+
 def _pick(items: list[UINode], scores: list[float], threshold: float, margin: float,
-          method: str) -> Grounding | str:
+          method: str, *, floor: float | None = None) -> Grounding | str:
+    """The best-scoring item, if it reaches ``threshold`` and leads the next item with a score by
+    ``margin``. ``floor``: the score of no item (the list's topic alone); the best must beat it,
+    and by ``margin`` when no other item scores (a list of one is no easier to match)."""
     if not items:
         return f"{method}: no items"
     order = sorted(range(len(items)), key=lambda i: -scores[i])
     best = order[0]
-    runner = scores[order[1]] if len(order) > 1 else None
+    runner = scores[order[1]] if len(order) > 1 and scores[order[1]] > 0 else None
     lead = scores[best] - (runner or 0.0)
     if scores[best] < threshold:
         return f"{method}: best item {best} scores {scores[best]:.2f} < {threshold:.2f}"
+    if floor is not None and scores[best] - floor < (margin if runner is None else 0.0):
+        return (f"{method}: best item {best} scores {scores[best]:.2f}, no nearer the query than the list's "
+                f"topic alone ({floor:.2f})")
     if runner is not None and lead < margin:
         return f"{method}: items {best} and {order[1]} too close ({scores[best]:.2f} vs {runner:.2f})"
     return Grounding(items[best], method, None, round(scores[best], 4),
