@@ -81,6 +81,22 @@ def test_random_answers_parse_and_name_only_legal_elements(doc: L.AppDocument) -
         assert set(answer.elements) <= {e.name for e in doc.elements}
 
 
+def test_a_list_is_tapped_only_through_one_of_its_items(doc: L.AppDocument) -> None:
+    """`$list.tap()` taps whichever item sits in the list's middle; a script picks an item
+    (`$list[0].tap()`, `$list.match("DCIM").tap()`), which the grammar still allows."""
+    lists = [e.name for e in doc.elements if e.kind in L.LIST_KINDS]
+    if not lists:
+        pytest.skip("the document has no list")
+    g = answer_grammar(doc)
+    g.root = "el-call-1"
+    rng = random.Random(7)
+    calls = [g.sample(rng, max_depth=8) for _ in range(800)]
+    names = "|".join(lists)
+    assert not [c for c in calls if re.match(rf"\$({names})\.(long_)?tap\(", c)]
+    assert any(re.match(rf"\$({names})(\[|\.match\().*\)\.(long_)?tap\(", c) for c in calls)
+    assert any(re.match(rf"\$({names})\.scroll\(", c) for c in calls)  # its own methods stay
+
+
 def test_names_are_never_keywords(doc: L.AppDocument) -> None:
     g = answer_grammar(doc)
     # Draw many names from the name rule alone: a keyword would be a syntax error in a script.

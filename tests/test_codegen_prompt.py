@@ -43,7 +43,11 @@ def test_prefix_is_the_same_for_every_task_and_holds_the_document() -> None:
 def test_names_style_is_the_papers_compressed_form() -> None:
     doc = _doc("music")
     described, names = render_prefix(doc, "described"), render_prefix(doc, "names")
-    assert len(names) < len(described) * 0.7
+
+    def listed(text: str) -> str:  # the element lines, which the two forms differ in
+        return "".join(line for line in text.splitlines(keepends=True) if line.startswith("- $"))
+
+    assert len(listed(names)) < len(listed(described)) * 0.7
     assert "- $songs_screen__song_list (list)\n" in names
 
 
@@ -200,3 +204,32 @@ def test_relevant_screens_put_the_screen_the_task_names_first() -> None:
     doc = _doc("clock")
     order = relevant_screens(doc, "Set a timer for five minutes")
     assert "timer" in order[0]
+
+
+def test_relevant_screens_follow_the_element_the_task_names_to_the_screen_it_opens() -> None:
+    """"a new checklist" names notes_screen's 'New checklist' button, which opens the editor, whose
+    own elements never say so: the editor is among the first screens shown (it was third)."""
+    from tapir.codegen.prompt import relevant_screens
+
+    order = relevant_screens(_doc("notes"), "Make a new checklist called Groceries")
+    assert "edit_note_screen" in order[:2]
+
+
+def test_a_document_without_examples_gets_the_shape_of_an_answer_in_its_stable_part() -> None:
+    """No examples of its own (an imported document): a made-up app's answer shows the shape (few
+    elements, set_text, match, a save), with names the answer grammar refuses; and right before the
+    task, after the elements, a reminder not to list them."""
+    import re
+
+    from tapir.codegen.script_grammar import answer_grammar
+
+    doc = _doc("notes")
+    bare = render_prefix(doc, "described")
+    assert "For example, in a notes app (not this one)" in bare and '.match("Shopping").tap()' in bare
+    shown = set(re.findall(r"\$(\w+__\w+)", bare.split("For example, in a notes app", 1)[1]))
+    assert shown and not shown & set(re.findall(r'"\$(\w+)', answer_grammar(doc).to_gbnf()))
+    with_examples = render_prefix(doc, "described", [Example("Open the note", "$notes_screen__note_list[0].tap()\n")])
+    assert "(not this one)" not in with_examples and "Task: Open the note" in with_examples
+    rest = build_prompt(doc, "Add a note").rest.splitlines()
+    assert rest[-1] == "Your task is: Add a note" and "not every element of a screen" in rest[-2]
+    assert "Write only the steps the task needs" in bare  # the rule, in the cached part

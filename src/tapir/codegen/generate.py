@@ -37,6 +37,7 @@ from tapir.codegen.prompt import (
     render_summary_prefix,
     task_words,
 )
+from tapir.codegen.screen_walk import screen_walk
 from tapir.codegen.script_grammar import AnswerParts, answer_grammar, split_answer
 
 __all__ = ["Budget", "Failure", "GenConfig", "Generation", "Generator", "Round", "SolveResult", "categorize"]
@@ -253,7 +254,8 @@ class Generator:
         task's screens."""
         room = self._room()
         candidates = [render_summary_prefix(self.doc, self.standing), render_summary_prefix(self.doc),
-                      render_summary_prefix(self.doc, screen_list=False)]
+                      render_summary_prefix(self.doc, screen_list=False),
+                      render_summary_prefix(self.doc, screen_list=False, shape=False)]
         for prefix in candidates:
             if room is None or self.backend.count_tokens(SYSTEM + prefix) + self.config.focus_tokens // 2 <= room:
                 return prefix
@@ -316,13 +318,18 @@ class Generator:
         return Generation(prompt, split_answer(done.text), done)
 
     def check(self, script: str) -> Failure | None:
-        """The first error the static checker finds, as a repair failure (None when clean)."""
+        """The first error the static checker finds, as a repair failure (None when clean); a
+        script that walks through a screen's elements (``screen_walk``) is sent back before it runs."""
         if not script.strip():
             return Failure("syntax", "the answer has no script", None)
         for issue in L.check(script, self.table):
             if issue.is_error:
                 category = _CHECK_CODES.get(issue.code, "script-logic")
                 return Failure(category, issue.message, issue.line, _line(script, issue.line), None, "check")
+        walk = screen_walk(self.doc, script)
+        if walk is not None:
+            return Failure("script-logic", walk.message(), walk.first_line, _line(script, walk.first_line), None,
+                           "check")
         return None
 
     def postcheck(self, script: str, records: Sequence[Mapping[str, Any]], *, plan_elements: Iterable[str] = (),

@@ -6,6 +6,8 @@ saw them. These checks read what the run did (its trace records, through ``tapir
 ``ScriptRun.records``) against the answer's plan and the document, and give a ``Finding`` that
 goes back to the model like an error:
 
+* ``screen-walk``: the script goes through one screen's elements in the document's order, a
+  call each, instead of doing the task (``tapir.codegen.screen_walk``);
 * ``unused-element``: an element the plan (the answer's ``Elements:`` line) or the script names
   was never acted on nor read (a branch not taken is fine when the element was read to decide);
 * ``unconfirmed-input``: the last text typed (``set_text``) on a screen whose document has a
@@ -25,11 +27,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from tapir.codegen import language as L
+from tapir.codegen.screen_walk import screen_walk
 
 __all__ = ["POSTCHECKS", "Finding", "post_run_findings"]
 
 #: The checks, in the order they are reported.
-POSTCHECKS = ("unused-element", "unconfirmed-input", "effect-not-reached")
+POSTCHECKS = ("screen-walk", "unused-element", "unconfirmed-input", "effect-not-reached")
 
 _NAME = re.compile(r"\$?([A-Za-z_][\w%]*)")
 _ELEMENT = re.compile(r"\$([A-Za-z_][\w%]*)")
@@ -87,6 +90,9 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
     known = {e.name for e in doc.elements}
     named = list(dict.fromkeys([*(_base(p) or "" for p in plan_elements), *_ELEMENT.findall(script)]))
     findings: list[Finding] = []
+    walk = screen_walk(doc, script)
+    if walk is not None:
+        findings.append(Finding("screen-walk", f"the script finished, but {walk.message()}"))
     # children of a list item count as used when their list was (item.tap($child) names the list)
     unused = [n for n in named if n in known and n not in touched and (doc.element(n) or _NO).item_of not in touched]
     if unused:

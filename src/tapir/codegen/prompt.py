@@ -23,6 +23,7 @@ text), so changing the layout means a new version.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -39,7 +40,7 @@ __all__ = ["PROMPT_STYLES", "PROMPT_VERSION", "Prompt", "RepairNote", "ScreenInf
 #: relevant to the task only (after the cached part, so the prefix stays the same for every task).
 PROMPT_STYLES = ("auto", "described", "names", "focused")
 
-PROMPT_VERSION = "2"
+PROMPT_VERSION = "3"
 
 SYSTEM = (
     "Imagine that you are an agent using a smartphone to complete a task. You need to write scripts to "
@@ -63,6 +64,33 @@ _RULES = "\n".join([
     "a part of one item by passing a child element: `item.tap($child)`, `item.get_text($child)`.",
     "- `print()` what the task asks to find out.",
 ])
+
+#: What a small model needs said (it otherwise lists a screen's elements, a tap each); left out
+#: of the smallest prompt only (``render_summary_prefix(shape=False)``, a context too small).
+_STEP_RULES = [
+    "- Write only the steps the task needs, usually one to six: never go through a screen's elements one by one.",
+    "- Type a text the task gives (a title, a name, a search) with `set_text`, pick an item of a list or menu by "
+    "its text with `.match(\"text\")`, and end a form or dialog with its confirming button (Save, OK).",
+]
+
+#: How an answer looks, for a document without examples of its own: a made-up app, so that its
+#: element names (which the answer grammar refuses) cannot be copied, only the shape of a script
+#: that names few elements, types what the task gives, picks an item by its text and saves.
+_SHAPE = """For example, in a notes app (not this one), for the task "Add the note 'milk' to the list Shopping and \
+save it":
+Plan: open the list Shopping, add a note, type milk, save it
+Elements: $lists_screen__lists, $list_screen__add_button, $note_screen__text_input, $note_screen__save_button
+```python
+$lists_screen__lists.match("Shopping").tap()
+$list_screen__add_button.tap()
+$note_screen__text_input.set_text("milk")
+$note_screen__save_button.tap()
+```"""
+
+#: Said again right before the task, after the (long) list of elements: a small model otherwise
+#: goes on listing them, one `.tap()` each.
+_REMINDER = ("Write the script for this task only: the few elements it needs, in order (not every element of a "
+             "screen), with `set_text` for a text it gives and `.match()` for an item it names.")
 
 
 @dataclass(frozen=True)
@@ -156,8 +184,9 @@ def render_prefix(doc: L.AppDocument, style: str = "described", examples: Sequen
     lines = ["In the script, except for the common Python control flow (for, if-else, function def/calls, etc.), "
              "you can use the following APIs:"]
     lines += _api_lines()
-    lines += ["", _RULES, "", f"You can use the following GUI elements of the app {doc.app.name}, screen by screen "
-                             f"(the app starts on {doc.app.start_screen}):"]
+    lines += ["", _RULES, *_STEP_RULES, "",
+              f"You can use the following GUI elements of the app {doc.app.name}, screen by screen "
+              f"(the app starts on {doc.app.start_screen}):"]
     for screen in doc.screens:
         if screens is not None and screen.name not in screens:
             continue
@@ -166,11 +195,13 @@ def render_prefix(doc: L.AppDocument, style: str = "described", examples: Sequen
     return "\n".join(lines + _closing_lines(doc, examples)) + "\n"
 
 
-def _closing_lines(doc: L.AppDocument, examples: Sequence[Example]) -> list[str]:
+def _closing_lines(doc: L.AppDocument, examples: Sequence[Example], shape: bool = True) -> list[str]:
     """What every prompt ends its stable part with: the document's notes, the answer format and
-    the standing examples."""
+    the standing examples (without any, and with ``shape``, a made-up app's answer)."""
     lines = ["", "Notes: " + " ".join(doc.notes.split())] if doc.notes else []
     lines += ["", _ANSWER, ""]
+    if not examples and shape:
+        lines += [_SHAPE, ""]
     if examples:
         lines.append("Examples of tasks and answers:")
         lines += [_example_block(ex) for ex in examples]
@@ -178,12 +209,14 @@ def _closing_lines(doc: L.AppDocument, examples: Sequence[Example]) -> list[str]
     return lines
 
 
-def render_summary_prefix(doc: L.AppDocument, examples: Sequence[Example] = (), *, screen_list: bool = True) -> str:
+def render_summary_prefix(doc: L.AppDocument, examples: Sequence[Example] = (), *, screen_list: bool = True,
+                          shape: bool = True) -> str:
     """The stable part of a focused prompt, the same for every task on one document (so it is
     cached): the API, the rules, every screen in one line (what it is, which elements lead to it),
     the notes, the answer format and the standing examples. The elements of the screens a task
     needs follow in the per-task part (``render_screens``). ``screen_list=False`` leaves the
-    screens out (a context too small for them)."""
+    screens out (a context too small for them), ``shape=False`` the made-up answer and the rules on
+    steps too."""
     into: dict[str, list[str]] = {}
     for e in doc.elements:
         if e.leads_to:
@@ -191,13 +224,14 @@ def render_summary_prefix(doc: L.AppDocument, examples: Sequence[Example] = (), 
     lines = ["In the script, except for the common Python control flow (for, if-else, function def/calls, etc.), "
              "you can use the following APIs:"]
     lines += _api_lines()
-    lines += ["", _RULES, "", f"The screens of the app {doc.app.name} (it starts on {doc.app.start_screen}); the "
-                              "elements of the screens this task needs are listed after the examples:"]
+    lines += ["", _RULES, *(_STEP_RULES if shape else ()), "",
+              f"The screens of the app {doc.app.name} (it starts on {doc.app.start_screen}); the "
+              "elements of the screens this task needs are listed after the examples:"]
     for screen in doc.screens if screen_list else ():
         reached = into.get(screen.name, [])[:4]
         lines.append(f"- {screen.name}: {_short(screen.description, 80)}"
                      + (f" Reached by {', '.join(reached)}." if reached else ""))
-    return "\n".join(lines + _closing_lines(doc, examples)) + "\n"
+    return "\n".join(lines + _closing_lines(doc, examples, shape)) + "\n"
 
 
 def render_screens(doc: L.AppDocument, screens: Collection[str]) -> str:
@@ -211,17 +245,31 @@ def render_screens(doc: L.AppDocument, screens: Collection[str]) -> str:
 
 
 def relevant_screens(doc: L.AppDocument, task: str) -> list[str]:
-    """The document's screens, most relevant to ``task`` first: by the task's words found in a
-    screen's name, description and its elements' names, descriptions and options (a word counted
-    once a screen), the launch screen first among equals (a script often starts there)."""
+    """The document's screens, most relevant to ``task`` first.
+
+    A screen scores the task's words found in its name, description and its elements' names,
+    descriptions and options (a word counted once a screen), each weighed by how few screens have
+    it (a word on every screen, such as the app's own subject, tells none apart), plus the words
+    of the element that leads to it (the task "create a new event" names the button 'New Event'
+    of the launch screen, which opens the event editor, whose own elements never say "new").
+    The launch screen comes first among equals (a script often starts there)."""
     wanted = _words(task)
-    scored = []
-    for order, screen in enumerate(doc.screens):
+    found: dict[str, set[str]] = {}
+    for screen in doc.screens:
         text = [screen.name, screen.description]
         for e in screen.elements:
             text += [e.local_name, e.description, *e.options[:20]]
-        found = wanted & _words(" ".join(text))
-        scored.append((-len(found), screen.name != doc.app.start_screen, order, screen.name))
+        found[screen.name] = wanted & _words(" ".join(text))
+    weight = {w: math.log((len(doc.screens) + 1) / (1 + sum(w in f for f in found.values()))) for w in wanted}
+    entry: dict[str, float] = {}
+    for e in doc.elements:
+        if e.leads_to in found and e.item_of is None:
+            words = wanted & _words(" ".join([e.local_name, e.description]))
+            entry[e.leads_to] = max(entry.get(e.leads_to, 0.0), sum(weight[w] for w in words))
+    scored = []
+    for order, screen in enumerate(doc.screens):
+        score = sum(weight[w] for w in found[screen.name]) + entry.get(screen.name, 0.0)
+        scored.append((-round(score, 6), screen.name != doc.app.start_screen, order, screen.name))
     return [name for *_, name in sorted(scored)]
 
 
@@ -255,6 +303,7 @@ def build_prompt(doc: L.AppDocument, task: str, *, examples: Sequence[Example] =
         rest.append("")
     if screen is not None:
         rest.append(f"The current screen: {screen.describe()}.")
+    rest.append(_REMINDER)
     rest.append(f"Your task is: {' '.join(task.split())}")
     if repair is not None:
         where = f" at line {repair.line}" if repair.line else ""

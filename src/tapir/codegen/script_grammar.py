@@ -7,7 +7,8 @@ what a generated script needs, with three things the Lark grammar cannot say:
 * **Element names are the document's.** ``$name`` is an alternative of the document's element
   names, never a free identifier; a method is written after an element only if the registry
   allows it on that element's kind (``set_text`` on inputs, ``match``/``[i]``/``len``/``for`` on
-  lists), and a child element is passed only to an item of the list it belongs to.
+  lists), and a child element is passed only to an item of the list it belongs to. A list is
+  tapped only through an item (``$list[0].tap()``, ``$list.match("DCIM").tap()``), never whole.
 * **Elements are never bare values.** An element appears only as the receiver of a legal call,
   in ``len($list)`` or as the iterable of a ``for``, so no variable can carry it to an illegal
   call. Loop variables over a list may call the methods legal on every kind.
@@ -45,6 +46,8 @@ ANSWER_FENCE = "```python\n"
 _CLOSE_FENCE = "```"
 
 _INDENT = "    "
+#: Actions taken on one item of a list, never on the list as a whole.
+_ITEM_ACTIONS = ("tap", "long_tap")
 _ID_CHARS = string.ascii_letters + string.digits + "_"
 #: Names a script cannot bind: Python's keywords (Tapir refuses the rest by name).
 _RESERVED = sorted(set(keyword.kwlist) | set(keyword.softkwlist) - {"_", "match", "case", "type"})
@@ -210,7 +213,9 @@ class _GrammarBuilder:
     def list_calls(self, e: L.Element, child_rule: str | None, arg: str) -> Node:
         item_methods = [m.name for m in L.methods_legal_on(e.item_kind) if m.name != "match"]
         item = seq(f"${e.name}", alt(seq("[", ref("index"), "]"), seq(".match(", ref("query"), ")")))
-        own = [m.name for m in L.methods_legal_on(e.kind) if m.name != "match"]
+        # A list is acted on through its items: `$list.tap()` would tap whichever item sits in its
+        # middle (the runtime refuses such a step when it navigates), so the grammar leaves it out.
+        own = [m.name for m in L.methods_legal_on(e.kind) if m.name not in ("match", *_ITEM_ACTIONS)]
         return alt(
             seq(f"${e.name}.", alt(*[self.method_call(m, None, arg) for m in own])),
             seq(item, ".", alt(*[self.method_call(m, child_rule, arg) for m in item_methods])),

@@ -35,6 +35,7 @@ from tapir.codegen.examples import ExampleStore, app_key, example_files, load_ex
 from tapir.codegen.generate import CATEGORIES, GenConfig, Generator, categorize
 from tapir.codegen.postchecks import Finding
 from tapir.codegen.prompt import PROMPT_VERSION, RepairNote
+from tapir.codegen.screen_walk import screen_walk
 from tapir.core.errors import UsageError
 
 __all__ = ["ModelSource", "SourceAnswer", "SourceTokens", "open_backend", "script_source"]
@@ -172,7 +173,12 @@ class ModelSource:
         script = getattr(previous, "script", None)
         if not script:
             return None
-        return self._answer(request, repair_note(script, error))
+        note = repair_note(script, error)
+        walk = screen_walk(request.document, script)
+        if walk is not None and note.category != CATEGORIES["post-run-check"]:
+            # the run stopped on a screen not reached, say; the walk is what to repair first
+            note = dataclasses.replace(note, message=f"{note.message}; and {walk.message()}")
+        return self._answer(request, note)
 
     def _answer(self, request: Any, note: RepairNote | None) -> SourceAnswer:
         task = request.task
