@@ -214,3 +214,38 @@ def test_navigation_on_imported_documents(upstream: Path, tmp_path: Path, app: s
     records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
     assert [r.get("label") for r in records if r["event"] == "navigation" and r.get("action") == "tap"] == navigated
     assert [r.get("label") for r in records if r["event"] == "action"] == [tapped]
+
+
+def test_camera_modes_are_told_apart_by_the_views_only_one_shows(upstream: Path, tmp_path: Path) -> None:
+    """The camera document splits one activity into a photo and a video screen with the same
+    buttons under their own names; a recorded state is the photo screen when it shows the timer
+    button (Photo selected), the video screen otherwise, and a photo-mode element is tapped where
+    it is, without switching modes."""
+    import json
+
+    from tapir.cli import main
+    from tapir.docgen.upstream import import_file
+    from tapir.hierarchy import load_tree
+    from tapir.runtime.grounding import Grounder, GroundingConfig
+
+    app_dir = upstream / "droidtask" / "apps" / "camera"
+    package = ReplayApp(app_dir).package
+    grounder = Grounder(import_document(app_dir, package), config=GroundingConfig(use_embedding=False))
+    seen: dict[str, set[str | None]] = {"Photo": set(), "Video": set()}
+    for path in sorted((app_dir / "states").glob("*.json")):
+        views = json.loads(path.read_text(encoding="utf-8"))["views"]
+        rids = {(v.get("resource_id") or "").rsplit("/", 1)[-1] for v in views}
+        selected = {v.get("text") for v in views if v.get("selected") and v.get("text") in seen}
+        if len(selected) == 1 and "camera_mode_tab" in rids and ("toggle_timer" in rids) == ("Photo" in selected):
+            seen[selected.pop()].add(grounder.identify_screen(load_tree(path)).name)
+    assert seen == {"Photo": {"camera_interface"}, "Video": {"camera_interface_video_mode"}}
+
+    text, _ = import_file(app_dir / "doc.json", package=package, app_name="camera")
+    (tmp_path / "camera.yaml").write_text(text, encoding="utf-8")
+    script = tmp_path / "selfie.tap"
+    script.write_text("# doc: camera.yaml\n$camera_interface__toggle_camera_button.tap()\n", encoding="utf-8")
+    trace = tmp_path / "trace.jsonl"
+    assert main(["run", str(script), "--device", f"sim:{app_dir}#task1", "--trace", str(trace)]) == 0
+    records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    assert not [r for r in records if r["event"] == "navigation" and r.get("action") == "tap"]
+    assert [r.get("label") for r in records if r["event"] == "action"] == ["Toggle front/back camera"]

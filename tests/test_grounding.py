@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 from grounding_trees import PKG, V, doc, el, find, rid, screen
 
-from tapir.core.document import Dialect, Element, Identifier, Signature
+from tapir.core.document import AppDocument, Dialect, Element, Identifier, Signature
 from tapir.core.errors import ActionError, ElementNotFound, UnknownElement
 from tapir.dsl.api import ELEMENT_METHODS
 from tapir.hierarchy import UITree, parse_view_list
@@ -737,3 +737,52 @@ def _views(tree: UITree) -> list[dict[str, object]]:
     return [{"temp_id": n.id, "parent": n.parent if n.parent is not None else -1, "children": list(n.children),
              "class": n.class_name, "resource_id": n.resource_id, "text": n.text,
              "bounds": [[n.bounds.x1, n.bounds.y1], [n.bounds.x2, n.bounds.y2]]} for n in tree.nodes]
+
+
+def _camera(timer: bool, selected: str) -> V:
+    """A camera's one activity in photo mode (a timer button beside the settings button, Photo
+    selected) or video mode: the same views with the same identifiers otherwise."""
+    icons = [V("ImageButton", rid="toggle_timer", desc="Timer", clickable=True)] if timer else []
+    return V("FrameLayout",
+             V("LinearLayout", *icons, V("ImageButton", rid="settings", desc="Settings", clickable=True),
+               rid="default_icons"),
+             V("LinearLayout", V("TextView", text="Video", selected=selected == "Video", clickable=True),
+               V("TextView", text="Photo", selected=selected == "Photo", clickable=True), rid="mode_tab"),
+             V("ImageButton", rid="toggle_camera", desc="Toggle camera", clickable=True),
+             V("ImageButton", rid="shutter", desc="Shutter", clickable=True))
+
+
+def _mode_screens() -> AppDocument:
+    # as upstream documents split the modes: each with its own copy of the buttons, and evidence
+    # samples that differ (the photo screen's document lists fewer buttons than the video one's)
+    from tapir.hierarchy import render_html
+
+    def button(screen_name: str, name: str, rid_: str, desc: str) -> Element:
+        return el(f"{screen_name}__{name}", "button",
+                  f"//node[@resource-id='{PKG}:id/{rid_}' and @content-desc='{desc}']", rid(rid_))
+
+    photo = (button("photo_mode", "timer_button", "toggle_timer", "Timer"),
+             button("photo_mode", "shutter_button", "shutter", "Shutter"))
+    video = (button("video_mode", "settings_button", "settings", "Settings"),
+             button("video_mode", "toggle_camera_button", "toggle_camera", "Toggle camera"),
+             button("video_mode", "shutter_button", "shutter", "Shutter"))
+    return doc(("photo_mode", Signature(skeleton=render_html(screen(_camera(True, "Photo")))), photo),
+               ("video_mode", Signature(skeleton=render_html(screen(_camera(False, "Video")))), video))
+
+
+def test_a_mode_screen_is_told_by_the_views_its_look_alikes_layout_lacks() -> None:
+    # the video screen's document finds more of its buttons by their descriptions, but they are
+    # the photo screen's buttons too; the timer button, beside the settings button the video
+    # layout shows without it, is what tells photo mode
+    d = _mode_screens()
+    g = Grounder(d, config=EXACT)
+    photo = screen(_camera(True, "Photo"))
+    match = g.identify_screen(photo)
+    assert match.name == "photo_mode" and match.confident and "video_mode" in match.beaten
+    assert "layout lacks" in match.detail
+    assert g.ground("photo_mode__shutter_button", photo) is not None
+    assert g.ground("video_mode__shutter_button", photo) is None  # a copy on the look-alike: refused
+    video = screen(_camera(False, "Video"))
+    assert g.identify_screen(video).name == "video_mode"
+    assert g.ground("video_mode__shutter_button", video) is not None
+    assert g.ground("photo_mode__timer_button", video) is None  # only photo mode has it

@@ -24,6 +24,14 @@ when it has at least one such hit more than a rival, the rival is *beaten* (``Sc
 the answer is confident although the scores are close. When none shows any of its texts, a
 screen none of whose texts is missing beats one all of whose texts are. Two dialogs made from the
 same layout (same skeleton, same resource ids, different options) are told apart this way.
+Before that, views one layout has and the other's lacks decide: screens that split one activity
+by a mode or a selected tab (a camera's photo and video modes) define the same buttons under their
+own names, and which of those copies each screen's evidence sample happened to include says
+nothing about which screen shows; a view found by its resource id that the rival's skeleton does
+not have, in a container that the rival's skeleton shows with other views in it (the photo mode's
+timer button beside the settings button), does. A screen with such views, against a rival with
+none, wins and beats it (``Evidence.exclusive``). A list's rows are not compared so: a list that
+was empty when the rival's skeleton was recorded shows no container with views in it.
 
 Element evidence is computed only for screens that can still win on it (not at all when one
 screen alone can reach the threshold and its signature does: its score is then the signature's
@@ -130,6 +138,25 @@ def specificity(xpath: str) -> float:
 
 
 @dataclass(frozen=True)
+class _Layout:
+    """What a screen's skeleton says of its views: the resource ids in it, the paths of each id's
+    parents, and the paths of the views that have views in them."""
+
+    ids: frozenset[str]
+    parents: dict[str, frozenset[Path]]
+    containers: frozenset[Path]
+
+    @classmethod
+    def of(cls, skeleton: frozenset[Path]) -> _Layout:
+        parents: dict[str, set[Path]] = {}
+        for path in skeleton:
+            if path[-1][1]:
+                parents.setdefault(path[-1][1], set()).add(path[:-1])
+        return cls(frozenset(parents), {k: frozenset(v) for k, v in parents.items()},
+                   frozenset(path[:-1] for path in skeleton))
+
+
+@dataclass(frozen=True)
 class _ScreenFacts:
     screen: Screen
     skeleton: frozenset[Path]
@@ -149,6 +176,8 @@ class Evidence:
     score: float = 0.0
     #: elements with a text or description identifier that found nothing
     unseen: int = 0
+    #: the XPaths that found the found elements
+    found: tuple[str, ...] = ()
 
     @property
     def contradicted(self) -> bool:
@@ -158,6 +187,20 @@ class Evidence:
     @property
     def key(self) -> tuple[int, int, int]:
         return self.specific, 0 if self.contradicted else 1, self.structural
+
+    def exclusive(self, mine: _Layout, rival: _Layout, defines: frozenset[str]) -> int:
+        """How many elements were found on views a rival's layout lacks: by an XPath the rival
+        does not define (``defines``), requiring a resource id that this screen's skeleton has in
+        a container that the rival's skeleton shows with other views but without this one."""
+        count = 0
+        for xpath in self.found:
+            rid = required_resource_id(xpath)
+            if xpath in defines or rid is None:
+                continue
+            rid = rid.rsplit("/", 1)[-1]
+            if rid not in rival.ids and mine.parents.get(rid, frozenset()) & rival.containers:
+                count += 1
+        return count
 
     def beats(self, other: Evidence) -> bool:
         """Decisively better than a look-alike: more elements found by their texts, or, when
@@ -210,6 +253,11 @@ class ScreenIdentifier:
             )
             for s in document.screens
         )
+        #: per screen, its elements' XPaths and its skeleton's resource ids: what a look-alike
+        #: lacks (``Evidence.exclusive``)
+        self._defines = {s.name: frozenset(i.xpath for e in s.elements for i in e.identifiers)
+                         for s in document.screens}
+        self._layouts = {f.screen.name: _Layout.of(f.skeleton) for f in self._facts}
         #: identifiers that failed to evaluate, reported once by the grounder
         self.broken: dict[str, str] = {}
 
@@ -235,16 +283,18 @@ class ScreenIdentifier:
     def evidence(self, facts: _ScreenFacts, view: ScreenView) -> Evidence:
         specific = structural = unseen = 0
         missing = 1.0
+        hits: list[str] = []
         for element, tests in facts.elements:
             found = None
             for identifier, weight in tests:
                 held = self._holds(identifier, view)
                 if held >= RENAMED:
-                    found = weight * held
+                    found, by = weight * held, identifier.xpath
                     break
             if element.options and (found is None or found < SPECIFIC) and _shows_options(element.options, view):
-                found = SPECIFIC  # a list found by the options the document says it has
-            if (element.options or tests[0][1] >= SPECIFIC) and (found is None or found < SPECIFIC):
+                # a list found by the options the document says it has
+                found, by = SPECIFIC, ""  # a list found by the options the document says it has
+            if (element.options or (tests and tests[0][1] >= SPECIFIC)) and (found is None or found < SPECIFIC):
                 unseen += 1  # known by a text that is not showing
             if found is None:
                 continue
@@ -253,7 +303,8 @@ class ScreenIdentifier:
             else:
                 structural += 1
             missing *= 1 - found
-        return Evidence(specific, structural, 1 - missing, unseen)
+            hits.append(by)
+        return Evidence(specific, structural, 1 - missing, unseen, tuple(hits))
 
     def identify(self, view: ScreenView) -> ScreenMatch:
         """The screen ``view`` shows. A signature test that does not hold counts as false; when
@@ -336,11 +387,22 @@ class ScreenIdentifier:
         beaten: set[str] = set()
         name = ranked[0][0]
         if len(close) > 1 and lookalikes:
-            # look-alikes: the evidence that differs decides (texts and descriptions found)
+            # look-alikes: the evidence that differs decides: first views one's layout lacks,
+            # then texts and descriptions found
             none = Evidence()
-            name = max(close, key=lambda n: (evidence.get(n, none).key, scores[n]))
+
+            def exclusive(n: str, rival: str) -> int:
+                return evidence.get(n, none).exclusive(self._layouts[n], self._layouts[rival],
+                                                       self._defines.get(rival, frozenset()))
+
+            def lacks(n: str, rival: str) -> bool:  # the rival lacks views n shows, not the other way
+                return exclusive(n, rival) > 0 and exclusive(rival, n) == 0
+
+            name = max(close, key=lambda n: (sum(lacks(n, r) for r in close if r != n),
+                                             evidence.get(n, none).key, scores[n]))
             mine = evidence.get(name, none)
-            beaten = {n for n in close if n != name and mine.beats(evidence.get(n, none))}
+            beaten = {n for n in close
+                      if n != name and (lacks(name, n) or mine.beats(evidence.get(n, none)))}
             ranked.sort(key=lambda p: (p[0] != name, -p[1]))
         best = ranked[0][1]
         rivals = [(n, s) for n, s in ranked[1:] if n not in beaten]
@@ -350,7 +412,9 @@ class ScreenIdentifier:
             if beaten:
                 found = evidence.get(name, Evidence())
                 how += (f" (look-alike {', '.join(sorted(beaten))} beaten: {found.specific} element(s) found by "
-                        "text or description" + (", none of theirs showing)" if not found.specific else ")"))
+                        "text or description" + (", none of theirs showing" if not found.specific else "")
+                        + "".join(f"; {exclusive(name, n)} on views {n}'s layout lacks" for n in sorted(beaten)
+                                  if exclusive(name, n)) + ")")
             return ScreenMatch(name, best, tuple(ranked), how, frozenset(beaten))
         confidence = best * (0.5 + 0.5 * max(margin, 0.0) / margin_cfg)
         tied = [name, *(n for n, s in rivals if best - s < margin_cfg)]
