@@ -106,8 +106,8 @@ def test_fifty_constrained_generations_parse_and_name_only_legal_elements(backen
             codes.update(i.code for i in issues)
             assert not {i.code for i in issues} & ELEMENT_CODES, f"{task}: {issues}\n{script}"
     assert finished == 50
-    print(f"\n50 constrained SmolLM2 answers: all parse ({closed} closed at the token limit, {looped} stopped repeating); "
-          f"other checker findings: {dict(codes)}")
+    print(f"\n50 constrained SmolLM2 answers: all parse ({closed} closed at the token limit, "
+          f"{looped} stopped repeating); other checker findings: {dict(codes)}")
 
 
 def test_the_prefix_is_reused_by_the_next_task_and_after_a_restart(tmp_path: Path) -> None:
