@@ -159,7 +159,9 @@ def test_a_person_at_the_terminal(tmp_path: Path, terminals: list[Terminal]) -> 
     repl.press("C-c")
     prompts += 1
     shown = repl.wait_for_prompt(prompts)
-    assert re.search(r"<repl>:2:15: Interrupted: stopped by Ctrl-C", shown)
+    # where it stops depends on the moment: the loop's next round (1:1), the assignment (2:1) or
+    # the UI call (2:15); each is a step boundary, so any is right
+    assert re.search(r"<repl>:(1:1|2:1|2:15): Interrupted: stopped by Ctrl-C", shown), shown
     assert re.search(r"^tapir> playing\n'Lanterns'\ntapir>", enter("playing"), re.MULTILINE)
 
     # save what ran (less what needs the stopped loop), and leave
