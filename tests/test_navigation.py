@@ -275,43 +275,28 @@ screens:
     description: start
     signature: {activity: .Home}
     elements:
-      home__buy:
-        kind: button
-        description: buys the pro version, which also shows the detail
-        identifiers: ["//node[@resource-id='buy']"]
-        leads_to: pro
-      home__open_list:
-        kind: button
-        description: opens the list
-        identifiers: ["//node[@resource-id='a']"]
-        leads_to: items
+      home__buy: {kind: button, description: "buys the pro version, which also shows the detail",
+                  identifiers: ["//node[@resource-id='buy']"], leads_to: pro}
+      home__open_list: {kind: button, description: opens the list, identifiers: ["//node[@resource-id='a']"],
+                        leads_to: items}
   items:
     description: a list
     signature: {activity: .Items}
     elements:
-      items__open_detail:
-        kind: button
-        description: opens a detail
-        identifiers: ["//node[@resource-id='b']"]
-        leads_to: detail
+      items__open_detail: {kind: button, description: opens a detail, identifiers: ["//node[@resource-id='b']"],
+                           leads_to: detail}
   detail:
     description: one item
     signature: {activity: .Detail}
     elements:
-      detail__title:
-        kind: text
-        description: title
-        identifiers: ["//node[@resource-id='c']"]
-        paths: [[home__buy.tap()], [home__open_list.tap(), items__open_detail.tap()]]
+      detail__title: {kind: text, description: title, identifiers: ["//node[@resource-id='c']"],
+                      paths: [[home__buy.tap()], [home__open_list.tap(), items__open_detail.tap()]]}
   pro:
     description: what only buying shows
     signature: {activity: .Pro}
     elements:
-      pro__badge:
-        kind: text
-        description: the badge
-        identifiers: ["//node[@resource-id='p']"]
-        paths: [[home__buy.tap()]]
+      pro__badge: {kind: text, description: the badge, identifiers: ["//node[@resource-id='p']"],
+                   paths: [[home__buy.tap()]]}
 """
 
 

@@ -92,6 +92,13 @@ def test_an_interrupt_after_n_pairs_leaves_n_lines_and_resume_continues_them(tmp
     assert len(_metas(out)) == 4
 
 
+def test_resume_of_a_file_that_does_not_exist_says_so_and_starts_it(tmp_path, capsys):
+    out = tmp_path / "new.jsonl"
+    assert main([*ARGS, "-o", str(out), "--count", "1", "--resume"]) == 0
+    assert f"nothing to resume: {out} does not exist yet; starting it" in capsys.readouterr().err
+    assert len(_metas(out)) == 1
+
+
 def _record(i: int) -> str:
     meta = {"id": f"notes/{i:04d}", "app": "notes", "task": f"task {i}", "script": f"$a{i}.tap()\n",
             "complexity": 1, "checks": ["state.x == 1"], "repairs": []}

@@ -164,6 +164,10 @@ def _run(args: argparse.Namespace) -> int:
     with PairWriter(args.output, resume=args.resume) as writer, _stop_signals() as stopped_by:
         if writer.resumed:
             print(f"resuming {args.output}: {len(writer.resumed)} pairs kept", file=sys.stderr)
+        elif args.resume:
+            # not an error: the first run of a loop that always passes --resume starts the file
+            state = "holds no pairs" if Path(args.output).is_file() else "does not exist yet"
+            print(f"nothing to resume: {args.output} {state}; starting it", file=sys.stderr)
         try:
             with _SynthProgress(err, args.count, quiet=args.quiet,
                                 done=Counter(p.app for p in writer.resumed)) as progress:

@@ -32,6 +32,7 @@ from tapir.core.errors import (
     TapirSyntaxError,
     UnknownElement,
 )
+from tapir.dsl import ast as A
 from tapir.dsl.api import BUILTINS, ELEMENT_METHODS, GLOBALS, LIST_KINDS, Kind
 from tapir.dsl.registry import Entry as ApiEntry
 from tapir.dsl.symbols import SymbolTable
@@ -41,10 +42,10 @@ if TYPE_CHECKING:
     from tapir.run import Runner, Session
 
 __all__ = [
-    "ActionError", "ApiEntry", "AppDocument", "BudgetExceeded", "DeviceError", "Element", "ElementNotFound",
+    "A", "ActionError", "ApiEntry", "AppDocument", "BudgetExceeded", "DeviceError", "Element", "ElementNotFound",
     "Issue", "Kind", "LIST_KINDS", "ScreenNotReached", "ScriptError", "SymbolTable", "TapirError",
     "TapirSyntaxError", "UnknownElement", "builtins", "check", "element_methods", "global_functions",
-    "load_document", "methods_legal_on", "parses", "run", "runner", "symbols", "value_methods",
+    "load_document", "methods_legal_on", "parse_module", "parses", "run", "runner", "symbols", "value_methods",
 ]
 
 
@@ -119,6 +120,13 @@ def parses(source: str) -> TapirSyntaxError | None:
     except TapirSyntaxError as exc:
         return exc
     return None
+
+
+def parse_module(source: str) -> A.Module:
+    """``source`` as far as it parses (``ErrorStmt`` nodes where it does not); never raises."""
+    from tapir.dsl.parser import parse_tolerant
+
+    return parse_tolerant(source, "<generated>").module
 
 
 def check(source: str, table: SymbolTable | None, filename: str = "<generated>") -> list[Issue]:

@@ -19,7 +19,6 @@ a task ("turn on A, B, C and D"), so a walk of switches and checkboxes only is n
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from tapir.codegen import language as L
@@ -29,7 +28,6 @@ __all__ = ["MIN_WALK", "Walk", "screen_walk"]
 #: Statements in a row that make a walk.
 MIN_WALK = 4
 
-_CALL = re.compile(r"^\$(?P<name>[A-Za-z_]\w*)(?:\[(?P<index>\d+)\])?\.(?P<method>[a-z_]+)\(\)$")
 _TOGGLES = frozenset({L.Kind.SWITCH, L.Kind.CHECKBOX})
 
 
@@ -59,15 +57,25 @@ class _Step:
     kind: L.Kind
 
 
-def _step(doc: L.AppDocument, order: dict[str, int], line: int, text: str) -> _Step | None:
-    m = _CALL.match(text)
-    if m is None:
+def _step(doc: L.AppDocument, order: dict[str, int], stmt: L.A.Node) -> _Step | None:
+    """``stmt`` as a step of a walk: ``$element.method()`` or ``$list[i].method()``, no arguments."""
+    if not isinstance(stmt, L.A.ExprStmt):
         return None
-    element = doc.element(m.group("name"))
+    call = stmt.value
+    if not isinstance(call, L.A.Call) or call.args or call.keywords or not isinstance(call.func, L.A.Attribute):
+        return None
+    target, index = call.func.value, None
+    if isinstance(target, L.A.Subscript):
+        at = target.index
+        if not (isinstance(at, L.A.Constant) and type(at.value) is int and at.value >= 0):
+            return None
+        target, index = target.value, at.value
+    if not isinstance(target, L.A.ElementRef):
+        return None
+    element = doc.element(target.name)
     if element is None:
         return None
-    index = m.group("index")
-    return _Step(line, element.screen, order[element.name], int(index) if index is not None else None,
+    return _Step(stmt.span.line, element.screen, order[element.name], index,
                  element.name + (f"[{index}]" if index is not None else ""), element.kind)
 
 
@@ -82,26 +90,20 @@ def _follows(a: _Step, b: _Step) -> bool:
 
 
 def screen_walk(doc: L.AppDocument, script: str) -> Walk | None:
-    """The first walk through a screen in ``script`` (see the module docstring), None if none."""
+    """The first walk through a screen in ``script`` (see the module docstring), None if none.
+
+    Only the script's top-level statements are looked at: a loop or a branch is the model's own
+    logic, never a copied list. A part that does not parse breaks a walk as any statement does."""
     order = {e.name: i for i, e in enumerate(doc.elements)}
     run: list[_Step] = []
-    found: list[_Step] = []
-
-    def close() -> None:
-        if not found and len(run) >= MIN_WALK and not all(s.kind in _TOGGLES for s in run):
-            found.extend(run)
-
-    for number, raw in enumerate(script.splitlines(), 1):
-        text = raw.strip()
-        if not text or text.startswith("#"):
-            continue
-        step = _step(doc, order, number, text) if not raw[:1].isspace() else None
+    for stmt in L.parse_module(script).body:
+        step = _step(doc, order, stmt)
         if step is not None and run and _follows(run[-1], step):
             run.append(step)
             continue
-        close()
+        if len(run) >= MIN_WALK and not all(s.kind in _TOGGLES for s in run):
+            break
         run = [step] if step is not None else []
-    close()
-    if not found:
+    if len(run) < MIN_WALK or all(s.kind in _TOGGLES for s in run):
         return None
-    return Walk(found[0].line, found[-1].line, found[0].screen, tuple(s.name for s in found))
+    return Walk(run[0].line, run[-1].line, run[0].screen, tuple(s.name for s in run))
