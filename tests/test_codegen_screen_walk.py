@@ -40,13 +40,15 @@ def test_a_walk_through_one_screen_is_found_with_its_lines() -> None:
 def test_a_walk_is_read_from_the_parsed_script_not_its_lines() -> None:
     # comments and blank lines between the calls, a call split over two lines, and a line after
     # the walk that does not parse: still the walk, with the lines its statements start on
-    script = ("$notes_screen__new_note_button.tap()\n\n" + WALK.replace("\n$note_screen__body_text", "\n# next\n\n"
-              "$note_screen__body_text").replace("$note_screen__modified_text.tap()", "$note_screen__modified_text.tap(\n)")
+    script = ("$notes_screen__new_note_button.tap()\n\n"
+              + WALK.replace("\n$note_screen__body_text", "\n# next\n\n$note_screen__body_text")
+                    .replace("$note_screen__modified_text.tap()", "$note_screen__modified_text.tap(\n)")
               + "if (:\n")
     walk = screen_walk(_doc(), script)
     assert walk is not None and (walk.first_line, walk.last_line) == (3, 8)
     # the same calls in a loop's body are the loop's logic, not a copied list
-    assert screen_walk(_doc(), "for i in range(1):\n" + "".join("    " + line + "\n" for line in WALK.splitlines())) is None
+    looped = "for i in range(1):\n" + "".join(f"    {line}\n" for line in WALK.splitlines())
+    assert screen_walk(_doc(), looped) is None
 
 
 def test_a_walk_along_one_lists_items_is_found() -> None:
