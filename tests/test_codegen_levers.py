@@ -21,6 +21,7 @@ from tapir.codegen.loops import RepeatGuard, stop_repeats
 from tapir.codegen.models import find_model
 from tapir.codegen.postchecks import post_run_findings
 from tapir.codegen.source import script_source
+from tapir.docgen.loader import loads_document
 from tapir.eval import EvalConfig, load_suite, report_json, run_suite
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
@@ -156,6 +157,65 @@ def test_post_run_checks_on_a_trace() -> None:
     saved = [*records, _action("tap", "edit_note_screen__save_button")]
     assert post_run_findings(doc, script + "$edit_note_screen__save_button.tap()\n", saved,
                              plan_elements=["edit_note_screen__save_button"]) == []
+
+
+#: A sort dialog as upstream documents describe one (two lists of options), and a camera's mode tab
+#: whose option 'Photo' is the app's own vocabulary.
+SORTING = """\
+format: 1
+app: {package: org.t, name: T, start_screen: home}
+screens:
+  home:
+    description: the photos
+    signature: {activity: .Home}
+    elements:
+      home__photo_grid: {kind: list, description: every photo taken, identifiers: ["//node[@resource-id='g']"]}
+      home__photo_count: {kind: text, description: how many photos, identifiers: ["//node[@resource-id='c']"]}
+      home__last_photo: {kind: image, description: the last photo taken, identifiers: ["//node[@resource-id='l']"]}
+      home__mode_tab: {kind: list, description: photo or video mode, options: [Photo, Video],
+                       identifiers: ["//node[@resource-id='m']"]}
+      home__time_input: {kind: list, description: the hours, options: ["00", "01", "05"],
+                         identifiers: ["//node[@resource-id='h']"]}
+  sort_dialog:
+    description: sorting
+    signature: {activity: .Sort}
+    elements:
+      sort_dialog__criteria: {kind: list, description: sort by, options: [Title, Date taken],
+                              identifiers: ["//node[@resource-id='s']"]}
+      sort_dialog__order: {kind: list, description: the order, options: [Ascending, Descending],
+                           identifiers: ["//node[@resource-id='o']"]}
+"""
+
+
+def _tapped(label: str, element: str = "sort_dialog__criteria") -> dict[str, Any]:
+    return {"event": "action", "call": "tap", "element": f"${element}", "resolved": element, "label": label, "ok": True}
+
+
+def test_an_option_the_task_names_and_the_run_never_picked_is_a_finding() -> None:
+    doc = loads_document(SORTING, "sorting.yaml").document
+    assert doc is not None
+    task = "Sort the photos by title in descending order"
+    script = '$sort_dialog__criteria.match("Title").tap()\n'
+    (found,) = post_run_findings(doc, script, [_tapped("Title")], task=task)
+    assert found.check == "option-not-picked"
+    assert ("'Descending' is an option of $sort_dialog__order: $sort_dialog__order.match('Descending').tap()"
+            in found.message)
+    assert "Title" not in found.message  # picked
+    # picked by the script, or by navigation on its way: done
+    assert post_run_findings(doc, script, [_tapped("Title"), _tapped("Descending")], task=task) == []
+    nav = {"event": "navigation", "action": "tap", "label": "Descending", "ok": True}
+    assert post_run_findings(doc, script, [_tapped("Title"), nav], task=task) == []
+
+
+@pytest.mark.parametrize("task", [
+    "Delete the last photo",      # 'Photo' is the app's vocabulary (used by most elements), not a choice
+    "Start a timer of 5:00",      # '00' and '05' are a picker's values
+    "Sort them",                  # no option named
+])
+def test_words_that_name_no_choice_are_no_finding(task: str) -> None:
+    doc = loads_document(SORTING, "sorting.yaml").document
+    assert doc is not None
+    assert post_run_findings(doc, "$home__last_photo.tap()\n", [_tapped("x", "home__last_photo")], task=task) == []
 
 
 @pytest.mark.adb

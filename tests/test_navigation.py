@@ -168,11 +168,12 @@ class ScriptedHost:
     def handed_over(self, obs: Observation) -> bool:
         return False
 
-    def scroll_screen(self, obs: Observation, span: object) -> Observation | None:
-        if self.screen not in SCROLLED:
+    def scroll_screen(self, obs: Observation, span: object, direction: str = "down") -> Observation | None:
+        moves = SCROLLED if direction == "down" else {v: k for k, v in SCROLLED.items()}
+        if self.screen not in moves:
             return None  # nothing scrolls, or the end is showing
-        self.done.append("scroll('down')")
-        self.screen = SCROLLED[self.screen]
+        self.done.append(f"scroll({direction!r})")
+        self.screen = moves[self.screen]
         return self.observe()
 
     def launch_app(self, span: object) -> Observation:
@@ -242,6 +243,13 @@ def test_a_screen_that_is_the_current_one_scrolled_further_is_reached_by_scrolli
     with pytest.raises(ScreenNotReached):
         Navigator(host).reach(el, lambda o: o.screen == "settings_more")
     assert "scroll('down')" not in host.done
+
+
+def test_a_screen_scrolled_past_is_reached_by_scrolling_back_up(doc: AppDocument) -> None:
+    # the script scrolled the settings down past the switch: BACK would leave the activity (here
+    # it goes home), so the page is scrolled down to its end, then up to the switch's part of it
+    _, done = _reach(doc, "settings_more", "settings__dark")
+    assert done == ["scroll('up')"]
 
 
 def test_failure_names_the_screen_and_what_was_tried(doc: AppDocument) -> None:

@@ -333,14 +333,14 @@ class Generator:
         return None
 
     def postcheck(self, script: str, records: Sequence[Mapping[str, Any]], *, plan_elements: Iterable[str] = (),
-                  effect_screen: str | None = None) -> tuple[Finding, ...]:
+                  effect_screen: str | None = None, task: str | None = None) -> tuple[Finding, ...]:
         """What a run of ``script`` that finished left undone by its plan (``post_run_findings``),
         empty when the checks hold or ``GenConfig.postchecks`` is off: ``solve`` (``tapir gen
         --run``) and ``ModelSource.postcheck`` (``tapir eval --model``) both ask here."""
         if not self.config.postchecks or not script.strip():
             return ()
         return tuple(post_run_findings(self.doc, script, records, plan_elements=plan_elements,
-                                       effect_screen=effect_screen))
+                                       effect_screen=effect_screen, task=task))
 
     def solve(self, task: str, *, device: Any = None, screen: ScreenInfo | None = None, budget: Budget | None = None,
               on_round: Callable[[Round], None] | None = None, exclude_example: str | None = None,
@@ -370,7 +370,8 @@ class Generator:
                                       device.failure_screen, "run")
                 else:
                     # no silent failures: a run that finished but left its plan undone is repaired too
-                    findings = self.postcheck(gen.script, outcome.records, plan_elements=gen.answer.elements)
+                    findings = self.postcheck(gen.script, outcome.records, plan_elements=gen.answer.elements,
+                                              task=task)
                     if findings:
                         failure = Failure("post-run-check", findings[0].message, None, None, device.failure_screen,
                                           "postcheck", findings[0].check)

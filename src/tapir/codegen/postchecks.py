@@ -13,9 +13,13 @@ goes back to the model like an error:
 * ``unconfirmed-input``: the last text typed (``set_text``) on a screen whose document has a
   confirming element (Save, OK, Done, Add...) was followed by no tap on one, nor ``enter()``;
 * ``effect-not-reached``: the task names an effect screen (``expect_screen``) and no action of
-  the run ended on it.
+  the run ended on it;
+* ``option-not-picked``: the task's words name an option the document lists for an element
+  ("descending" for a sort order's 'Descending', "to 3" with "column" for '3 columns') and the run
+  never tapped, typed or picked anything so labelled (the model chose the neighbouring list, or
+  stopped one step short).
 
-    findings = post_run_findings(doc, script, records, plan_elements=("notes__save",))
+    findings = post_run_findings(doc, script, records, plan_elements=("notes__save",), task="Save a note")
     findings[0].check, findings[0].message
 """
 
@@ -32,12 +36,16 @@ from tapir.codegen.screen_walk import screen_walk
 __all__ = ["POSTCHECKS", "Finding", "post_run_findings"]
 
 #: The checks, in the order they are reported.
-POSTCHECKS = ("screen-walk", "unused-element", "unconfirmed-input", "effect-not-reached")
+POSTCHECKS = ("screen-walk", "unused-element", "unconfirmed-input", "effect-not-reached", "option-not-picked")
 
 _NAME = re.compile(r"\$?([A-Za-z_][\w%]*)")
 _ELEMENT = re.compile(r"\$([A-Za-z_][\w%]*)")
 _CONFIRM = re.compile(r"\b(save|ok|okay|done|confirm|apply|add|create|submit|set|yes|send|update)\b")
 _TAPS = frozenset({"tap", "long_tap"})
+_WORD = re.compile(r"[^\W_]+%?")
+#: Words too common to say which option a task means ("turn it on", "all of them").
+_PLAIN = frozenset({"a", "an", "the", "on", "off", "all", "none", "no", "yes", "ok", "to", "of", "in", "and", "or",
+                    "by", "for", "with", "at", "it", "is", "new", "more", "other", "cancel"})
 
 
 @dataclass(frozen=True)
@@ -77,8 +85,59 @@ def _is_confirm(doc: L.AppDocument, name: str) -> bool:
     return bool(_CONFIRM.search(words)) and element.kind in (L.Kind.BUTTON, L.Kind.TEXT, L.Kind.IMAGE, L.Kind.OTHER)
 
 
+def _words(text: str) -> frozenset[str]:
+    """Lower-cased words, a plural's s dropped ("columns" is "column")."""
+    return frozenset(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+                     for w in _WORD.findall(text.lower()))
+
+
+#: An option word the document uses for more elements than this is the app's vocabulary ("photo"
+#: in a camera, "alarm" in a clock: tabs, screens, titles), not a choice the task makes.
+RARE_WORD = 3
+
+
+def _options_named(doc: L.AppDocument, task: str) -> list[tuple[str, str]]:
+    """``(element, option)`` for each option whose words all appear in ``task`` and one of them is
+    rare in the document or a number (one per element: the option with the most words)."""
+    said = _words(task)
+    uses: dict[str, int] = {}
+    for element in doc.elements:
+        for word in _words(" ".join([element.local_name.replace("_", " "), element.description, *element.options])):
+            uses[word] = uses.get(word, 0) + 1
+    named: list[tuple[str, str]] = []
+    for element in doc.elements:
+        best: tuple[int, str] | None = None
+        for option in element.options:
+            words = _words(option)
+            # bare numbers are a picker's values ("00" of an hour for a task's "5:00"), not a choice
+            if not words or not words <= said or words <= _PLAIN or all(w.isdigit() for w in words):
+                continue
+            if not any(w.isdigit() or uses.get(w, 0) <= RARE_WORD for w in words - _PLAIN):
+                continue
+            if best is None or len(words) > best[0]:
+                best = (len(words), option)
+        if best is not None:
+            named.append((element.name, best[1]))
+    return named
+
+
+def _picked(records: Iterable[Mapping[str, Any]], option: str) -> bool:
+    """Whether the run acted on something showing ``option`` (its script or its navigation), or
+    typed it (a search for it)."""
+    words = _words(option)
+    for r in records:
+        if r.get("event") not in ("action", "navigation") or r.get("ok") is False:
+            continue
+        args = r.get("args") or {}
+        shown = [r.get("label"), r.get("text"), r.get("text_typed"), args.get("text")]
+        if any(isinstance(s, str) and words <= _words(s) for s in shown):
+            return True
+    return False
+
+
 def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping[str, Any]], *,
-                      plan_elements: Iterable[str] = (), effect_screen: str | None = None) -> list[Finding]:
+                      plan_elements: Iterable[str] = (), effect_screen: str | None = None,
+                      task: str | None = None) -> list[Finding]:
     """What the finished run left undone (empty when every check holds); see the module docstring."""
     actions = _acted(records)
     touched: set[str] = set()
@@ -118,4 +177,10 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
         if effect_screen not in screens:
             findings.append(Finding("effect-not-reached", f"the script finished, but the app never showed "
                                                           f"{effect_screen}, where the task's effect is"))
+    if task:
+        missed = [(name, option) for name, option in _options_named(doc, task) if not _picked(records, option)]
+        if missed:
+            shown = "; ".join(f"'{o}' is an option of ${n}: ${n}.match({o!r}).tap()" for n, o in missed[:3])
+            findings.append(Finding("option-not-picked", f"the script finished, but never picked what the task "
+                                                         f"names: {shown}"))
     return findings

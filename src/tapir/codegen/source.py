@@ -163,7 +163,8 @@ class ModelSource:
             gen = self._generator(request)
         # the checks ``tapir gen --run`` runs (``Generator.postcheck``), with the task's effect screen
         findings = gen.postcheck(script, records, plan_elements=extra.get("elements", ()),
-                                 effect_screen=getattr(request.task, "effect_screen", None))
+                                 effect_screen=getattr(request.task, "effect_screen", None),
+                                 task=request.task.text)
         return findings[0] if findings else None
 
     def generate(self, request: Any) -> SourceAnswer:

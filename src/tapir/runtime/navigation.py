@@ -19,7 +19,8 @@ when another app is in front, on scrolling, and on BACK. Scrolling: a screen scr
 often a screen of its own in a document (a settings page whose lower half holds other elements,
 named after them, with no path to it: what leads there is a swipe, not an element), so before
 pressing BACK the navigator scrolls the current screen's largest scroll view down, a page at a
-time while it moves (``max_scrolls``), looking for the target's screen; only when the two screens
+time while it moves (``max_scrolls``), looking for the target's screen, then up the same way (a
+script that scrolled past the target's part of the page is below it); only when the two screens
 may be one activity (their signatures do not name two different ones). A scroll changes nothing
 in the app, so reads may take it too. Everything is bounded: rounds, steps in total, paths
 tried and BACK presses (``NavigationConfig``). Navigation stops as soon as the target's screen
@@ -116,9 +117,10 @@ class NavigationHost(Protocol):
         """Bring the document's app to the front."""
         ...
 
-    def scroll_screen(self, obs: Observation, span: Span | None) -> Observation | None:
-        """Swipe the largest scroll view of ``obs`` down; the settled screen after it, or None when
-        there is no scroll view or it did not move (its end is showing)."""
+    def scroll_screen(self, obs: Observation, span: Span | None, direction: str = "down") -> Observation | None:
+        """Swipe the largest scroll view of ``obs`` toward ``direction`` (``down`` shows what is
+        further down, ``up`` what is above); the settled screen after it, or None when there is no
+        scroll view or it did not move (its end is showing)."""
         ...
 
     def handed_over(self, obs: Observation) -> bool:
@@ -467,18 +469,21 @@ class Navigator:
 
     def _scroll_to(self, arrived: Callable[[Observation], bool], obs: Observation, span: Span | None,
                    nav: Navigation) -> tuple[Observation, bool]:
-        """Scroll down, a swipe at a time while the view moves, until ``arrived``; (screen, found)."""
-        for _ in range(self.config.max_scrolls):
-            if self._budget <= 0:
-                break
-            after = self.host.scroll_screen(obs, span)
-            if after is None:
-                break
-            self._budget -= 1
-            nav.steps.append(NavStep("scroll('down')", obs.screen, after.screen, "scroll"))
-            obs = after
-            if arrived(obs):
-                return obs, True
+        """Scroll down, a swipe at a time while the view moves, until ``arrived``; then, when the
+        bottom showed without it, up the same way: the current screen may be the target's scrolled
+        further down (the script scrolled past it), where BACK leaves the activity; (screen, found)."""
+        for direction in ("down", "up"):
+            for _ in range(self.config.max_scrolls):
+                if self._budget <= 0:
+                    return obs, False
+                after = self.host.scroll_screen(obs, span, direction)
+                if after is None:
+                    break
+                self._budget -= 1
+                nav.steps.append(NavStep(f"scroll({direction!r})", obs.screen, after.screen, "scroll"))
+                obs = after
+                if arrived(obs):
+                    return obs, True
         return obs, False
 
     def _toward(self, rest: tuple[Step, ...], element: Element) -> str | None:

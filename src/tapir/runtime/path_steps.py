@@ -163,6 +163,10 @@ class PathSteps:
             # a row of a list (matched, or the first in view), not a control inside one
             item = el.is_list and step.action in ("tap", "long_tap")
             after = self._act(step, el, node, obs, span, item=item)
+            if self.guards is not None and after.package and after.package != self.document.app.package:
+                # a step that opened another app (a document picker) handed over to it as the
+                # script's own tap would: the document's screen there is the target's, not foreign
+                self.guards.confinement.after_step(after)
         screen.stats.navigation_steps += 1
         record.update({
             "screen_after": after.screen, "dumps": screen.stats.dumps - dumps0, "t": screen.elapsed(),
@@ -197,23 +201,24 @@ class PathSteps:
             return screen.settle(Expectation(change=False), None).observation
         raise ActionError(f"navigation step {step}: cannot perform {step.action}()", span)
 
-    def scroll_screen(self, obs: Observation, span: Span | None) -> Observation | None:
-        """Swipe the largest scroll view down (``NavigationHost.scroll_screen``), with a trace line."""
+    def scroll_screen(self, obs: Observation, span: Span | None, direction: str = "down") -> Observation | None:
+        """Swipe the largest scroll view toward ``direction`` (``NavigationHost.scroll_screen``), with a
+        trace line."""
         scrollers = sorted((n for n in obs.tree.nodes if n.scrollable and n.visible and n.bounds.area > 0),
                            key=lambda n: -n.bounds.area)
         if not scrollers or self.reacher.foreign(obs):
             return None
         box = scrollers[0]
         before = region_digest(obs.tree, box)
-        self.screen.swipe(box.bounds, "down", None)
+        self.screen.swipe(box.bounds, direction, None)
         after = self.screen.settle(Expectation(change=True), None).observation
         self.screen.stats.navigation_steps += 1
-        self.trace.write({"event": "navigation", "step": "scroll('down')", "screen_before": obs.screen,
+        self.trace.write({"event": "navigation", "step": f"scroll({direction!r})", "screen_before": obs.screen,
                           "action": "scroll", "bounds": list(bounds_tuple(box.bounds)),
                           "screen_after": after.screen, "t": self.screen.elapsed()})
         moved = [n for n in after.tree.nodes if n.scrollable and n.bounds == box.bounds]
         if after.screen == obs.screen and (not moved or region_digest(after.tree, moved[0]) == before):
-            return None  # the end of the view is showing: nothing further down
+            return None  # the end of the view is showing: nothing further that way
         return after
 
     def handed_over(self, obs: Observation) -> bool:

@@ -157,6 +157,13 @@ class Confinement:
             return
         self._left(package, obs, c, span, when=f"before line {span.line}" if span is not None else "")
 
+    def after_step(self, obs: Observation) -> bool:
+        """After a navigation step: whether the app in front on ``obs``, if another, is one the app
+        handed over to by that step (a document picker, an app whose screen the document names), which
+        is recorded as for a script's own action; the screen is then part of the run (its elements are
+        grounded there), as it would be after the same tap in the script."""
+        return self._handover(self.foreground(obs), obs)
+
     def during_navigation(self, obs: Observation | None, span: Span | None) -> Observation | None:
         """Navigation found another app in front and would relaunch the run's app: when that app
         is not allowed, leave it as ``ensure`` does (or stop) and return the screen after; None
