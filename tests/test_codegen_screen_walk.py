@@ -90,6 +90,16 @@ def test_no_reference_script_of_the_sample_suite_is_a_walk() -> None:
     assert checked > 10
 
 
+def test_no_reference_script_of_droidtask_is_a_walk() -> None:
+    # the scripts written from the 140 recorded traces of real apps (docs/codegen.md says none is a walk)
+    folder = SAMPLES.parent.parent / "shared" / "upstream" / "droidtask"
+    if not (folder / "tasks.json").is_file():
+        pytest.skip("../shared/upstream/droidtask is not here")
+    suite = load_suite(folder)
+    walks = [t.id for t in suite.tasks if t.reference and screen_walk(suite.apps[t.app].document, t.reference)]
+    assert sum(1 for t in suite.tasks if t.reference) >= 140 and walks == []
+
+
 def test_a_finished_walk_is_the_first_post_run_finding() -> None:
     assert POSTCHECKS[0] == "screen-walk"
     records = [{"event": "action", "call": "tap", "element": f"${n}", "resolved": n, "ok": True}
