@@ -1,0 +1,117 @@
+"""Prompt size and cached share per task, without running the model: the first-round prompt of
+every task of a suite, as ``tapir eval --model`` builds it, counted with the model's tokenizer.
+
+The issue's targets are per task, warm: median prompt tokens <= 4k and a cached share >= 95%.
+The cached share here is what the llama.cpp backend reuses when the suite's tasks run one after
+another on one model: the document prefix (computed once, then kept in memory or on disk), and
+beyond it the longest common token prefix with the previous task's prompt (the backend reuses
+the context's longest common prefix). Repair rounds are not counted (their prompt carries the
+failed script, which no earlier prompt had); ``tapir eval`` reports those with them.
+
+    python bench/prompt_budget.py ../shared/upstream/droidtask --examples-file pool/
+    python bench/prompt_budget.py samples/suite --prompt-style focused
+
+Prints one JSON object: overall and per app, the median prompt tokens, the cached share (warm:
+each app's first task, which computes the prefix, left out) and the prompt style each document
+got. Only the tokenizer is loaded (seconds), not the weights.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from tapir.codegen.backend import Request  # noqa: E402
+from tapir.codegen.source import script_source  # noqa: E402
+from tapir.eval.suite import load_suite  # noqa: E402
+
+
+def _common(a: list[int], b: list[int]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def tokenizer_only(backend: Any) -> None:
+    """Make a ``LlamaCppBackend`` build prompts with its vocabulary-only model (no weights)."""
+    backend._llm = backend._tokenizer()
+    backend._formatter = backend._chat_formatter(backend._llm)
+
+
+def measure(suite_path: str, model: str, *, example_files: list[str], style: str | None, ctx: int,
+            apps: list[str], examples: bool) -> dict[str, Any]:
+    suite = load_suite(suite_path)
+    if apps:
+        suite = suite.select(apps=apps)
+    source = script_source(model, ctx=ctx, style=style, example_files=example_files, examples=examples)
+    tokenizer_only(source.backend)
+    source.hold_out([*(t.text for t in suite.tasks), *suite.unselected])
+    rows: list[dict[str, Any]] = []
+    context: list[int] = []
+    seen: set[str] = set()
+    t0 = time.perf_counter()
+    for task in suite.tasks:
+        spec = suite.apps[task.app]
+        request = SimpleNamespace(document=spec.document, document_path=spec.document_path, task=task)
+        gen = source._generator(request)
+        prompt = gen.prompt(task.text, exclude_example=task.text)
+        tokens, n_prefix = source.backend.prompt_tokens(
+            Request(prompt.system, prompt.prefix, prompt.rest, cache_label=prompt.label))
+        cold = prompt.prefix not in seen  # this prefix computed now: nothing of the prompt was cached
+        seen.add(prompt.prefix)
+        cached = 0 if cold else max(n_prefix, _common(context, tokens))
+        context = tokens
+        rows.append({"task": task.id, "app": task.app, "style": gen.style, "prompt": len(tokens),
+                     "prefix": n_prefix, "cached": cached, "cold": cold})
+
+    def summary(group: list[dict[str, Any]]) -> dict[str, Any]:
+        warm = [r for r in group if not r["cold"]]
+        return {
+            "tasks": len(group),
+            "median_prompt_tokens": statistics.median(r["prompt"] for r in group) if group else None,
+            "median_per_task_tokens": statistics.median(r["prompt"] - r["prefix"] for r in group) if group else None,
+            "cached_share_warm": round(sum(r["cached"] for r in warm) / max(1, sum(r["prompt"] for r in warm)), 4),
+            "cached_share": round(sum(r["cached"] for r in group) / max(1, sum(r["prompt"] for r in group)), 4),
+            "styles": sorted({r["style"] for r in group}),
+        }
+
+    by_app = {app: summary([r for r in rows if r["app"] == app]) for app in dict.fromkeys(r["app"] for r in rows)}
+    return {"suite": suite_path, "model": model, "ctx": ctx, "style": style or "auto",
+            "example_files": example_files, "examples": examples, "overall": summary(rows), "by_app": by_app,
+            "seconds": round(time.perf_counter() - t0, 1)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("suite", help="samples/suite, or a DroidTask folder")
+    p.add_argument("--model", default="qwen2.5-coder-1.5b")
+    p.add_argument("--examples-file", action="append", default=[])
+    p.add_argument("--no-examples", action="store_true")
+    p.add_argument("--prompt-style", default=None)
+    p.add_argument("--ctx", type=int, default=6144)
+    p.add_argument("--app", action="append", default=[])
+    p.add_argument("--out", help="also write the JSON here")
+    args = p.parse_args(argv)
+    result = measure(args.suite, args.model, example_files=args.examples_file, style=args.prompt_style,
+                     ctx=args.ctx, apps=args.app, examples=not args.no_examples)
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
