@@ -6,7 +6,7 @@
 
 Each task runs through ``tapir.eval.run_suite`` with its trace kept; ``post_run_findings`` then
 reads each finished run's trace with the task's text, as ``tapir eval --model`` does after a run.
-Prints JSON: per check, how many passing and failing runs it fired on.
+Prints JSON: per check, how many passing and failing runs it fired on, and which.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ def main(argv: list[str] | None = None) -> int:
         run = run_suite(suite, source, EvalConfig(jobs=args.jobs, trace_dir=Path(tmp)))
         fired: dict[str, Counter[str]] = {c: Counter() for c in POSTCHECKS}
         runs: Counter[str] = Counter()
+        which: dict[str, list[str]] = {c: [] for c in POSTCHECKS}
         for r in run.results:
             if not r.finished or not r.script or not r.trace or not Path(r.trace).is_file():
                 continue
@@ -46,8 +47,10 @@ def main(argv: list[str] | None = None) -> int:
             for check in {f.check for f in post_run_findings(suite.apps[task.app].document, r.script, records,
                                                                task=task.text)}:
                 fired[check][outcome] += 1
+                which[check].append(f"{r.id} ({outcome})")
     json.dump({"suite": args.suite, "source": source.name, "finished_runs": dict(runs),
-               "fired": {c: dict(v) for c, v in fired.items()}, "wall_s": round(time.monotonic() - started, 1)},
+               "fired": {c: dict(v) for c, v in fired.items()},
+               "tasks": {c: v for c, v in which.items() if v}, "wall_s": round(time.monotonic() - started, 1)},
               sys.stdout, indent=2)
     print()
     return 0

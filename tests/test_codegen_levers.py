@@ -218,6 +218,48 @@ def test_words_that_name_no_choice_are_no_finding(task: str) -> None:
     assert post_run_findings(doc, "$home__last_photo.tap()\n", [_tapped("x", "home__last_photo")], task=task) == []
 
 
+#: A delete button that asks first, as most real apps do, and a menu with no confirming button.
+ASKING = """\
+format: 1
+app: {package: org.t, name: T, start_screen: home}
+screens:
+  home:
+    description: the events
+    signature: {activity: .Home}
+    elements:
+      home__delete_all_button: {kind: button, description: deletes every event, leads_to: delete_dialog,
+                                identifiers: ["//node[@resource-id='d']"]}
+      home__more_button: {kind: button, description: more options, leads_to: more_menu,
+                          identifiers: ["//node[@resource-id='m']"]}
+  delete_dialog:
+    description: asks before deleting
+    signature: {activity: .Home}
+    elements:
+      delete_dialog__yes_button: {kind: button, description: deletes them, identifiers: ["//node[@text='Yes']"]}
+      delete_dialog__no_button: {kind: button, description: keeps them, identifiers: ["//node[@text='No']"]}
+  more_menu:
+    description: a menu
+    signature: {activity: .Home}
+    elements:
+      more_menu__options: {kind: list, description: the options, options: [Settings, About],
+                           identifiers: ["//node[@resource-id='o']"]}
+"""
+
+
+def test_a_run_that_ends_on_the_dialog_its_last_tap_opened_is_a_finding() -> None:
+    doc = loads_document(ASKING, "asking.yaml").document
+    assert doc is not None
+    tap = {**_action("tap", "home__delete_all_button"), "screen_after": "delete_dialog"}
+    (found,) = post_run_findings(doc, "$home__delete_all_button.tap()\n", [tap])
+    assert found.check == "dialog-left-open" and "$delete_dialog__yes_button" in found.message
+    # answered, or a menu (nothing to confirm) left open: no finding
+    yes = {**_action("tap", "delete_dialog__yes_button"), "screen_after": "home"}
+    assert post_run_findings(doc, "$home__delete_all_button.tap()\n$delete_dialog__yes_button.tap()\n",
+                             [tap, yes]) == []
+    menu = {**_action("tap", "home__more_button"), "screen_after": "more_menu"}
+    assert post_run_findings(doc, "$home__more_button.tap()\n", [menu]) == []
+
+
 @pytest.mark.adb
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("postchecks", [True, False])

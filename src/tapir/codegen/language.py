@@ -45,7 +45,8 @@ __all__ = [
     "A", "ActionError", "ApiEntry", "AppDocument", "BudgetExceeded", "DeviceError", "Element", "ElementNotFound",
     "Issue", "Kind", "LIST_KINDS", "ScreenNotReached", "ScriptError", "SymbolTable", "TapirError",
     "TapirSyntaxError", "UnknownElement", "builtins", "check", "element_methods", "global_functions",
-    "load_document", "methods_legal_on", "parse_module", "parses", "run", "runner", "symbols", "value_methods",
+    "load_document", "methods_legal_on", "parse_module", "parses", "run", "runner", "symbols", "transient",
+    "value_methods",
 ]
 
 
@@ -107,6 +108,14 @@ def symbols(doc: AppDocument) -> SymbolTable:
     from tapir.docgen.symbols import build_symbols
 
     return build_symbols(doc)
+
+
+def transient(doc: AppDocument, screen: str) -> bool:
+    """Whether ``screen`` of ``doc`` is a dialog, menu or popup (opened by an action, gone after)."""
+    from tapir.runtime.navigation import transient_screen
+
+    found = doc.screen(screen)
+    return found is not None and transient_screen(found)
 
 
 # -- checking and running ------------------------------------------------------------------------

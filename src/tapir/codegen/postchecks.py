@@ -12,6 +12,11 @@ goes back to the model like an error:
   was never acted on nor read (a branch not taken is fine when the element was read to decide);
 * ``unconfirmed-input``: the last text typed (``set_text``) on a screen whose document has a
   confirming element (Save, OK, Done, Add...) was followed by no tap on one, nor ``enter()``;
+* ``dialog-left-open``: the run's last action opened a dialog (a transient screen of the
+  document, not its launch screen) with a button that decides (named for one of Yes, Delete,
+  Save, Apply...; or, in a generated document, Android's positive button beside a negative one:
+  a question; not a plain OK, which an information dialog has), and the script ended there: the
+  confirmation the task needs ("Delete all events?") was never given;
 * ``effect-not-reached``: the task names an effect screen (``expect_screen``) and no action of
   the run ended on it;
 * ``option-not-picked``: the task's words name an option the document lists for an element
@@ -36,12 +41,16 @@ from tapir.codegen.screen_walk import screen_walk
 __all__ = ["POSTCHECKS", "Finding", "post_run_findings"]
 
 #: The checks, in the order they are reported.
-POSTCHECKS = ("screen-walk", "unused-element", "unconfirmed-input", "effect-not-reached", "option-not-picked")
+POSTCHECKS = ("screen-walk", "unused-element", "unconfirmed-input", "dialog-left-open", "effect-not-reached",
+              "option-not-picked")
 
 _NAME = re.compile(r"\$?([A-Za-z_][\w%]*)")
 _ELEMENT = re.compile(r"\$([A-Za-z_][\w%]*)")
 _CONFIRM = re.compile(r"\b(save|ok|okay|done|confirm|apply|add|create|submit|set|yes|send|update)\b")
 _TAPS = frozenset({"tap", "long_tap"})
+#: A dialog's button that gives the decision the dialog asks for; not a plain OK (an information
+#: dialog's, which only closes it) nor Send (a sensitive action the guards ask about).
+_DECIDE = re.compile(r"\b(yes|delete|remove|save|apply|confirm|overwrite|discard|rename|create|replace)\b")
 _WORD = re.compile(r"[^\W_]+%?")
 #: Words too common to say which option a task means ("turn it on", "all of them").
 _PLAIN = frozenset({"a", "an", "the", "on", "off", "all", "none", "no", "yes", "ok", "to", "of", "in", "and", "or",
@@ -77,12 +86,17 @@ def _acted(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return [r for r in records if r.get("event") == "action"]
 
 
+def _said(element: L.Element) -> str:
+    """An element's name and the first sentence of its description, as words."""
+    return " ".join([element.local_name.replace("_", " "), element.description.split(".")[0]]).lower()
+
+
 def _is_confirm(doc: L.AppDocument, name: str) -> bool:
     element = doc.element(name)
     if element is None or element.item_of:
         return False
-    words = " ".join([element.local_name.replace("_", " "), element.description.split(".")[0]]).lower()
-    return bool(_CONFIRM.search(words)) and element.kind in (L.Kind.BUTTON, L.Kind.TEXT, L.Kind.IMAGE, L.Kind.OTHER)
+    return bool(_CONFIRM.search(_said(element))) and element.kind in (L.Kind.BUTTON, L.Kind.TEXT, L.Kind.IMAGE,
+                                                                       L.Kind.OTHER)
 
 
 def _words(text: str) -> frozenset[str]:
@@ -135,6 +149,33 @@ def _picked(records: Iterable[Mapping[str, Any]], option: str) -> bool:
     return False
 
 
+def _dialog_left_open(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]]) -> tuple[str, list[str]] | None:
+    """(dialog, its confirming elements) when the last action that ran opened a dialog with one."""
+    done = [r for r in actions if r.get("ok", True)]
+    if not done:
+        return None
+    last = done[-1]
+    after = last.get("screen_after")
+    element = doc.element(_base(last.get("resolved")) or _base(last.get("element")) or "")
+    if not isinstance(after, str) or element is None or element.screen == after or not L.transient(doc, after):
+        return None
+    screen = doc.screen(after)
+    if screen is None or after == doc.app.start_screen:  # a launch screen named "main_menu" is no dialog
+        return None
+    ids = {e.name: " ".join(i.xpath for i in e.identifiers) for e in screen.elements}
+    asks = any("'android:id/button2'" in x for x in ids.values())  # an AlertDialog with a negative button
+    confirms = []
+    for e in screen.elements:
+        said = set(e.local_name.split("_")) - {"button"}
+        if e.kind is L.Kind.TEXT or e.item_of:
+            continue
+        # "yes_button", "delete_button"; or a generated name ("button_1_button") of the positive button
+        if len(said) == 1 and _DECIDE.fullmatch(next(iter(said))) or (
+                asks and "'android:id/button1'" in ids[e.name] and said <= {"1", ""}):
+            confirms.append(e.name)
+    return (after, confirms) if confirms else None
+
+
 def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping[str, Any]], *,
                       plan_elements: Iterable[str] = (), effect_screen: str | None = None,
                       task: str | None = None) -> list[Finding]:
@@ -172,6 +213,12 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
             shown = ", ".join(f"${c}" for c in confirms)
             findings.append(Finding("unconfirmed-input", f"the script typed into ${name} and then did nothing "
                                                          f"more: its screen has {shown}; tap it to confirm"))
+    opened = _dialog_left_open(doc, actions)
+    if opened is not None:
+        dialog, confirms = opened
+        shown = ", ".join(f"${c}" for c in confirms)
+        findings.append(Finding("dialog-left-open", f"the script finished with {dialog} open (its last tap opened "
+                                                    f"it): confirm it with {shown} if the task needs it done"))
     if effect_screen:
         screens = {r.get("screen_after") or r.get("screen") for r in records}
         if effect_screen not in screens:
