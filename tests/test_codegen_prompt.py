@@ -186,6 +186,24 @@ def test_the_prompt_always_fits_the_models_context(ctx: int) -> None:
         assert len(p.prefix) < len(render_prefix(doc, "described"))
 
 
+def test_standing_examples_give_way_before_the_documents_descriptions() -> None:
+    """A pool whose standing examples would push the described document out of the context loses
+    standing examples first (they are retrieved per task instead), not the descriptions."""
+    doc = _doc("music")
+    pool = [Example(f"Play the song number {i} of the list", f"$songs_screen__song_list[{i}].tap()\n",
+                    plan=f"Tap the song at index {i} of the songs list, which plays it") for i in range(8)]
+    backend = _SmallContext(8192)
+    described = backend.count_tokens(render_prefix(doc, "described"))
+    backend.n_ctx = described + 1300 + 150  # room for the document and about two examples, not eight
+    g = Generator(doc, backend, examples=ExampleStore(pool), config=GenConfig())
+    assert g.style == "described" and 0 < len(g.standing) < 8
+    assert g.standing == pool[:len(g.standing)]
+    # the others are retrieved per task, after the cached part
+    p = g.prompt("Play the song number 7 of the list")
+    assert "$songs_screen__song_list[7].tap()" in p.rest and "$songs_screen__song_list[7]" not in p.prefix
+    assert backend.count_tokens(p.system + p.prefix + p.rest) + g.config.max_tokens <= backend.n_ctx
+
+
 def test_a_model_without_a_known_context_gets_the_whole_described_document() -> None:
     g = Generator(_doc("music"), ScriptedBackend(["x"]))
     assert g.style == "described" and g.prompt("x").prefix == render_prefix(_doc("music"), "described")

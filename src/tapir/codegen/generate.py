@@ -216,8 +216,8 @@ class Generator:
         self.doc = doc
         self.backend = backend
         self.config = config or GenConfig()
-        pool = examples or ExampleStore([])
-        self.standing, self.examples = pool.split(self.config.prefix_examples)
+        self._pool = examples or ExampleStore([])
+        self.standing, self.examples = self._pool.split(self.config.prefix_examples)
         self.table = L.symbols(doc)
         #: The model's context in tokens, when the backend has one (a local model); prompts are fitted to it.
         self.context: int | None = getattr(backend, "n_ctx", None)
@@ -244,9 +244,14 @@ class Generator:
         if style != "auto":
             return style, render_prefix(self.doc, style, self.standing)
         for candidate in ("described", "names"):
-            prefix = render_prefix(self.doc, candidate, self.standing)
-            if self._fits(prefix):
-                return candidate, prefix
+            # fewer standing examples (the others are retrieved per task) before a smaller form of
+            # the document: a small model needs the elements' descriptions and options more
+            for n in range(len(self.standing), -1, -1):
+                prefix = render_prefix(self.doc, candidate, self.standing[:n])
+                if self._fits(prefix):
+                    if n < len(self.standing):
+                        self.standing, self.examples = self._pool.split(n)
+                    return candidate, prefix
         return "focused", self._summary()
 
     def _summary(self) -> str:
