@@ -243,15 +243,17 @@ class Generator:
             return style, self._summary()
         if style != "auto":
             return style, render_prefix(self.doc, style, self.standing)
-        for candidate in ("described", "names"):
-            # fewer standing examples (the others are retrieved per task) before a smaller form of
-            # the document: a small model needs the elements' descriptions and options more
-            for n in range(len(self.standing), -1, -1):
-                prefix = render_prefix(self.doc, candidate, self.standing[:n])
-                if self._fits(prefix):
-                    if n < len(self.standing):
-                        self.standing, self.examples = self._pool.split(n)
-                    return candidate, prefix
+        # fewer standing examples (the others are retrieved per task) before the names-only form:
+        # a small model needs the elements' descriptions and options more
+        for n in range(len(self.standing), -1, -1):
+            prefix = render_prefix(self.doc, "described", self.standing[:n])
+            if self._fits(prefix):
+                if n < len(self.standing):
+                    self.standing, self.examples = self._pool.split(n)
+                return "described", prefix
+        prefix = render_prefix(self.doc, "names", self.standing)
+        if self._fits(prefix):
+            return "names", prefix
         return "focused", self._summary()
 
     def _summary(self) -> str:
