@@ -403,6 +403,44 @@ def test_a_row_of_content_is_not_a_control() -> None:
     assert reason is not None and reason.why == "its label says 'call'"
 
 
+TABS = """\
+format: 1
+app: {package: org.t.dialer, name: Dialer, start_screen: contacts}
+screens:
+  contacts:
+    description: the contacts
+    signature: {activity: .Main}
+    elements:
+      contacts__call_history_tab: {kind: tab, description: shows the calls made,
+                                   identifiers: ["//node[@text='Call history']"]}
+      contacts__call_button: {kind: button, description: calls the number, identifiers: ["//node[@text='Call']"]}
+"""
+
+
+def test_a_tab_shows_a_page_whatever_it_is_called() -> None:
+    """A dialer's "Call history" tab calls nobody: neither the guard nor navigation refuses it; its
+    "Call" button still is sensitive."""
+    from tapir.core.document import Step
+    from tapir.runtime.navigation import step_risk
+
+    doc = loads_document(TABS, "dialer.yaml").document
+    assert doc is not None
+    gate = SensitiveGate(doc, Safety(), lambda r: None, lambda: 0.0)
+    tree = parse_uiautomator(
+        '<hierarchy rotation="0"><node class="android.widget.FrameLayout" package="org.t.dialer" '
+        'bounds="[0,0][1080,2400]">'
+        '<node text="Call history" class="android.widget.TextView" package="org.t.dialer" clickable="true" '
+        'bounds="[0,100][540,200]" /><node text="Call" class="android.widget.Button" package="org.t.dialer" '
+        'clickable="true" bounds="[0,300][540,400]" /></node></hierarchy>')
+    obs = Observation(tree, "contacts", "d", "org.t.dialer", 1)
+    tab, call = (next(n for n in tree.nodes if n.text == t) for t in ("Call history", "Call"))
+    assert gate.reason(tab, obs, element=doc.element("contacts__call_history_tab"), item=False) is None
+    reason = gate.reason(call, obs, element=doc.element("contacts__call_button"), item=False)
+    assert reason is not None and reason.why == "its label says 'call'"
+    assert step_risk(doc, Step("contacts__call_history_tab", "tap")) is None
+    assert step_risk(doc, Step("contacts__call_button", "tap")) == "contacts__call_button.tap() is sensitive ('call')"
+
+
 def test_an_allow_naming_no_element_is_a_usage_error_before_anything_runs(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from tapir.cli import main

@@ -61,6 +61,7 @@ from typing import Protocol
 
 from tapir.core.document import AppDocument, Element, Screen, Step
 from tapir.core.errors import ActionError, ElementNotFound, ScreenNotReached, SensitiveActionRefused, Span
+from tapir.core.kinds import Kind
 from tapir.runtime.grounding.fuzzy import words
 from tapir.runtime.grounding.identifiers import labels
 from tapir.runtime.settle import Observation
@@ -234,6 +235,8 @@ def step_risk(document: AppDocument, step: Step) -> str | None:
         return f"{step} acts on an item of ${el.item_of} without saying which"
     if el.is_list and step.match is None and step.action in ("tap", "long_tap"):
         return f"{step} taps an item of ${el.name} without saying which"
+    if el.kind is Kind.TAB and step.match is None:
+        return None  # a tab only shows a page: "Call history" or "Trash" on one does not call or delete
     for w in said:
         if w in DESTRUCTIVE:
             return f"{step} is destructive ({w!r})"

@@ -38,6 +38,7 @@ from typing import Any
 
 from tapir.core.document import AppDocument, Element, Screen
 from tapir.core.errors import SensitiveActionRefused, Span
+from tapir.core.kinds import Kind
 from tapir.core.safety import ALLOW_ALL, Safety
 from tapir.docgen.build.policy import DANGEROUS, DangerPolicy
 from tapir.hierarchy.model import UINode, UITree
@@ -153,7 +154,9 @@ class SensitiveGate:
         dialog = is_dialog(tree, screen)
         # a row of a list is content (a note titled "Call the plumber"), unless the list is a
         # menu's or a dialog's choices
-        if (not item or dialog or _screen_words(screen) & _MENU_NAMES) and not node.checkable:
+        # a tab only shows a page: "Call history" or "Trash" on one does not call or delete
+        tab = element is not None and element.kind is Kind.TAB and not item
+        if (not item or dialog or _screen_words(screen) & _MENU_NAMES) and not node.checkable and not tab:
             own_name = element.local_name if element is not None and not item else ""
             word = self.policy.reason(label, node.content_desc, _id_tail(node), own_name)
             if word in _SEND_WORDS and not dialog and not _has_field(tree):
