@@ -291,6 +291,30 @@ def test_a_silent_failure_becomes_a_repair_round(adb_port: int, postchecks: bool
         assert t["verdict"] == "fail" and t["attempts"] == 1 and data["postchecks"] == {}
 
 
+@pytest.mark.adb
+@pytest.mark.timeout(300)
+def test_a_repair_that_breaks_a_finished_run_does_not_replace_it(adb_port: int) -> None:
+    """A finding is a suspicion: when the repair it asked for stops on an error, the run that
+    finished is the task's result (its script, its verdict), and the report says so."""
+    suite = load_suite(SUITE).select(ids=["notes/write_note"])
+    (task,) = suite.tasks
+    unsaved = "\n".join(line for line in (task.reference or "").splitlines() if "save" not in line) + "\n"
+
+    def answer(request: Request) -> str:
+        if "Your previous script" in request.user_rest:
+            return _answer(unsaved + "$note_screen__delete_button.tap()\n")  # refused: sensitive
+        return _answer(unsaved)
+
+    source = script_source("scripted", backend=ScriptedBackend(answer), examples=False)
+    from tapir.eval.sources import AdaptedSource
+
+    run = run_suite(suite, AdaptedSource(source), EvalConfig(repairs=2, adb_port=adb_port))
+    (t,) = report_json(run)["tasks"]
+    assert t["events"][0] == "postcheck:unconfirmed-input" and t["events"][-1] == "kept-finished"
+    assert t["verdict"] == "fail" and t["error"] is None and t["script"] == unsaved
+    assert t["attempts"] == 2  # the repaired script was run, and stopped on the refused delete
+
+
 # -- with SmolLM2 --------------------------------------------------------------------------------------
 
 SMOL = find_model("smollm2-135m")

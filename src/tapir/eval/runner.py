@@ -134,7 +134,8 @@ class TaskResult:
     wrong_taps: tuple[dict[str, Any], ...] = ()
     #: What the code generator's levers did, in order: ``loop`` (an answer stopped when it began
     #: repeating itself), ``postcheck:<check>`` (a finished run sent back for repair by a post-run
-    #: check; ``postcheck:<check>:passing`` when that run had passed the suite's checks).
+    #: check; ``postcheck:<check>:passing`` when that run had passed the suite's checks),
+    #: ``kept-finished`` (what that repair led to stopped on an error: the finished run is the result).
     events: tuple[str, ...] = ()
 
     @property
@@ -327,6 +328,10 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
     folder = config.trace_dir
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)
+    # the last run that finished and was sent back by a post-run check: kept when what its repair
+    # led to stops on an error (a finding is a suspicion; a script that ran to its end beats one
+    # that broke)
+    finished: tuple[Any, _Execution, Path | None] | None = None
     while True:
         if gen.script is None:
             return result(verdict="no_script", finished=False, error=gen.error or "no script", category="NoScript",
@@ -368,8 +373,14 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
                     events.append(f"postcheck:{finding.check}" + (":passing" if ok else ""))
                     attempt_errors.append(_first_line(finding.render()))
                     account(repaired)
+                    finished = (gen, ex, trace)
                     gen, attempts = repaired, attempts + 1
                     continue
+        if ex.error is not None and finished is not None:
+            gen, ex, trace = finished
+            events.append("kept-finished")
+            failed, missing, log = _check(task, ex)
+            ok = not failed and not missing
         verdict = "pass" if ok else ("error" if ex.error is not None else "fail")
         audit = audit_touches(app.document, ex.records, ex.touches) if ex.touches is not None else None
         return result(
