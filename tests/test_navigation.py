@@ -533,23 +533,3 @@ def test_app_in_the_background_is_launched_first(music_doc: AppDocument) -> None
     assert [r["step"] for r in trace.events("navigation")][0] == "launch org.tapir.music"
     assert app.current_screen == "settings"
 
-
-def test_a_dialog_whose_buttons_say_nothing_is_left_by_androids_negative_button() -> None:
-    """A generated document that saw one dialog with several texts names its buttons after their
-    ids (``button_1``, ``button_2``) and keeps no text: Android's negative button
-    (``android:id/button2``) is still the way out, and the positive one an action's last resort."""
-    text = (DIALOG_DOC.replace("sort_dialog__ok_button", "sort_dialog__button_1_button")
-            .replace("sort_dialog__cancel_button", "sort_dialog__button_2_button")
-            .replace(" and @text='OK'", "").replace(" and @text='Cancel'", ""))
-    result = loads_document(text, "dialog.yaml")
-    assert result.document is not None, result.problems
-    doc = result.document
-    el = doc.element("home__sort_button")
-    assert el is not None
-    host = DialogHost(doc, "sort_dialog", closing=frozenset({"sort_dialog__button_1_button",
-                                                             "sort_dialog__button_2_button"}))
-    obs, _ = Navigator(host).reach(el, lambda o: o.screen == "home")
-    assert obs.screen == "home" and host.done == ["back()", "sort_dialog__button_2_button.tap()"]
-    host = DialogHost(doc, "sort_dialog", closing=frozenset({"sort_dialog__button_1_button"}))
-    Navigator(host).reach(el, lambda o: o.screen == "home")
-    assert host.done == ["back()", "sort_dialog__button_2_button.tap()", "sort_dialog__button_1_button.tap()"]

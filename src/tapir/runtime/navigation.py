@@ -201,11 +201,6 @@ TRANSIENT = frozenset({"dialog", "menu", "popup", "sheet", "picker", "dropdown",
 #: and those that close it accepting what it shows (only for actions: they may apply a choice).
 DISMISS = frozenset({"cancel", "close", "dismiss", "later", "skip"})
 CONFIRM = frozenset({"ok", "done"})
-#: Android's AlertDialog buttons by their framework ids, whatever they say in the app's language or
-#: a document calls them (a generated document that saw one dialog with several texts names them
-#: ``button_1``): ``button2`` is the negative one (Cancel), ``button1`` the positive one (OK).
-_FRAMEWORK_DISMISS = "android:id/button2"
-_FRAMEWORK_CONFIRM = "android:id/button1"
 
 
 def _words(text: str) -> list[str]:
@@ -598,10 +593,7 @@ class Navigator:
             if el.item_of or el.is_list:
                 continue
             said = {*_words(el.local_name), *(w for label in labels(el.identifiers).words for w in _words(label))}
-            ids = " ".join(i.xpath for i in el.identifiers)
-            dismiss = bool(said & DISMISS) or f"'{_FRAMEWORK_DISMISS}'" in ids
-            confirm = bool(said & CONFIRM) or f"'{_FRAMEWORK_CONFIRM}'" in ids
-            rank = 0 if dismiss else 1 if confirm and not self._read else None
+            rank = 0 if said & DISMISS else 1 if said & CONFIRM and not self._read else None
             if rank is not None:
                 ranked.append((rank, order, Step(el.name, "tap")))
         for _, _, step in sorted(ranked, key=lambda r: r[:2]):
