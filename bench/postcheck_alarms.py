@@ -20,6 +20,7 @@ from collections import Counter
 from pathlib import Path
 
 from tapir.codegen.postchecks import POSTCHECKS, post_run_findings
+from tapir.core.errors import TapirError
 from tapir.eval import EvalConfig, OracleSource, ReportSource, load_suite, run_suite
 
 
@@ -29,8 +30,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scripts-from", metavar="REPORT.json", help="a report's scripts instead of the references")
     ap.add_argument("-j", "--jobs", type=int, default=2)
     args = ap.parse_args(argv)
-    suite = load_suite(args.suite)
-    source = ReportSource.load(args.scripts_from) if args.scripts_from else OracleSource()
+    try:
+        suite = load_suite(args.suite)
+        source = ReportSource.load(args.scripts_from) if args.scripts_from else OracleSource()
+    except TapirError as exc:  # a suite or report that is not there: said, not a traceback
+        print(f"postcheck_alarms: {exc.render()}", file=sys.stderr)
+        return 2
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         run = run_suite(suite, source, EvalConfig(jobs=args.jobs, trace_dir=Path(tmp)))

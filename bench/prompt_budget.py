@@ -24,13 +24,14 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from tapir.codegen.backend import Request  # noqa: E402
 from tapir.codegen.source import script_source  # noqa: E402
+from tapir.core.errors import TapirError  # noqa: E402
+from tapir.eval.sources import GenerationRequest  # noqa: E402
 from tapir.eval.suite import load_suite  # noqa: E402
 
 
@@ -43,19 +44,12 @@ def _common(a: list[int], b: list[int]) -> int:
     return n
 
 
-def tokenizer_only(backend: Any) -> None:
-    """Make a ``LlamaCppBackend`` build prompts with its vocabulary-only model (no weights)."""
-    backend._llm = backend._tokenizer()
-    backend._formatter = backend._chat_formatter(backend._llm)
-
-
 def measure(suite_path: str, model: str, *, example_files: list[str], style: str | None, ctx: int,
             apps: list[str], examples: bool) -> dict[str, Any]:
     suite = load_suite(suite_path)
     if apps:
         suite = suite.select(apps=apps)
     source = script_source(model, ctx=ctx, style=style, example_files=example_files, examples=examples)
-    tokenizer_only(source.backend)
     source.hold_out([*(t.text for t in suite.tasks), *suite.unselected])
     rows: list[dict[str, Any]] = []
     context: list[int] = []
@@ -63,16 +57,16 @@ def measure(suite_path: str, model: str, *, example_files: list[str], style: str
     t0 = time.perf_counter()
     for task in suite.tasks:
         spec = suite.apps[task.app]
-        request = SimpleNamespace(document=spec.document, document_path=spec.document_path, task=task)
-        gen = source._generator(request)
-        prompt = gen.prompt(task.text, exclude_example=task.text)
-        tokens, n_prefix = source.backend.prompt_tokens(
+        request = GenerationRequest(task, spec.document, document_path=spec.document_path or None)
+        prompt = source.prompt(request)
+        tokens, n_prefix = source.backend.prompt_tokens(  # type: ignore[attr-defined]
             Request(prompt.system, prompt.prefix, prompt.rest, cache_label=prompt.label))
+        form = prompt.label.rsplit("-", 1)[-1]  # <app>-p<version>-<style>
         cold = prompt.prefix not in seen  # this prefix computed now: nothing of the prompt was cached
         seen.add(prompt.prefix)
         cached = 0 if cold else max(n_prefix, _common(context, tokens))
         context = tokens
-        rows.append({"task": task.id, "app": task.app, "style": gen.style, "prompt": len(tokens),
+        rows.append({"task": task.id, "app": task.app, "style": form, "prompt": len(tokens),
                      "prefix": n_prefix, "cached": cached, "cold": cold})
 
     def summary(group: list[dict[str, Any]]) -> dict[str, Any]:
@@ -104,8 +98,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--app", action="append", default=[])
     p.add_argument("--out", help="also write the JSON here")
     args = p.parse_args(argv)
-    result = measure(args.suite, args.model, example_files=args.examples_file, style=args.prompt_style,
-                     ctx=args.ctx, apps=args.app, examples=not args.no_examples)
+    try:
+        result = measure(args.suite, args.model, example_files=args.examples_file, style=args.prompt_style,
+                         ctx=args.ctx, apps=args.app, examples=not args.no_examples)
+    except TapirError as exc:  # a suite, model or examples file that is not there: said, not a traceback
+        print(f"prompt_budget: {exc.render()}", file=sys.stderr)
+        return 2
     text = json.dumps(result, indent=2)
     print(text)
     if args.out:

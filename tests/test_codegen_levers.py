@@ -160,7 +160,9 @@ def test_post_run_checks_on_a_trace() -> None:
 
 
 #: A sort dialog as upstream documents describe one (two lists of options), and a camera's mode tab
-#: whose option 'Photo' is the app's own vocabulary.
+#: whose option 'Photo' is the app's own vocabulary; a delete that asks first (named buttons), one
+#: that asks in a generated document (buttons named after Android's ids), an information dialog
+#: (a plain OK) and a menu.
 SORTING = """\
 format: 1
 app: {package: org.t, name: T, start_screen: home}
@@ -176,6 +178,39 @@ screens:
                        identifiers: ["//node[@resource-id='m']"]}
       home__time_input: {kind: list, description: the hours, options: ["00", "01", "05"],
                          identifiers: ["//node[@resource-id='h']"]}
+      home__delete_all_button: {kind: button, description: deletes them all, leads_to: delete_dialog,
+                                identifiers: ["//node[@resource-id='d']"]}
+      home__clear_button: {kind: button, description: clears the list, leads_to: clear_dialog,
+                           identifiers: ["//node[@resource-id='x']"]}
+      home__info_button: {kind: button, description: the properties, leads_to: info_dialog,
+                          identifiers: ["//node[@resource-id='i']"]}
+      home__more_button: {kind: button, description: more options, leads_to: more_menu,
+                          identifiers: ["//node[@resource-id='mo']"]}
+  delete_dialog:
+    description: asks before deleting
+    signature: {activity: .Home}
+    elements:
+      delete_dialog__yes_button: {kind: button, description: deletes them, identifiers: ["//node[@text='Yes']"]}
+      delete_dialog__no_button: {kind: button, description: keeps them, identifiers: ["//node[@text='No']"]}
+  clear_dialog:
+    description: A dialog; buttons 'button2', 'button1'.
+    signature: {activity: .Home}
+    elements:
+      clear_dialog__button_1_button: {kind: button, description: Button 'button1'.,
+                                      identifiers: ["//node[@resource-id='android:id/button1']"]}
+      clear_dialog__button_2_button: {kind: button, description: Button 'button2'.,
+                                      identifiers: ["//node[@resource-id='android:id/button2']"]}
+  info_dialog:
+    description: the properties
+    signature: {activity: .Home}
+    elements:
+      info_dialog__ok_button: {kind: button, description: confirms and closes it, identifiers: ["//node[@text='OK']"]}
+  more_menu:
+    description: a menu
+    signature: {activity: .Home}
+    elements:
+      more_menu__options: {kind: list, description: the options, options: [Settings, About],
+                           identifiers: ["//node[@resource-id='mo2']"]}
   sort_dialog:
     description: sorting
     signature: {activity: .Sort}
@@ -218,46 +253,26 @@ def test_words_that_name_no_choice_are_no_finding(task: str) -> None:
     assert post_run_findings(doc, "$home__last_photo.tap()\n", [_tapped("x", "home__last_photo")], task=task) == []
 
 
-#: A delete button that asks first, as most real apps do, and a menu with no confirming button.
-ASKING = """\
-format: 1
-app: {package: org.t, name: T, start_screen: home}
-screens:
-  home:
-    description: the events
-    signature: {activity: .Home}
-    elements:
-      home__delete_all_button: {kind: button, description: deletes every event, leads_to: delete_dialog,
-                                identifiers: ["//node[@resource-id='d']"]}
-      home__more_button: {kind: button, description: more options, leads_to: more_menu,
-                          identifiers: ["//node[@resource-id='m']"]}
-  delete_dialog:
-    description: asks before deleting
-    signature: {activity: .Home}
-    elements:
-      delete_dialog__yes_button: {kind: button, description: deletes them, identifiers: ["//node[@text='Yes']"]}
-      delete_dialog__no_button: {kind: button, description: keeps them, identifiers: ["//node[@text='No']"]}
-  more_menu:
-    description: a menu
-    signature: {activity: .Home}
-    elements:
-      more_menu__options: {kind: list, description: the options, options: [Settings, About],
-                           identifiers: ["//node[@resource-id='o']"]}
-"""
-
-
 def test_a_run_that_ends_on_the_dialog_its_last_tap_opened_is_a_finding() -> None:
-    doc = loads_document(ASKING, "asking.yaml").document
+    doc = loads_document(SORTING, "sorting.yaml").document
     assert doc is not None
-    tap = {**_action("tap", "home__delete_all_button"), "screen_after": "delete_dialog"}
+
+    def opened(button: str, dialog: str) -> dict[str, Any]:
+        return {**_action("tap", f"home__{button}"), "screen_after": dialog}
+
+    tap = opened("delete_all_button", "delete_dialog")
     (found,) = post_run_findings(doc, "$home__delete_all_button.tap()\n", [tap])
     assert found.check == "dialog-left-open" and "$delete_dialog__yes_button" in found.message
-    # answered, or a menu (nothing to confirm) left open: no finding
+    # a generated document's question: Android's positive button beside its negative one
+    (found,) = post_run_findings(doc, "$home__clear_button.tap()\n", [opened("clear_button", "clear_dialog")])
+    assert found.check == "dialog-left-open" and found.message.endswith(
+        "confirm it with $clear_dialog__button_1_button if the task needs it done")
+    # answered; an information dialog's plain OK; a menu (nothing to confirm): no finding
     yes = {**_action("tap", "delete_dialog__yes_button"), "screen_after": "home"}
     assert post_run_findings(doc, "$home__delete_all_button.tap()\n$delete_dialog__yes_button.tap()\n",
                              [tap, yes]) == []
-    menu = {**_action("tap", "home__more_button"), "screen_after": "more_menu"}
-    assert post_run_findings(doc, "$home__more_button.tap()\n", [menu]) == []
+    assert post_run_findings(doc, "$home__info_button.tap()\n", [opened("info_button", "info_dialog")]) == []
+    assert post_run_findings(doc, "$home__more_button.tap()\n", [opened("more_button", "more_menu")]) == []
 
 
 @pytest.mark.adb
@@ -361,3 +376,29 @@ def test_smollm2_focused_prompts_share_a_cached_prefix(tmp_path: Path) -> None:
     assert second.usage.cache in ("memory", "disk") and second.usage.cached_tokens
     share = second.usage.cached_tokens / second.usage.prompt_tokens
     assert share > 0.6, share
+
+
+@smol
+@pytest.mark.timeout(300)
+def test_a_prompt_is_counted_without_loading_the_weights(tmp_path: Path) -> None:
+    """``ModelSource.prompt`` is the first round's prompt, its task held out of the examples, and
+    the backend counts it with the vocabulary alone (``bench/prompt_budget.py`` measures a whole
+    suite's prompts this way in minutes)."""
+    from tapir.codegen.backend import Request as BackendRequest
+    from tapir.codegen.source import ModelSource
+    from tapir.eval.sources import GenerationRequest
+
+    suite = load_suite(SUITE).select(ids=["notes/write_note"])
+    (task,) = suite.tasks
+    app = suite.apps[task.app]
+    backend = _smol(tmp_path)
+    try:
+        source = ModelSource(backend)
+        source.hold_out([task.text])
+        prompt = source.prompt(GenerationRequest(task, app.document, document_path=app.document_path))
+        tokens, n_prefix = backend.prompt_tokens(BackendRequest(prompt.system, prompt.prefix, prompt.rest))
+        assert backend.load_s == 0.0  # the weights were never loaded
+    finally:
+        backend.close()
+    assert task.text in prompt.rest and f"Task: {task.text}" not in prompt.prefix + prompt.rest
+    assert 0 < n_prefix < len(tokens)

@@ -532,4 +532,3 @@ def test_app_in_the_background_is_launched_first(music_doc: AppDocument) -> None
     assert result.printed == ("White",)
     assert [r["step"] for r in trace.events("navigation")][0] == "launch org.tapir.music"
     assert app.current_screen == "settings"
-

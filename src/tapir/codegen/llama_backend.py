@@ -172,8 +172,11 @@ class LlamaCppBackend:
     # -- prompts -------------------------------------------------------------------------------------
 
     def prompt_tokens(self, request: Request) -> tuple[list[int], int]:
-        """The prompt's tokens and how many of them are the prefix."""
-        llm = self._model()
+        """The prompt's tokens and how many of them are the prefix (the weights need not be loaded:
+        counting a prompt reads the vocabulary only)."""
+        llm = self._tokenizer()
+        if self._formatter is None:
+            self._formatter = self._chat_formatter(llm)
         marked = [{"role": "system", "content": request.system},
                   {"role": "user", "content": request.user_prefix + _SENTINEL + request.user_rest}]
         rendered = self._formatter(messages=marked)
@@ -257,8 +260,8 @@ class LlamaCppBackend:
     def complete(self, request: Request) -> Completion:
         t0 = time.perf_counter()
         c0 = time.process_time()
+        llm = self._model()
         tokens, n_prefix = self.prompt_tokens(request)
-        llm = self._llm
         if len(tokens) + request.max_tokens > self.n_ctx:
             raise UsageError(f"the prompt has {len(tokens)} tokens; with {request.max_tokens} to generate it "
                              f"does not fit the model's context of {self.n_ctx}", hint="use a larger --ctx")

@@ -34,7 +34,7 @@ from tapir.codegen.backend import Backend, Usage
 from tapir.codegen.examples import ExampleStore, app_key, example_files, load_examples
 from tapir.codegen.generate import CATEGORIES, GenConfig, Generator, categorize
 from tapir.codegen.postchecks import Finding
-from tapir.codegen.prompt import PROMPT_VERSION, RepairNote
+from tapir.codegen.prompt import PROMPT_VERSION, Prompt, RepairNote
 from tapir.codegen.screen_walk import screen_walk
 from tapir.core.errors import UsageError
 
@@ -151,6 +151,12 @@ class ModelSource:
         (each call adds to those held out before)."""
         self.held_out = tuple(dict.fromkeys((*self.held_out, *tasks)))
         self._generators.clear()
+
+    def prompt(self, request: Any) -> Prompt:
+        """The first-round prompt this source sends for ``request`` (its examples retrieved, the task
+        held out of them), without asking the model: what a prompt costs can be counted apart."""
+        with self._lock:
+            return self._generator(request).prompt(request.task.text, exclude_example=request.task.text)
 
     def postcheck(self, request: Any, previous: Any, records: Sequence[Mapping[str, Any]]) -> Finding | None:
         """The first thing a finished run left undone by its plan (``tapir.codegen.postchecks``),
