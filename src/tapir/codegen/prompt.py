@@ -40,7 +40,7 @@ __all__ = ["PROMPT_STYLES", "PROMPT_VERSION", "Prompt", "RepairNote", "ScreenInf
 #: relevant to the task only (after the cached part, so the prefix stays the same for every task).
 PROMPT_STYLES = ("auto", "described", "names", "focused")
 
-PROMPT_VERSION = "3"
+PROMPT_VERSION = "4"
 
 SYSTEM = (
     "Imagine that you are an agent using a smartphone to complete a task. You need to write scripts to "
@@ -69,8 +69,13 @@ _RULES = "\n".join([
 #: of the smallest prompt only (``render_summary_prefix(shape=False)``, a context too small).
 _STEP_RULES = [
     "- Write only the steps the task needs, usually one to six: never go through a screen's elements one by one.",
-    "- Type a text the task gives (a title, a name, a search) with `set_text`, pick an item of a list or menu by "
-    "its text with `.match(\"text\")`, and end a form or dialog with its confirming button (Save, OK).",
+    "- Type a text the task gives (a title, a name, a search, a new item) with `set_text`, and end a form or "
+    "dialog with its confirming button (Save, OK).",
+    # PROMPT_VERSION 3 said "pick an item by its text with .match()" and nothing more: the model
+    # then matched items that do not exist yet ("add Butter") and states ("on") as texts.
+    "- Pick an item a list or menu already shows by its text with `.match(\"text\")`; items chosen by their "
+    "state (on, off, checked) or all of them are visited with `for item in $list:` and "
+    "`item.get_attributes($child)[\"checked\"]`.",
 ]
 
 #: How an answer looks, for a document without examples of its own: a made-up app, so that its
@@ -90,7 +95,7 @@ $note_screen__save_button.tap()
 #: Said again right before the task, after the (long) list of elements: a small model otherwise
 #: goes on listing them, one `.tap()` each.
 _REMINDER = ("Write the script for this task only: the few elements it needs, in order (not every element of a "
-             "screen), with `set_text` for a text it gives and `.match()` for an item it names.")
+             "screen), with `set_text` for a text it gives and `.match()` for an item the list already shows.")
 
 
 @dataclass(frozen=True)
