@@ -209,7 +209,7 @@ screens:
     description: a menu
     signature: {activity: .Home}
     elements:
-      more_menu__options: {kind: list, description: the options, options: [Settings, About],
+      more_menu__options: {kind: list, description: the options, options: [Settings, About, Arrange],
                            identifiers: ["//node[@resource-id='mo2']"]}
   sort_dialog:
     description: sorting
@@ -218,7 +218,13 @@ screens:
       sort_dialog__criteria: {kind: list, description: sort by, options: [Title, Date taken],
                               identifiers: ["//node[@resource-id='s']"]}
       sort_dialog__order: {kind: list, description: the order, options: [Ascending, Descending],
-                           identifiers: ["//node[@resource-id='o']"]}
+                           identifiers: ["//node[@resource-id='o']"],
+                           paths: [[home__more_button.tap(), "more_menu__options.match('Arrange').tap()"]]}
+  viewer:
+    description: one photo
+    signature: {activity: .Viewer}
+    elements:
+      viewer__title_input: {kind: input, description: the photo's title, identifiers: ["//node[@resource-id='t']"]}
 """
 
 
@@ -240,6 +246,19 @@ def test_an_option_the_task_names_and_the_run_never_picked_is_a_finding() -> Non
     assert post_run_findings(doc, script, [_tapped("Title"), _tapped("Descending")], task=task) == []
     nav = {"event": "navigation", "action": "tap", "label": "Descending", "ok": True}
     assert post_run_findings(doc, script, [_tapped("Title"), nav], task=task) == []
+
+
+def test_an_option_of_a_screen_the_run_never_came_near_is_no_finding() -> None:
+    """'Descending' is a sort order; a run that only retitled a photo in the viewer was not one step
+    short of sorting (the task's words name another feature), but a run that opened the menu was."""
+    doc = loads_document(SORTING, "sorting.yaml").document
+    assert doc is not None
+    task = "Set the title of the photo to Descending order"
+    typed = {**_action("set_text", "viewer__title_input"), "screen_before": "viewer", "screen_after": "viewer"}
+    assert post_run_findings(doc, "$viewer__title_input.set_text('x')\n", [typed], task=task) == []
+    menu = {**_action("tap", "home__more_button"), "screen_before": "home", "screen_after": "more_menu"}
+    (found,) = post_run_findings(doc, "$home__more_button.tap()\n", [menu], task=task)
+    assert found.check == "option-not-picked" and "$sort_dialog__order" in found.message
 
 
 @pytest.mark.parametrize("task", [

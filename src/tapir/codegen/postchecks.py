@@ -22,7 +22,8 @@ goes back to the model like an error:
 * ``option-not-picked``: the task's words name an option the document lists for an element
   ("descending" for a sort order's 'Descending', "to 3" with "column" for '3 columns') and the run
   never tapped, typed or picked anything so labelled (the model chose the neighbouring list, or
-  stopped one step short).
+  stopped one step short). Only an option on a screen the run showed or stopped one step short of:
+  one elsewhere belongs to another feature of the app.
 
     findings = post_run_findings(doc, script, records, plan_elements=("notes__save",), task="Save a note")
     findings[0].check, findings[0].message
@@ -149,6 +150,29 @@ def _picked(records: Iterable[Mapping[str, Any]], option: str) -> bool:
     return False
 
 
+def _near_screens(doc: L.AppDocument, records: Sequence[Mapping[str, Any]], touched: set[str]) -> set[str]:
+    """The screens the run showed, and those one documented step away from them."""
+    seen = {s for r in records for key in ("screen", "screen_before", "screen_after")
+            if isinstance(s := r.get(key), str)}
+    seen |= {e.screen for name in touched if (e := doc.element(name)) is not None}
+    near = set(seen)
+    for e in doc.elements:
+        if e.screen in seen and e.leads_to:
+            near.add(e.leads_to)
+        # a path's last step is taken on the screen just before the element's
+        if any(path and path[-1].target and (path[-1].target.split("__", 1)[0]) in seen for path in e.paths):
+            near.add(e.screen)
+    return near
+
+
+def _within_reach(doc: L.AppDocument, element: str, near: set[str]) -> bool:
+    """Whether the run came to ``element``'s screen or stopped one step short of it: an option of
+    a screen the run never came near is another feature's ('10 minutes' of a snooze dialog for a
+    10-minute timer, 'First name' of a sort order for a contact's first name), not a choice missed."""
+    e = doc.element(element)
+    return not near or e is None or e.screen in near
+
+
 def _dialog_left_open(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]]) -> tuple[str, list[str]] | None:
     """(dialog, its confirming elements) when the last action that ran opened a dialog with one."""
     done = [r for r in actions if r.get("ok", True)]
@@ -225,7 +249,9 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
             findings.append(Finding("effect-not-reached", f"the script finished, but the app never showed "
                                                           f"{effect_screen}, where the task's effect is"))
     if task:
-        missed = [(name, option) for name, option in _options_named(doc, task) if not _picked(records, option)]
+        near = _near_screens(doc, records, touched)
+        missed = [(name, option) for name, option in _options_named(doc, task)
+                  if not _picked(records, option) and _within_reach(doc, name, near)]
         if missed:
             shown = "; ".join(f"'{o}' is an option of ${n}: ${n}.match({o!r}).tap()" for n, o in missed[:3])
             findings.append(Finding("option-not-picked", f"the script finished, but never picked what the task "
