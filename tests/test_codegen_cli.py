@@ -283,3 +283,21 @@ def test_gen_run_exits_1_when_the_last_round_is_a_silent_failure(adb_port: int, 
     err = capsys.readouterr().err
     assert code == 1
     assert err.rstrip().endswith("stopped by rounds: the last script ran to its end without doing what its plan names")
+
+
+@pytest.mark.adb
+@pytest.mark.timeout(180)
+def test_gen_run_keeps_the_finished_script_when_its_repair_breaks(adb_port: int, monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str],
+                                                                  tmp_path: Path) -> None:
+    broken = _UNSAVED.replace("```python\n", '```python\n$notes_screen__note_list.match("No such note").tap()\n')
+    monkeypatch.setattr("tapir.cli.gen._backend", lambda args: ScriptedBackend([_UNSAVED, broken]))
+    report, script = tmp_path / "r.json", tmp_path / "note.tap"
+    code = main(["gen", "Write a note", "--doc", NOTES, "--run", "--device", "sim:notes", "--adb-port", str(adb_port),
+                 "--yes", "--rounds", "2", "--report", str(report), "-o", str(script)])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert err.rstrip().endswith("stopped by rounds: kept round 1's script, which ran to its end without doing "
+                                 "what its plan names (the repairs after it did worse)")
+    assert "No such note" not in out and "No such note" not in script.read_text(encoding="utf-8")
+    assert json.loads(report.read_text(encoding="utf-8"))["kept_round"] == 1

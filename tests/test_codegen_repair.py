@@ -10,7 +10,7 @@ import pytest
 from tapir.codegen import language as L
 from tapir.codegen.backend import Request, ScriptedBackend
 from tapir.codegen.device import DeviceSession
-from tapir.codegen.generate import Budget, GenConfig, Generator, categorize
+from tapir.codegen.generate import Budget, GenConfig, Generator, SolveResult, categorize
 from tapir.core.errors import (
     ActionError,
     BudgetExceeded,
@@ -222,6 +222,25 @@ def test_a_finding_in_the_last_round_fails_the_solve(adb_port: int) -> None:
         device.close()
     assert not result.ok and result.stopped == "rounds" and result.rounds[0].failure is not None
     assert result.rounds[0].failure.check == "unused-element"
+
+
+@pytest.mark.adb
+def test_a_repair_that_breaks_a_finished_run_does_not_replace_its_script(adb_port: int) -> None:
+    """Round 1 runs to its end (a post-run check's suspicion), round 2 stops on an error and round
+    3 does not pass the checker: the result is round 1's script, as ``tapir eval`` keeps it."""
+    broken = _WRITE + "$notes_screen__note_list.match(\"No such note\").tap()\n"
+    backend = ScriptedBackend([_note_answer(_WRITE), _note_answer(broken), _note_answer("$nothing_here.tap()\n")])
+    device = DeviceSession(NOTES, "sim:notes", adb_port=adb_port)
+    try:
+        result = Generator(L.load_document(NOTES), backend).solve("Write a note", device=device)
+    finally:
+        device.close()
+    stages = [r.failure.stage if r.failure else None for r in result.rounds]
+    assert stages == ["postcheck", "run", "check"] and not result.ok
+    assert result.best is result.rounds[0] and result.script == _WRITE
+    # of two finished runs the later one is kept
+    later = SolveResult("t", [result.rounds[0], result.rounds[0], result.rounds[1]])
+    assert later.best is later.rounds[1]
 
 
 def test_the_post_run_checks_are_one_implementation_for_gen_and_eval(music: L.AppDocument,

@@ -31,6 +31,7 @@ def register(sub: Subparsers) -> None:
             "to scripts that parse and name only the document's elements. The script is checked, and with\n"
             "--run executed on --device; errors go back to the model (--rounds, --token-budget), and so\n"
             "does a run that finished without doing what its plan names (post-run checks, --no-postchecks).\n"
+            "When a repair does worse (it breaks a script that ran to its end), that earlier script is kept.\n"
             "Only the script goes to stdout; the plan, each round and the token accounting go to stderr.\n\n"
             "Model output is untrusted code (docs/safety.md): before each run the script is shown and,\n"
             "outside CI and with a terminal, you are asked (--yes: do not ask). It may do nothing sensitive\n"
@@ -260,8 +261,12 @@ def _outcome(result: Any, *, ran: bool, postchecks: bool = True) -> str:
     ran without error may still not do the task (nothing checks what a free-text task wanted; the
     post-run checks catch only a plan left undone)."""
     if not result.ok:
-        last = result.rounds[-1].failure if result.rounds else None
-        if last is not None and last.stage == "postcheck":
+        best = result.best
+        kept = best.failure if best is not None else None
+        if best is not None and best.index != len(result.rounds):
+            return (f"stopped by {result.stopped}: kept round {best.index}'s script, which ran to its end without "
+                    "doing what its plan names (the repairs after it did worse)")
+        if kept is not None and kept.stage == "postcheck":
             return f"stopped by {result.stopped}: the last script ran to its end without doing what its plan names"
         return f"stopped by {result.stopped}"
     if ran and postchecks:
@@ -275,6 +280,7 @@ def _outcome(result: Any, *, ran: bool, postchecks: bool = True) -> str:
 def _report(result: Any, *, postchecks: bool = False) -> dict[str, Any]:
     return {
         "task": result.task, "ok": result.ok, "stopped": result.stopped, "postchecks": postchecks,
+        "kept_round": result.best.index if result.best is not None else None,
         "rounds": [{
             "round": r.index, "plan": r.generation.answer.plan, "elements": list(r.generation.answer.elements),
             "script": r.generation.script, "ran": r.ran, "usage": r.generation.usage.as_dict(),

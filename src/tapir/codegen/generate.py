@@ -171,8 +171,19 @@ class SolveResult:
         return bool(self.rounds) and self.rounds[-1].failure is None
 
     @property
+    def best(self) -> Round | None:
+        """The round whose script is the result: the last, unless a repair made things worse. A
+        script that ran to its end (a post-run check's suspicion) beats a later one that broke or
+        did not pass the checker, as ``tapir eval`` keeps it (``kept-finished``)."""
+        if not self.rounds:
+            return None
+        rank = {"postcheck": 2, "run": 1, "check": 0}
+        return max(reversed(self.rounds), key=lambda r: 3 if r.failure is None else rank.get(r.failure.stage, 0))
+
+    @property
     def script(self) -> str:
-        return self.rounds[-1].generation.script if self.rounds else ""
+        best = self.best
+        return best.generation.script if best is not None else ""
 
     def tokens_used(self) -> int:
         return sum((r.generation.usage.computed_tokens or r.generation.usage.prompt_tokens)
