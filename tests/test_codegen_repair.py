@@ -238,6 +238,8 @@ def test_a_repair_that_breaks_a_finished_run_does_not_replace_its_script(adb_por
     stages = [r.failure.stage if r.failure else None for r in result.rounds]
     assert stages == ["postcheck", "run", "check"] and not result.ok
     assert result.best is result.rounds[0] and result.script == _WRITE
+    # the run error's hint went back with it: what to write instead of matching an item not there
+    assert "an item to be added is typed into the app's input (set_text)" in backend.requests[2].user_rest
     # of two finished runs the later one is kept
     later = SolveResult("t", [result.rounds[0], result.rounds[0], result.rounds[1]])
     assert later.best is later.rounds[1]

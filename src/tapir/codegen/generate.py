@@ -384,7 +384,9 @@ class Generator:
                 if outcome.error is not None:
                     err = outcome.error
                     line = err.span.line if err.span else None
-                    failure = Failure(categorize(err), err.message, line, _line(gen.script, line),
+                    # the hint goes too: it says what to write instead (tapir eval sends the whole render)
+                    said = err.message + (f" ({err.hint})" if err.hint else "")
+                    failure = Failure(categorize(err), said, line, _line(gen.script, line),
                                       device.failure_screen, "run")
                 else:
                     # no silent failures: a run that finished but left its plan undone is repaired too

@@ -249,7 +249,9 @@ class ListAccess:
         raise ActionError(
             f"no item of ${el.name} matches {describe_query(query)} ({len(state.sigs)} items seen"
             + (f", e.g. {', '.join(repr(s) for s in shown)})" if shown else ")")
-            + (f"; {reason}" if reason else ""), span)
+            + (f"; {reason}" if reason else ""), span,
+            hint="match() finds an item the list shows now; an item to be added is typed into the app's input "
+                 "(set_text) instead, and items chosen by a state are visited with a for loop")
 
     def _readable_groups(self, state: ListState, generation: int, exclude: tuple[int, int] = (0, 0)
                          ) -> list[tuple[Observation, list[UINode], list[int]]]:
