@@ -228,7 +228,7 @@ def test_a_finding_in_the_last_round_fails_the_solve(adb_port: int) -> None:
 def test_a_repair_that_breaks_a_finished_run_does_not_replace_its_script(adb_port: int) -> None:
     """Round 1 runs to its end (a post-run check's suspicion), round 2 stops on an error and round
     3 does not pass the checker: the result is round 1's script, as ``tapir eval`` keeps it."""
-    broken = _WRITE + "$notes_screen__note_list.match(\"No such note\").tap()\n"
+    broken = "$notes_screen__note_list.match(\"No such note\").tap()\n" + _WRITE
     backend = ScriptedBackend([_note_answer(_WRITE), _note_answer(broken), _note_answer("$nothing_here.tap()\n")])
     device = DeviceSession(NOTES, "sim:notes", adb_port=adb_port)
     try:
