@@ -407,9 +407,13 @@ class DialogHost(ScriptedHost):
     recorded it); its buttons close it to home when ``closing`` names them, else do nothing too.
     ``available`` counts the planner's questions (what a search costs)."""
 
-    def __init__(self, document: AppDocument, screen: str, closing: frozenset[str] = frozenset()) -> None:
+    def __init__(self, document: AppDocument, screen: str, closing: frozenset[str | None] = frozenset(),
+                 keyboard: bool = False) -> None:
         super().__init__(document, screen)
         self.closing = closing
+        #: A keyboard is up on a dialog BACK closes: the first BACK hides it (the hierarchy does not
+        #: change), the second closes the dialog.
+        self.keyboard = keyboard
         self.available = 0
         self.shown = False
 
@@ -427,7 +431,10 @@ class DialogHost(ScriptedHost):
             self.shown = True
         elif step.target == "home__open_detail":
             self.screen = "detail"
-        elif step.target is None and self.screen != "sort_dialog":
+        elif step.target is None and self.screen == "sort_dialog" and self.keyboard:
+            self.keyboard = False
+            self.closing = self.closing | {None}
+        elif step.target is None and (self.screen != "sort_dialog" or None in self.closing):
             self.screen = "home"
         return self.observe()
 
@@ -440,23 +447,31 @@ def dialog_doc() -> AppDocument:
 
 
 def test_a_dialog_that_back_does_not_close_is_left_by_its_cancel_button(dialog_doc: AppDocument) -> None:
-    # BACK once (it changes nothing, and is not pressed again there), then the dialog's Cancel,
-    # not its OK (which would apply an order), then the way on
+    # BACK twice (it changes nothing; the first might only have hidden a keyboard) and not again
+    # there, then the dialog's Cancel, not its OK (which would apply an order), then the way on
     host = DialogHost(dialog_doc, "sort_dialog", closing=frozenset({"sort_dialog__cancel_button",
                                                                      "sort_dialog__ok_button"}))
     el = dialog_doc.element("home__sort_button")
     assert el is not None
     obs, nav = Navigator(host).reach(el, lambda o: o.screen == "home")
-    assert obs.screen == "home" and host.done == ["back()", "sort_dialog__cancel_button.tap()"]
-    assert [s.via for s in nav.steps] == ["back", "exit"]
+    assert obs.screen == "home" and host.done == ["back()", "back()", "sort_dialog__cancel_button.tap()"]
+    assert [s.via for s in nav.steps] == ["back", "back", "exit"]
     # a read takes no OK: with only OK closing the dialog, the read is stuck where an action is not
     host = DialogHost(dialog_doc, "sort_dialog", closing=frozenset({"sort_dialog__ok_button"}))
     Navigator(host).reach(el, lambda o: o.screen == "home")
-    assert host.done == ["back()", "sort_dialog__cancel_button.tap()", "sort_dialog__ok_button.tap()"]
+    assert host.done == ["back()", "back()", "sort_dialog__cancel_button.tap()", "sort_dialog__ok_button.tap()"]
     host = DialogHost(dialog_doc, "sort_dialog", closing=frozenset({"sort_dialog__ok_button"}))
     with pytest.raises(ScreenNotReached):
         Navigator(host).reach(el, lambda o: o.screen == "home", read=True)
     assert "sort_dialog__ok_button.tap()" not in host.done
+
+
+def test_a_second_back_closes_a_dialog_whose_keyboard_the_first_hid(dialog_doc: AppDocument) -> None:
+    host = DialogHost(dialog_doc, "sort_dialog", keyboard=True)
+    el = dialog_doc.element("home__sort_button")
+    assert el is not None
+    obs, nav = Navigator(host).reach(el, lambda o: o.screen == "home")
+    assert obs.screen == "home" and host.done == ["back()", "back()"] and nav.stuck == []
 
 
 def test_a_dead_end_gives_up_at_once_and_says_what_it_tried(dialog_doc: AppDocument) -> None:
@@ -469,7 +484,7 @@ def test_a_dead_end_gives_up_at_once_and_says_what_it_tried(dialog_doc: AppDocum
     config = NavigationConfig(max_steps=30, max_rounds=50, max_back=10)
     with pytest.raises(ScreenNotReached) as info:
         Navigator(host, config).reach(el, lambda o: o.screen == "detail")
-    assert host.done == ["back()", "sort_dialog__cancel_button.tap()", "sort_dialog__ok_button.tap()"]
+    assert host.done == ["back()", "back()", "sort_dialog__cancel_button.tap()", "sort_dialog__ok_button.tap()"]
     message = info.value.message
     assert "tried [sort_dialog__cancel_button.tap()]; [sort_dialog__ok_button.tap()]" in message
     assert "stuck: back() changed nothing on 'sort_dialog'" in message

@@ -236,6 +236,43 @@ def test_a_tap_recorded_with_two_outcomes_takes_the_one_a_task_trace_went_throug
     assert traced.current_state == "s2023-01-01_110005" and traced.followed[-1].tag == "2023-01-01_110003"
 
 
+def test_back_the_recording_lacks_closes_a_dialog_and_finishes_an_activity_as_android_does(tmp_path: Path) -> None:
+    """No BACK was recorded from the dialog or the settings: BACK closes the dialog (a window that
+    does not fill the screen) back to the screen it was opened on, and finishes the settings
+    activity back to the one that started it. A recorded BACK that left the dialog as it was (it hid
+    the keyboard) is followed, and a second BACK closes the dialog."""
+    main, dialog, settings = "2023-01-01_100000", "2023-01-01_100010", "2023-01-01_100020"
+    states = {main: (1080, [("Add", [0, 0, 200, 100]), ("Settings", [0, 200, 200, 300])]),
+              dialog: (1080, [("Name", [100, 500, 900, 600])]),
+              settings: (1080, [("Theme", [0, 400, 500, 500])])}
+    events = [("2023-01-01_095959", main, main, None), ("2023-01-01_100005", main, dialog, [0, 0, 200, 100]),
+              ("2023-01-01_100015", main, settings, [0, 200, 200, 300])]
+    folder = _recording(tmp_path / "rec", states, events)
+    for tag, patch in ((dialog, {"bounds": [[28, 400], [1052, 900]]}), (settings, {})):
+        path = folder / "states" / f"state_{tag}.json"
+        record = json.loads(path.read_text(encoding="utf-8"))
+        record["views"][0].update(patch)
+        if tag == settings:
+            record["foreground_activity"] = "org.example/.Settings"
+        path.write_text(json.dumps(record), encoding="utf-8")
+    app = ReplayApp(folder)
+    assert app.floating(f"s{dialog}") and not app.floating(f"s{main}") and not app.floating(f"s{settings}")
+    app.tap(100, 50)
+    assert app.current_state == f"s{dialog}"
+    assert app.key("KEYCODE_BACK") is True and app.current_state == f"s{main}"
+    app.tap(100, 250)
+    assert app.current_state == f"s{settings}"
+    assert app.key("KEYCODE_BACK") is True and app.current_state == f"s{main}"
+    assert app.key("KEYCODE_BACK") is False  # the start screen: BACK leaves the app
+    hid = {"tag": "2023-01-01_100012", "event": {"event_type": "key", "name": "BACK"},
+           "start_state": f"s{dialog}", "stop_state": f"s{dialog}"}
+    (folder / "events" / "event_2023-01-01_100012.json").write_text(json.dumps(hid), encoding="utf-8")
+    app = ReplayApp(folder)
+    app.tap(100, 50)
+    assert app.key("KEYCODE_BACK") is True and app.current_state == f"s{dialog}"  # the keyboard hidden
+    assert app.key("KEYCODE_BACK") is True and app.current_state == f"s{main}"
+
+
 def test_a_state_recorded_on_a_wider_phone_is_shown_and_tapped_at_the_replays_width(tmp_path: Path) -> None:
     """A recording can mix sessions on phones of different widths: a state is shown scaled to the
     start state's width (Save at the 1440-pixel editor's right edge stays on screen) and a tap on

@@ -252,6 +252,8 @@ class Navigator:
         self._budget = self.config.max_steps
         # attempts that changed nothing are not repeated: (plan label, screen digest)
         self._fruitless: set[tuple[str, str]] = set()
+        # screens where one BACK changed nothing (a second may close them: see ``reach``)
+        self._backed_once: set[str] = set()
         # steps the sensitive-action guard refused in this navigation: other paths are tried
         self._guarded: dict[Step, SensitiveActionRefused] = {}
         self._read = False
@@ -299,6 +301,7 @@ class Navigator:
         nav = Navigation(element.name)
         self._budget = self.config.max_steps
         self._fruitless = set()
+        self._backed_once = set()
         self._guarded = {}
         self._read = read
         self._chained = set()
@@ -388,9 +391,13 @@ class Navigator:
                     nav.steps.append(NavStep("back()", before_obs.screen, obs.screen, "back"))
                     if arrived(obs):
                         return obs
-                    if obs.digest == before_obs.digest:  # not again here: it would change nothing again
-                        self._fruitless.add(("back()", obs.digest))
-                        nav.stuck.append(f"back() changed nothing on {self.host.where(obs)}")
+                    if obs.digest == before_obs.digest:
+                        # once more: the first BACK may only have hidden the keyboard (a dialog with a
+                        # text field), which the hierarchy does not show; after that, not again here
+                        if obs.digest in self._backed_once:
+                            self._fruitless.add(("back()", obs.digest))
+                            nav.stuck.append(f"back() changed nothing on {self.host.where(obs)}")
+                        self._backed_once.add(obs.digest)
                     continue
                 # BACK is spent or does nothing: a dialog's own way out (Cancel, close)
                 plan = self._way_out(obs, nav)
@@ -442,6 +449,7 @@ class Navigator:
         nav = Navigation(element.name)
         self._budget = self.config.max_steps
         self._fruitless = set()
+        self._backed_once = set()
         self._guarded = {}
         self._read = read
         own = [p for p in self.paths_for(element) if p.own]

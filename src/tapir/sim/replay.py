@@ -31,6 +31,11 @@ screen led where. ``ReplayApp`` walks that map:
 * a state the events name (the stop of one, the start of the next) that no file holds is the one
   state file saved between those two events, when no event names that file's own hash (DroidBot
   saved the screen under another hash);
+* BACK behaves like Android's where the recording has no BACK from the current state (or only one
+  that left it as it was, a keyboard hidden, and BACK comes again): a floating
+  window (a dialog, a menu: a state whose root view does not fill the screen) is dismissed, back
+  to the full-screen state it was opened on, and a full-screen state of another activity is
+  finished, back to the state of the activity that started it (as the run came there);
 * an input whose recorded outcome state was not saved leads to a stand-in screen that says so
   ("Not in the recording: ..."), so a run on the replay fails with that in its error instead of
   acting on a screen that did not change; BACK returns from it;
@@ -377,12 +382,16 @@ class ReplayApp:
 
     def reset(self) -> None:
         self.current_state = self.start_state
+        #: The full-screen states the run came through, each with the activity it belongs to: where
+        #: an unrecorded BACK returns (see ``_back``).
+        self._trail: list[str] = []
         self.unmatched: list[Unmatched] = []
         #: The events followed so far, in order (a trace of the replay).
         self.followed: list[RecordedEvent] = []
         self._enter(self.start_state)
 
     def launch(self) -> None:
+        self._trail = []
         self._enter(self.start_state)
 
     def _enter(self, state: str) -> None:
@@ -396,8 +405,15 @@ class ReplayApp:
         self._twins: dict[Path_, tuple[str, ...]] = {}
         #: Whether a recorded input left this state as it was (a choice made in a dialog).
         self._stirred = False
+        #: Whether the last input was a recorded BACK that left this state as it was.
+        self._backed = False
         if state != UNRECORDED:
             self._gap: tuple[str, str] | None = None  # (state before, why) for the stand-in screen
+            if not self.floating(state):
+                if state in self._trail:  # came back to it: what was opened after it is closed
+                    del self._trail[self._trail.index(state) + 1:]
+                else:
+                    self._trail.append(state)
 
     def dump_xml(self) -> str:
         return dump_xml(self.window_roots())
@@ -462,10 +478,20 @@ class ReplayApp:
         name = key_name(keycode)
         found = [e for e in self._from_here("key") if key_name(e.key or "") == name]
         if found:
+            # a recorded BACK that left the state as it was hid the keyboard; a second one closes
+            # the window (DroidBot's hash does not see the keyboard)
+            stays = name == "BACK" and all(e.stop == self.current_state for e in found)
+            if stays and self._backed and (beneath := self._back()) is not None:
+                self._enter(beneath)
+                return True
             self._follow(found, "key", name)
+            self._backed = stays
             return True
         if self.current_state == UNRECORDED and name == "BACK" and self._gap is not None:
             self._enter(self._gap[0])
+            return True
+        if name == "BACK" and (beneath := self._back()) is not None:
+            self._enter(beneath)
             return True
         field = self._field()
         if field is not None and name in ("DEL", "MOVE_END", "MOVE_HOME", "FORWARD_DEL"):
@@ -580,6 +606,35 @@ class ReplayApp:
 
     def events_from(self, state: str, kind: str | None = None) -> list[RecordedEvent]:
         return [e for e in self.events if e.start == state and (kind is None or e.kind == kind)]
+
+    def floating(self, state: str) -> bool:
+        """Whether a recorded state is a floating window (a dialog, a menu, a sheet): its root
+        view does not fill the screen, as an activity's does."""
+        record = self.states.get(state)
+        if not record or not record.get("views"):
+            return False
+        root = record["views"][0]
+        full = [[0, 0], [record.get("width"), record.get("height")]]
+        return bool(record.get("width")) and root.get("bounds") != full
+
+    def _back(self) -> str | None:
+        """Where BACK goes when the recording has no BACK from here (None: nowhere known)."""
+        here = self.current_state
+        if here == UNRECORDED or here == self.start_state:
+            return None
+        activity = self._activity_of(here)
+        trail = [s for s in self._trail if s != here]
+        if self.floating(here):  # dismissed: the screen it was opened on shows again
+            under = trail[-1] if trail else None
+            return under if under is not None and self._activity_of(under) == activity else None
+        # an activity finishes: the one that started it shows its last state again
+        for i in range(len(self._trail) - 1, 0, -1):
+            if self._activity_of(self._trail[i]) == activity and self._activity_of(self._trail[i - 1]) != activity:
+                return self._trail[i - 1]
+        return None
+
+    def _activity_of(self, state: str) -> str:
+        return str(self.states.get(state, {}).get("foreground_activity") or "")
 
     def go_to(self, state: str) -> None:
         """Jump to a recorded state (tests start flows in the middle of a recording)."""
