@@ -51,6 +51,30 @@ def test_a_static_error_goes_back_with_its_category_and_line(music: L.AppDocumen
     assert "changed +0/-1 lines" in result.rounds[1].summary()
 
 
+@pytest.mark.parametrize("resamples", [2, 0])
+def test_a_repair_that_repeats_the_failed_script_is_asked_again_sampled(music: L.AppDocument,
+                                                                       resamples: int) -> None:
+    """Greedy decoding answers the same question with the same script: the repeat is asked again
+    at a temperature, with the next seed, and the calls' tokens add up."""
+    from dataclasses import replace
+
+    bad = _answer('$songs_screen__song_list.match("Lanterns").tap()\n$songs_screen__song_list.set_text("x")\n')
+    good = _answer('$songs_screen__song_list.match("Lanterns").tap()\n')
+    backend = ScriptedBackend([bad, bad, good, good])
+    config = replace(GenConfig(), resamples=resamples)
+    result = Generator(music, backend, config=config).solve("Play Lanterns", budget=Budget(rounds=2))
+    second = result.rounds[1].generation
+    if not resamples:  # the repeat is kept, and the round is lost
+        assert not result.ok and second.resampled == 0 and len(backend.requests) == 2
+        return
+    assert result.ok and second.resampled == 1 and second.script == '$songs_screen__song_list.match("Lanterns").tap()\n'
+    asked = backend.requests[1:]
+    assert [(r.temperature, r.seed) for r in asked] == [(0.0, 0), (0.7, 1)]
+    assert asked[0].user_rest == asked[1].user_rest  # the same question, sampled
+    one = result.rounds[0].generation.usage
+    assert second.usage.generated_tokens == one.generated_tokens + backend.count_tokens(good)
+
+
 def test_unknown_elements_are_caught_before_running(music: L.AppDocument) -> None:
     gen = Generator(music, ScriptedBackend([]))
     failure = gen.check("$songs_screen__song_lst.tap()\n")
@@ -63,7 +87,8 @@ def test_unknown_elements_are_caught_before_running(music: L.AppDocument) -> Non
 def test_the_round_budget_stops_the_loop(music: L.AppDocument) -> None:
     backend = ScriptedBackend(lambda r: _answer("$songs_screen__song_list.set_text('x')\n"))
     result = Generator(music, backend).solve("Type x", budget=Budget(rounds=3, tokens=10**6))
-    assert not result.ok and result.stopped == "rounds" and len(result.rounds) == 3 == len(backend.requests)
+    assert not result.ok and result.stopped == "rounds" and len(result.rounds) == 3
+    assert len(backend.requests) == 1 + 2 * (1 + GenConfig().resamples)  # each repeat asked again
 
 
 def test_the_token_budget_stops_the_loop(music: L.AppDocument) -> None:

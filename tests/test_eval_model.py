@@ -60,6 +60,10 @@ def test_a_rendered_error_becomes_the_repair_prompts_category_message_and_line()
     assert repair_note(script, "ScriptError: name 'y' is not defined").category == "script logic"
     plain = repair_note(script, "something odd happened")
     assert (plain.category, plain.line, plain.message) == ("script logic", None, "something odd happened")
+    # the render's hint goes with the message: it says what to write instead
+    hinted = repair_note(script, "play.tap:2:1: ActionError: no item matches 'Nope'\n  $x\n  ^\n"
+                                 "  hint: type a new item instead")
+    assert hinted.message == "no item matches 'Nope' (type a new item instead)"
 
 
 def test_codegen_answers_become_generations_at_the_boundary() -> None:
@@ -191,7 +195,8 @@ def test_a_source_that_cannot_fix_a_task_uses_every_repair_and_counts_no_first_a
                     EvalConfig(repairs=2, adb_port=adb_port))
     [result] = run.results
     assert result.verdict == "error" and result.attempts == 3 and result.repairs_used == 2
-    assert result.first_attempt_ok is False and len(result.attempt_errors) == 2 and len(backend.requests) == 3
+    assert result.first_attempt_ok is False and len(result.attempt_errors) == 2
+    assert len(backend.requests) == 3 + 2 * 2  # each repair repeated the script and was asked twice more
     data = report_json(run)
     assert data["success_rate"] == data["success_rate_without_repair"] == 0.0 and data["repairs_used"] == 2
 

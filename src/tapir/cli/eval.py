@@ -87,6 +87,9 @@ def register(sub: Subparsers) -> None:
                         "for repair (post-run checks; they need --repairs)")
     p.add_argument("--no-loop-stop", action="store_true",
                    help="with --model: let an answer that repeats itself run on to the token limit")
+    p.add_argument("--resamples", type=int, metavar="N",
+                   help="with --model: ask a repair that repeats the failed script word for word again, sampled, "
+                        "up to N times (default 2; 0: keep the repeated answer)")
     p.add_argument("--retrieval", default="minilm", choices=("minilm", "tf-idf"),
                    help="with --model: how examples are retrieved (minilm: sentence embeddings, when installed)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the summary, not a row per task")
@@ -152,7 +155,7 @@ def _run(args: argparse.Namespace) -> int:
     source: ScriptSource = OracleSource() if args.oracle else earlier if earlier is not None else model_source(
         args.model, seed=args.seed, ctx=args.ctx, style=args.prompt_style, threads=args.threads,
         example_files=args.examples_file, examples=not args.no_examples, postchecks=not args.no_postchecks,
-        loop_stop=not args.no_loop_stop, retrieval=args.retrieval)
+        loop_stop=not args.no_loop_stop, retrieval=args.retrieval, resamples=args.resamples)
     err = _console(sys.stderr)
     for note in suite.notes:
         err.print(f"note: {note}", highlight=False, markup=False)

@@ -67,7 +67,9 @@ def register(sub: Subparsers) -> None:
     p.add_argument("-y", "--yes", action="store_true",
                    help="with --run: run each script without asking (it is still shown; CI never asks)")
     add_safety_flags(p)
-    p.add_argument("--rounds", type=int, default=3, metavar="N", help="model calls at most, repairs included (3)")
+    p.add_argument("--rounds", type=int, default=3, metavar="N",
+                   help="scripts written and checked at most, repairs included (3; a repeat asked again, "
+                        "--resamples, is in its round)")
     p.add_argument("--token-budget", type=int, default=20_000, metavar="N",
                    help="prompt tokens computed plus tokens generated, over all rounds (20,000)")
     p.add_argument("--max-tokens", type=int, default=400, metavar="N", help="tokens one answer may have (400)")
@@ -86,6 +88,9 @@ def register(sub: Subparsers) -> None:
                    help="how examples are retrieved (minilm: sentence embeddings, when installed)")
     p.add_argument("--no-loop-stop", action="store_true",
                    help="let an answer that repeats itself run on to the token limit")
+    p.add_argument("--resamples", type=int, default=2, metavar="N",
+                   help="ask a repair that repeats the failed script word for word again, sampled, up to N times "
+                        "(default 2; 0: keep the repeated answer)")
     p.add_argument("--no-postchecks", action="store_true",
                    help="with --run: do not send a run that finished without doing what its plan names back "
                         "for repair (post-run checks: an element of the plan never acted on, a text typed and "
@@ -172,6 +177,8 @@ def _cmd_gen(args: argparse.Namespace) -> int:
         raise UsageError("--run needs a device (--device SERIAL, sim or sim:APP)")
     if args.examples < 0 or args.prefix_examples < 0:
         raise UsageError("--examples and --prefix-examples must be 0 or more")
+    if args.resamples < 0:
+        raise UsageError(f"must be 0 or more, not {args.resamples}", setting="resamples")
     if not args.task.strip():
         raise UsageError("the task is empty: say in words what the script should do")
     doc_path = Path(args.doc)
@@ -191,7 +198,8 @@ def _cmd_gen(args: argparse.Namespace) -> int:
             raise UsageError(f"--examples-file: no such file or folder: {f}")
     examples = ExampleStore.for_document(doc_path, L.symbols(doc), extra=args.examples_file, app=doc.app.name,
                                          embedder=_embedder(args.retrieval))
-    config = replace(config, stop_loops=not args.no_loop_stop, postchecks=not args.no_postchecks)
+    config = replace(config, stop_loops=not args.no_loop_stop, postchecks=not args.no_postchecks,
+                     resamples=args.resamples)
     gen = Generator(doc, backend, examples=examples, config=config)
     device = None
     if args.device:

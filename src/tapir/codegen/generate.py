@@ -16,6 +16,7 @@ an error (no silent failures). Each ``Round`` records what it changed::
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -86,6 +87,11 @@ class GenConfig:
     #: After a run that finished, check what it did against the plan and the document
     #: (``tapir.codegen.postchecks``) and send a finding back like an error; off: ``--no-postchecks``.
     postchecks: bool = True
+    #: A repair answered with the very script that failed is asked again this many times, sampled
+    #: at ``resample_temperature`` (greedy decoding gives the same question the same answer);
+    #: 0: ``--resamples 0``.
+    resamples: int = 2
+    resample_temperature: float = 0.7
 
 
 @dataclass(frozen=True)
@@ -101,6 +107,8 @@ class Generation:
     prompt: Prompt
     answer: AnswerParts
     completion: Completion
+    #: How many times a repair that repeated the failed script was asked again (``GenConfig.resamples``).
+    resampled: int = 0
 
     @property
     def script(self) -> str:
@@ -188,6 +196,26 @@ class SolveResult:
     def tokens_used(self) -> int:
         return sum((r.generation.usage.computed_tokens or r.generation.usage.prompt_tokens)
                    + r.generation.usage.generated_tokens for r in self.rounds)
+
+
+def same_script(a: str, b: str) -> bool:
+    """Whether two scripts are the same statements (blank lines and trailing spaces aside)."""
+    def lines(s: str) -> list[str]:
+        return [ln.rstrip() for ln in s.splitlines() if ln.strip()]
+    return bool(a.strip()) and lines(a) == lines(b)
+
+
+def _sum_usage(a: Usage, b: Usage) -> Usage:
+    """Two calls' accounting as one (a repair asked again): tokens and seconds add up."""
+    def add(x: float | None, y: float | None) -> float | None:
+        return None if x is None and y is None else (x or 0) + (y or 0)
+    return dataclasses.replace(
+        b, prompt_tokens=a.prompt_tokens + b.prompt_tokens,
+        cached_tokens=None if a.cached_tokens is None or b.cached_tokens is None else a.cached_tokens + b.cached_tokens,
+        computed_tokens=(None if a.computed_tokens is None or b.computed_tokens is None
+                         else a.computed_tokens + b.computed_tokens),
+        generated_tokens=a.generated_tokens + b.generated_tokens, ttft_s=a.ttft_s,
+        latency_s=a.latency_s + b.latency_s, state_io_s=a.state_io_s + b.state_io_s, cpu_s=add(a.cpu_s, b.cpu_s))
 
 
 def categorize(error: L.TapirError) -> str:
@@ -332,8 +360,19 @@ class Generator:
     def generate(self, task: str, *, screen: ScreenInfo | None = None, repair: RepairNote | None = None,
                  exclude_example: str | None = None) -> Generation:
         prompt = self.prompt(task, screen=screen, repair=repair, exclude_example=exclude_example)
-        done = self.backend.complete(self.request(prompt))
-        return Generation(prompt, split_answer(done.text), done)
+        request = self.request(prompt)
+        done = self.backend.complete(request)
+        answer = split_answer(done.text)
+        tries = 0
+        while repair is not None and tries < self.config.resamples and same_script(answer.script, repair.script):
+            # the repair repeated the failed script word for word: ask again, sampled (the seed
+            # changes with each try, so a run is still repeatable)
+            tries += 1
+            again = self.backend.complete(dataclasses.replace(
+                request, temperature=self.config.resample_temperature, seed=self.config.seed + tries))
+            done = Completion(again.text, _sum_usage(done.usage, again.usage), again.finish)
+            answer = split_answer(done.text)
+        return Generation(prompt, answer, done, resampled=tries)
 
     def check(self, script: str) -> Failure | None:
         """The first error the static checker finds, as a repair failure (None when clean); a

@@ -111,7 +111,7 @@ class ModelSource:
             "example_pool": "off" if not self.use_examples else "beside the document"
             + "".join(f" + {f.name}" for f in self.example_files),
             "retrieval": "minilm" if self.embedder is not None else "tf-idf",
-            "loop_stop": c.stop_loops, "postchecks": c.postchecks,
+            "loop_stop": c.stop_loops, "postchecks": c.postchecks, "resamples": c.resamples,
         }
         path = getattr(self.backend, "model_path", None)
         if path is not None:
@@ -220,6 +220,10 @@ def repair_note(script: str, error: str) -> RepairNote:
     head = _HEAD.match(first)
     line = int(head.group("line")) if head and head.group("line") else None
     message = head.group("message") if head else first
+    # the render's hint says what to write instead; the quoted line and caret are said apart
+    hints = [ln.strip()[len("hint:"):].strip() for ln in error.splitlines() if ln.strip().startswith("hint:")]
+    if hints:
+        message = f"{message} ({hints[0]})"
     category = "script-logic"
     cls = getattr(errors, head.group("kind"), None) if head else None
     if head and head.group("kind") == "PostRunCheck":
@@ -235,13 +239,14 @@ def script_source(spec: str, *, seed: int = 0, threads: int | None = None, ctx: 
                   style: str | None = None, config: GenConfig | None = None,
                   backend: Backend | None = None, example_files: Sequence[str | Path] = (),
                   examples: bool = True, postchecks: bool = True, loop_stop: bool = True,
-                  retrieval: str = "minilm") -> ModelSource:
+                  retrieval: str = "minilm", resamples: int | None = None) -> ModelSource:
     """The source for ``tapir eval --model SPEC`` (``SPEC`` as ``tapir gen --model`` takes it, or an
     http(s) URL of an OpenAI-compatible server); ``backend`` given, it is used instead (tests).
     ``ctx``: a local model's context; ``style``: the prompt style (default: ``auto``, which fits
     every document's prompt to that context). The levers, each on by default: ``examples`` (the
-    example pool: beside each document and in ``example_files``), ``postchecks``, ``loop_stop``;
-    ``retrieval``: ``minilm`` (when installed) or ``tf-idf``."""
+    example pool: beside each document and in ``example_files``), ``postchecks``, ``loop_stop``,
+    ``resamples`` (``GenConfig.resamples``; None: its default); ``retrieval``: ``minilm`` (when
+    installed) or ``tf-idf``."""
     if not spec.strip() and backend is None:
         raise UsageError("is empty: give a model name (tapir model list), a .gguf file or a server URL",
                          setting="model")
@@ -249,6 +254,10 @@ def script_source(spec: str, *, seed: int = 0, threads: int | None = None, ctx: 
     if style is not None:
         config = dataclasses.replace(config, style=style)
     config = dataclasses.replace(config, postchecks=postchecks, stop_loops=loop_stop)
+    if resamples is not None:
+        if resamples < 0:
+            raise UsageError(f"must be 0 or more, not {resamples}", setting="resamples")
+        config = dataclasses.replace(config, resamples=resamples)
     for f in example_files:
         if not Path(f).exists():
             raise UsageError(f"no such examples file or folder: {f}", setting="examples-file")
