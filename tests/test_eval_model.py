@@ -199,6 +199,7 @@ def test_a_source_that_cannot_fix_a_task_uses_every_repair_and_counts_no_first_a
     assert len(backend.requests) == 3 + 2 * 2  # each repair repeated the script and was asked twice more
     data = report_json(run)
     assert data["success_rate"] == data["success_rate_without_repair"] == 0.0 and data["repairs_used"] == 2
+    assert result.events == ("resampled:2", "resampled:2") and data["resampled"] == {"tasks": 1, "fixed": 0}
 
 
 # -- a real model ----------------------------------------------------------------------------------

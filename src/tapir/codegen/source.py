@@ -200,6 +200,8 @@ class ModelSource:
             extra["cpu_s"] = round(u.cpu_s, 3)
         if u.ttft_s is not None:
             extra["ttft_s"] = round(u.ttft_s, 3)
+        if done.resampled:
+            extra["resampled"] = done.resampled
         script = done.script if done.script.strip() else None
         return SourceAnswer(script, SourceTokens.of(u), round(u.latency_s, 4),
                             None if script else "the model's answer has no script", extra)

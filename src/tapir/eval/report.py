@@ -82,7 +82,9 @@ def lever_figures(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     repeating itself), ``postchecks`` (per post-run check: tasks it ``caught``, of those ``fixed``
     (passed in the end) and ``caught_passing`` (the run it sent back had passed: a false alarm)),
     ``median_prompt_tokens`` (per model call: a task's prompt tokens over its attempts),
-    ``cached_share`` (cached / all prompt tokens) and ``median_task_s`` (a task's wall time)."""
+    ``cached_share`` (cached / all prompt tokens), ``median_task_s`` (a task's wall time) and
+    ``resampled`` (tasks where a repair that repeated the failed script was asked again, and of
+    those ``fixed``: passed in the end)."""
     checks: dict[str, dict[str, int]] = {}
     for t in items:
         posts = [e for e in t.get("events", ()) if e.startswith("postcheck:")]
@@ -99,8 +101,10 @@ def lever_figures(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     prompt = sum(t["tokens"]["cached"] + t["tokens"]["computed"] for t in items if t.get("tokens"))
     median_tokens = _median(per_call)
     median_s = _median([float(t["wall_s"]) for t in items])
+    again = [t for t in items if any(e.startswith("resampled:") for e in t.get("events", ()))]
     return {
         "loops_stopped": sum(1 for t in items if "loop" in t.get("events", ())),
+        "resampled": {"tasks": len(again), "fixed": sum(t["verdict"] == "pass" for t in again)},
         "postchecks": checks,
         "median_prompt_tokens": round(median_tokens, 1) if median_tokens is not None else None,
         "cached_share": round(cached / prompt, 4) if prompt else None,
@@ -119,6 +123,9 @@ def levers_text(figures: Mapping[str, Any]) -> str:
         parts.append(f"median {figures['median_task_s']:.1f} s/task")
     if figures.get("loops_stopped"):
         parts.append(f"loops stopped in {figures['loops_stopped']} task(s)")
+    again = figures.get("resampled") or {}
+    if again.get("tasks"):
+        parts.append(f"repeated repairs asked again in {again['tasks']} task(s), {again['fixed']} then passed")
     for check, c in (figures.get("postchecks") or {}).items():
         parts.append(f"post-run check {check}: caught {c['caught']}, fixed {c['fixed']}"
                      + (f" ({c['caught_passing']} had passed)" if c.get("caught_passing") else ""))

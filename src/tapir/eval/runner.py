@@ -135,7 +135,8 @@ class TaskResult:
     #: What the code generator's levers did, in order: ``loop`` (an answer stopped when it began
     #: repeating itself), ``postcheck:<check>`` (a finished run sent back for repair by a post-run
     #: check; ``postcheck:<check>:passing`` when that run had passed the suite's checks),
-    #: ``kept-finished`` (what that repair led to stopped on an error: the finished run is the result).
+    #: ``kept-finished`` (what that repair led to stopped on an error: the finished run is the result),
+    #: ``resampled:<n>`` (a repair that repeated the failed script was asked again n times, sampled).
     events: tuple[str, ...] = ()
 
     @property
@@ -357,6 +358,8 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
             rendered = ex.error.render() if ex.error else ""
             repaired = source.repair(request, gen, rendered)  # type: ignore[attr-defined]
             if repaired is not None:
+                if (repaired.extra or {}).get("resampled"):  # the repair repeated the script: asked again
+                    events.append(f"resampled:{repaired.extra['resampled']}")
                 attempt_errors.append(_first_line(rendered))
                 account(repaired)
                 gen, attempts = repaired, attempts + 1
@@ -370,6 +373,8 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
             if finding is not None:
                 repaired = source.repair(request, gen, finding.render())  # type: ignore[attr-defined]
                 if repaired is not None:
+                    if (repaired.extra or {}).get("resampled"):
+                        events.append(f"resampled:{repaired.extra['resampled']}")
                     events.append(f"postcheck:{finding.check}" + (":passing" if ok else ""))
                     attempt_errors.append(_first_line(finding.render()))
                     account(repaired)
