@@ -349,6 +349,26 @@ def test_a_repair_that_breaks_a_finished_run_does_not_replace_it(adb_port: int) 
     assert t["attempts"] == 2  # the repaired script was run, and stopped on the refused delete
 
 
+@pytest.mark.adb
+@pytest.mark.timeout(300)
+def test_a_model_that_stands_by_a_finished_run_keeps_it_without_asking_again(adb_port: int) -> None:
+    """Given a finding, the model writes the same script again: that is its answer to a suspicion
+    (not a failed repair to sample again, nor a script to run again), and the finished run is the
+    result after one repair call."""
+    suite = load_suite(SUITE).select(ids=["notes/write_note"])
+    (task,) = suite.tasks
+    unsaved = "\n".join(line for line in (task.reference or "").splitlines() if "save" not in line) + "\n"
+    backend = ScriptedBackend(lambda request: _answer(unsaved))
+    source = script_source("scripted", backend=backend, examples=False)
+    from tapir.eval.sources import AdaptedSource
+
+    run = run_suite(suite, AdaptedSource(source), EvalConfig(repairs=2, adb_port=adb_port))
+    (t,) = report_json(run)["tasks"]
+    assert t["events"] == ["postcheck:unconfirmed-input", "stood-by"] and len(backend.requests) == 2
+    assert t["verdict"] == "fail" and t["error"] is None and t["script"] == unsaved
+    assert backend.requests[1].temperature == 0.0  # not sampled again
+
+
 # -- with SmolLM2 --------------------------------------------------------------------------------------
 
 SMOL = find_model("smollm2-135m")

@@ -364,7 +364,11 @@ class Generator:
         done = self.backend.complete(request)
         answer = split_answer(done.text)
         tries = 0
-        while repair is not None and tries < self.config.resamples and same_script(answer.script, repair.script):
+        # a run error is a fact, a post-run check's finding a suspicion: the same script given back
+        # after a finding is the model standing by a run that finished, not a repair that failed
+        doubted = repair is not None and repair.category == CATEGORIES["post-run-check"]
+        while (repair is not None and not doubted and tries < self.config.resamples
+               and same_script(answer.script, repair.script)):
             # the repair repeated the failed script word for word: ask again, sampled (the seed
             # changes with each try, so a run is still repeatable)
             tries += 1

@@ -136,7 +136,8 @@ class TaskResult:
     #: repeating itself), ``postcheck:<check>`` (a finished run sent back for repair by a post-run
     #: check; ``postcheck:<check>:passing`` when that run had passed the suite's checks),
     #: ``kept-finished`` (what that repair led to stopped on an error: the finished run is the result),
-    #: ``resampled:<n>`` (a repair that repeated the failed script was asked again n times, sampled).
+    #: ``resampled:<n>`` (a repair that repeated the failed script was asked again n times, sampled),
+    #: ``stood-by`` (given a finding, the model wrote the same script: the finished run is the result).
     events: tuple[str, ...] = ()
 
     @property
@@ -372,7 +373,16 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
             finding = postcheck(request, gen, ex.records)
             if finding is not None:
                 repaired = source.repair(request, gen, finding.render())  # type: ignore[attr-defined]
-                if repaired is not None:
+                if repaired is not None and _same_script(repaired.script, gen.script):
+                    # the model stands by the run that finished: it is the result (running the
+                    # same script again would only find the same thing)
+                    events.append(f"postcheck:{finding.check}" + (":passing" if ok else ""))
+                    events.append("stood-by")
+                    attempt_errors.append(_first_line(finding.render()))
+                    account(repaired)
+                    attempts += 1
+                    repaired = None
+                elif repaired is not None:
                     if (repaired.extra or {}).get("resampled"):
                         events.append(f"resampled:{repaired.extra['resampled']}")
                     events.append(f"postcheck:{finding.check}" + (":passing" if ok else ""))
@@ -399,6 +409,13 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
             audited_taps=len(audit.verdicts) if audit else 0, unknown_taps=len(audit.unknown) if audit else 0,
             wrong_taps=tuple(v.as_dict() for v in audit.wrong) if audit else (),
         )
+
+
+def _same_script(a: str | None, b: str | None) -> bool:
+    """Whether two scripts are the same statements (blank lines and trailing spaces aside)."""
+    def lines(s: str | None) -> list[str]:
+        return [ln.rstrip() for ln in (s or "").splitlines() if ln.strip()]
+    return bool(a and a.strip()) and lines(a) == lines(b)
 
 
 def _first_line(text: str) -> str:
