@@ -372,8 +372,9 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
                 and can_repair(source)):
             finding = postcheck(request, gen, ex.records)
             if finding is not None:
+                from tapir.codegen.generate import same_script  # a model source: the generator is here
                 repaired = source.repair(request, gen, finding.render())  # type: ignore[attr-defined]
-                if repaired is not None and _same_script(repaired.script, gen.script):
+                if repaired is not None and same_script(repaired.script or "", gen.script or ""):
                     # the model stands by the run that finished: it is the result (running the
                     # same script again would only find the same thing)
                     events.append(f"postcheck:{finding.check}" + (":passing" if ok else ""))
@@ -409,13 +410,6 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
             audited_taps=len(audit.verdicts) if audit else 0, unknown_taps=len(audit.unknown) if audit else 0,
             wrong_taps=tuple(v.as_dict() for v in audit.wrong) if audit else (),
         )
-
-
-def _same_script(a: str | None, b: str | None) -> bool:
-    """Whether two scripts are the same statements (blank lines and trailing spaces aside)."""
-    def lines(s: str | None) -> list[str]:
-        return [ln.rstrip() for ln in (s or "").splitlines() if ln.strip()]
-    return bool(a and a.strip()) and lines(a) == lines(b)
 
 
 def _first_line(text: str) -> str:
