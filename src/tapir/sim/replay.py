@@ -382,8 +382,8 @@ class ReplayApp:
 
     def reset(self) -> None:
         self.current_state = self.start_state
-        #: The full-screen states the run came through, each with the activity it belongs to: where
-        #: an unrecorded BACK returns (see ``_back``).
+        #: The full-screen states the run came through, in order (cut back when it returns to
+        #: one): where an unrecorded BACK returns (see ``_back``).
         self._trail: list[str] = []
         self.unmatched: list[Unmatched] = []
         #: The events followed so far, in order (a trace of the replay).
