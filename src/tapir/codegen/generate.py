@@ -427,7 +427,7 @@ class Generator:
                 if outcome.error is not None:
                     err = outcome.error
                     line = err.span.line if err.span else None
-                    # the hint goes too: it says what to write instead (tapir eval sends the whole render)
+                    # the hint goes too: it says what to write instead (as in tapir eval's repair note)
                     said = err.message + (f" ({err.hint})" if err.hint else "")
                     failure = Failure(categorize(err), said, line, _line(gen.script, line),
                                       device.failure_screen, "run")
