@@ -301,3 +301,20 @@ def test_gen_run_keeps_the_finished_script_when_its_repair_breaks(adb_port: int,
                                  "what its plan names (the repairs after it did worse)")
     assert "No such note" not in out and "No such note" not in script.read_text(encoding="utf-8")
     assert json.loads(report.read_text(encoding="utf-8"))["kept_round"] == 1
+
+
+@pytest.mark.adb
+@pytest.mark.timeout(180)
+def test_gen_run_stops_when_the_model_stands_by_a_finished_run(adb_port: int, monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """Given the finding, the model writes the same script: it is not run again, and no round is
+    spent sampling it (round 2 of 3 ends the loop)."""
+    backend = ScriptedBackend([_UNSAVED, _UNSAVED, _SAVED])
+    monkeypatch.setattr("tapir.cli.gen._backend", lambda args: backend)
+    code = main(["gen", "Write a note", "--doc", NOTES, "--run", "--device", "sim:notes", "--adb-port", str(adb_port),
+                 "--yes", "--rounds", "3"])
+    out, err = capsys.readouterr()
+    assert code == 1 and len(backend.requests) == 2 and "round 3:" not in err
+    assert "round 2: " in err and "the model stands by the run that finished (not run again)" in err
+    assert err.rstrip().endswith("the check doubts it did what its plan names (read it and its output)")
+    assert out.endswith('set_text("Call the plumber")\n')

@@ -274,6 +274,9 @@ def _outcome(result: Any, *, ran: bool, postchecks: bool = True) -> str:
         if best is not None and best.index != len(result.rounds):
             return (f"stopped by {result.stopped}: kept round {best.index}'s script, which ran to its end without "
                     "doing what its plan names (the repairs after it did worse)")
+        if result.stopped == "stood-by":
+            return ("stopped: the model wrote the same script again after the post-run check's finding; it ran "
+                    "to its end, and the check doubts it did what its plan names (read it and its output)")
         if kept is not None and kept.stage == "postcheck":
             return f"stopped by {result.stopped}: the last script ran to its end without doing what its plan names"
         return f"stopped by {result.stopped}"

@@ -148,6 +148,9 @@ class Round:
     ran: bool = False
     #: Every post-run finding of a run that finished (the first is ``failure``; empty otherwise).
     findings: tuple[Finding, ...] = ()
+    #: Given a post-run finding, the model wrote the same script: it stands by the run that
+    #: finished, which is not run again (``failure`` is that run's finding).
+    stood_by: bool = False
 
     def summary(self) -> str:
         u = self.generation.usage
@@ -159,6 +162,8 @@ class Round:
         if finish != "stop":
             head += " (answer closed at the token limit)" if finish == "closed" else " (answer cut off)"
         status = "ok" if self.failure is None else f"{self.failure.stage} failed: {self.failure.describe()}"
+        if self.stood_by:
+            status = "the same script again: the model stands by the run that finished (not run again)"
         changed = ""
         if self.diff:
             plus = sum(1 for d in self.diff if d.startswith("+") and not d.startswith("+++"))
@@ -171,7 +176,8 @@ class Round:
 class SolveResult:
     task: str
     rounds: list[Round] = field(default_factory=list)
-    #: ``ok``, ``rounds`` or ``tokens`` (which budget ended the loop), or ``device``.
+    #: ``ok``, ``rounds`` or ``tokens`` (which budget ended the loop), ``device``, or ``stood-by``
+    #: (given a post-run finding, the model wrote the same script again).
     stopped: str = "ok"
 
     @property
@@ -418,6 +424,17 @@ class Generator:
         previous = ""
         while True:
             gen = self.generate(task, screen=screen, repair=note, exclude_example=exclude_example)
+            if (note is not None and note.category == CATEGORIES["post-run-check"] and result.rounds
+                    and same_script(gen.script, previous)):
+                # a finding is a suspicion; the same script back is the model's answer to it, and
+                # running it again would only find the same thing (as tapir eval's stood-by)
+                last = result.rounds[-1]
+                rnd = Round(len(result.rounds) + 1, gen, last.failure, (), False, (), stood_by=True)
+                result.rounds.append(rnd)
+                if on_round is not None:
+                    on_round(rnd)
+                result.stopped = "stood-by"
+                return result
             failure = self.check(gen.script)
             ran = False
             findings: tuple[Finding, ...] = ()
