@@ -198,6 +198,10 @@ def test_navigation_takes_the_tab_that_leads_to_the_target(upstream: Path, tmp_p
     # the script's own tap, so the viewer's button is found there (not "another app")
     ("camera", "task10", "$media_viewer_interface__toggle_favorite_button.tap()", ["View last captured media"],
      "Toggle favorite"),
+    # no path of the font size list's own: the screen's other elements' paths tap the notes menu
+    # without naming an item; named by where they lead ("Settings"), they may be taken
+    ("notes", "task6", '$configure_settings__font_size_options.match("Font size").tap()', ["More options", "Settings"],
+     "Font size"),
 ])
 def test_navigation_on_imported_documents(upstream: Path, tmp_path: Path, app: str, task: str, line: str,
                                           navigated: list[str], tapped: str) -> None:
@@ -217,7 +221,7 @@ def test_navigation_on_imported_documents(upstream: Path, tmp_path: Path, app: s
     assert main(["run", str(script), "--device", f"sim:{app_dir}#{task}", "--trace", str(trace)]) == 0
     records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
     assert [r.get("label") for r in records if r["event"] == "navigation" and r.get("action") == "tap"] == navigated
-    assert [r.get("label") for r in records if r["event"] == "action"] == [tapped]
+    assert [r.get("label") for r in records if r["event"] == "action" and r.get("label")] == [tapped]
 
 
 def test_camera_modes_are_told_apart_by_the_views_only_one_shows(upstream: Path, tmp_path: Path) -> None:

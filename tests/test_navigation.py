@@ -547,3 +547,76 @@ def test_app_in_the_background_is_launched_first(music_doc: AppDocument) -> None
     assert result.printed == ("White",)
     assert [r["step"] for r in trace.events("navigation")][0] == "launch org.tapir.music"
     assert app.current_screen == "settings"
+
+
+MENU_DOC = """\
+format: 1
+app: {package: org.t, name: T, start_screen: main_screen}
+screens:
+  main_screen:
+    description: the notes
+    signature: {activity: .Main}
+    elements:
+      main_screen__more_button: {kind: button, description: opens the menu,
+                                 identifiers: ["//node[@resource-id='more']"], leads_to: more_options_popup}
+  more_options_popup:
+    description: the menu
+    signature: {activity: .Main}
+    elements:
+      more_options_popup__options_list:
+        kind: list
+        description: the menu's items
+        identifiers: ["//node[@resource-id='menu']"]
+        options: [Rename note, Share, Delete note, Settings, Settings and more settings]
+  configure_settings:
+    description: the settings
+    signature: {activity: .Settings}
+    elements:
+      configure_settings__font_size:
+        kind: button
+        description: font size
+        identifiers: ["//node[@resource-id='font']"]
+        paths: [[main_screen__more_button.tap(), more_options_popup__options_list.tap()]]
+  rename_note_dialog:
+    description: renames the note
+    signature: {activity: .Main}
+    elements:
+      rename_note_dialog__title_input: {kind: input, description: the title, identifiers: ["//node[@resource-id='t']"],
+                                        paths: [[more_options_popup__options_list.tap()]]}
+  delete_note_dialog:
+    description: deletes the note
+    signature: {activity: .Main}
+    elements:
+      delete_note_dialog__ok_button: {kind: button, description: deletes, identifiers: ["//node[@resource-id='ok']"],
+                                      paths: [[more_options_popup__options_list.tap(), delete_note_dialog.back()]]}
+"""
+
+
+def test_a_path_that_taps_a_menu_without_naming_an_item_is_given_the_item_that_names_where_it_leads() -> None:
+    """Recorded paths often say only "a tap on the menu"; the item is the one of the list's options
+    whose words name the screen the step leads to. Named, its words (not the menu's other items',
+    such as "Share") decide whether navigation may take it, for a read too."""
+    from tapir.runtime.navigation import name_items, step_risk
+
+    result = loads_document(MENU_DOC, "menu.yaml")
+    assert result.document is not None, result.problems
+    doc = result.document
+    menu = Step("more_options_popup__options_list", "tap")
+    font, title, ok = (doc.element(n) for n in ("configure_settings__font_size", "rename_note_dialog__title_input",
+                                                "delete_note_dialog__ok_button"))
+    assert font is not None and title is not None and ok is not None
+    (settings,) = [name_items(doc, p, font.screen) for p in font.paths]
+    assert settings == (Step("main_screen__more_button", "tap"),
+                        Step("more_options_popup__options_list", "tap", match="Settings"))
+    assert step_risk(doc, settings[1]) is None  # not "sensitive ('share')" from the menu's other items
+    (rename,) = [name_items(doc, p, title.screen) for p in title.paths]
+    assert rename[0].match == "Rename note"
+    # the next step names where a step leads: the delete dialog, whose item is destructive
+    (delete,) = [name_items(doc, p, ok.screen) for p in ok.paths]
+    assert delete[0].match == "Delete note"
+    assert step_risk(doc, delete[0]) == "more_options_popup__options_list.match('Delete note').tap() is destructive " \
+        "('delete')"
+    # a step whose options name no screen (or two equally) is left as it was: still not taken
+    assert name_items(doc, (menu,), "main_screen") == (menu,)
+    assert step_risk(doc, menu) is not None and "without saying which" in str(step_risk(doc, menu))
+    assert Navigator(ScriptedHost(doc, "main_screen", "org.t")).paths_for(font)[0].steps == settings

@@ -212,6 +212,59 @@ def transient_screen(screen: Screen) -> bool:
     return any(w in TRANSIENT for w in _words(screen.name))
 
 
+#: Words of screen and element names that name no place in particular.
+PLACE_NOISE = frozenset({"screen", "main", "button", "list", "item", "items", "dialog", "view", "options", "option",
+                         "menu", "popup", "the", "a", "of", "to", "tab", "tabs", "interface", "holder", "text",
+                         "label", "icon", "image", "container", "layout", "bar", "toolbar", "title", "with"})
+
+
+def name_items(document: AppDocument, steps: tuple[Step, ...], goal: str) -> tuple[Step, ...]:
+    """``steps`` with each tap on a list that does not say which item given the item it must be:
+    the one of the list's documented options whose words name the screen the step leads to (the
+    next step's screen, else ``goal``), as a menu's "Settings" leads to ``configure_settings``.
+    Recorded paths often say only "a tap on the menu" (DroidBot logs the view, upstream documents
+    drop its text); named, such a step is no longer the navigator's own choice of item, and its
+    item's words go through ``step_risk`` like a script's ``match``. A step whose options name
+    no screen, or two equally, stays as it is."""
+    out: list[Step] = []
+    for n, step in enumerate(steps):
+        el = document.element(step.target) if step.target else None
+        if (el is not None and el.is_list and el.options and step.match is None
+                and step.action in ("tap", "long_tap")):
+            option = _option_toward(el, _leads(document, steps[n + 1:], goal))
+            if option is not None:
+                step = Step(step.target, step.action, step.args, step.line, option)
+        out.append(step)
+    return tuple(out)
+
+
+def _leads(document: AppDocument, rest: tuple[Step, ...], goal: str) -> str | None:
+    """The screen a step is taken to reach: the next step's (``screen.back()`` names it), else the
+    goal; None when a global step (``back()``) comes next."""
+    for step in rest:
+        if step.target is None:
+            return None
+        el = document.element(step.target)
+        return el.screen if el is not None else step.target
+    return goal
+
+
+_SCREEN_NOISE = frozenset({"screen", "dialog", "popup", "menu", "page", "interface", "the", "a", "of", "to", "with"})
+
+
+def _option_toward(el: Element, screen: str | None) -> str | None:
+    if screen is None or screen == el.screen:
+        return None
+    # a screen's kind words go, not its widgets': "Manage shown tabs" names manage_visible_tabs_dialog
+    wanted = set(words(screen).split()) - _SCREEN_NOISE
+    # the most of the screen's words, then the fewest others: "Settings" before "Settings and backup"
+    scored = sorted((((len(wanted & said), -len(said - wanted)), o) for o in el.options
+                     for said in [set(words(o).split())]), key=lambda t: t[0], reverse=True)
+    if not scored or scored[0][0][0] == 0 or (len(scored) > 1 and scored[1][0] == scored[0][0]):
+        return None
+    return scored[0][1]
+
+
 def step_risk(document: AppDocument, step: Step) -> str | None:
     """Why navigation should not take ``step`` on its own (see the module docstring), or None."""
     if step.target is None:
@@ -221,9 +274,13 @@ def step_risk(document: AppDocument, step: Step) -> str | None:
         return None
     if step.action == "set_text":
         return f"{step} types text"
-    said: list[str] = [*_words(el.local_name), *(w for label in labels(el.identifiers).words for w in _words(label))]
-    if step.match is not None:
-        said.extend(_words(step.match))
+    said: list[str] = [*_words(el.local_name)]
+    if step.match is not None and el.is_list:
+        said.extend(_words(step.match))  # the item's words: a list's labels are all its items' ("Share")
+    else:
+        said.extend(w for label in labels(el.identifiers).words for w in _words(label))
+        if step.match is not None:
+            said.extend(_words(step.match))
     if el.sensitive or (el.item_of and (parent := document.element(el.item_of)) is not None and parent.sensitive):
         return f"{step} is marked sensitive in the app document"
     if el.item_of is not None and step.action in ("tap", "long_tap"):
@@ -270,6 +327,7 @@ class Navigator:
 
         def add(paths: tuple[tuple[Step, ...], ...], own: bool) -> None:
             for p in paths:
+                p = name_items(doc, p, element.screen)
                 if p and p not in seen:
                     seen.add(p)
                     out.append(DocPath(p, own))

@@ -23,6 +23,7 @@ from tapir.runtime.call_trace import CallTrace
 from tapir.runtime.grounding.fuzzy import words
 from tapir.runtime.list_access import ListAccess
 from tapir.runtime.lists import well_visible
+from tapir.runtime.navigation import PLACE_NOISE as _GENERIC
 from tapir.runtime.reaching import Reacher
 from tapir.runtime.screen_cache import ScreenCache
 from tapir.runtime.session_model import CallFacts, ResolvedTarget, action_label, bounds_tuple, grounding_fields
@@ -32,10 +33,6 @@ if TYPE_CHECKING:
     from tapir.runtime.guards import Guards
 
 
-#: Words of screen and element names that name no place in particular.
-_GENERIC = frozenset({"screen", "main", "button", "list", "item", "items", "dialog", "view", "options", "option",
-                      "menu", "popup", "the", "a", "of", "to", "tab", "tabs", "interface", "holder", "text", "label",
-                      "icon", "image", "container", "layout", "bar", "toolbar", "title"})
 
 
 class PathSteps:
