@@ -164,6 +164,43 @@ def test_ctrl_c_keeps_what_was_recorded(tmp_path: Path) -> None:
     assert all(s.before in trace.states and s.after in trace.states for s in trace.steps)
 
 
+class _Signalling(_Interrupting):
+    """A device whose ``n``-th tap gets a real SIGINT (``presses`` of them) in the middle of it."""
+
+    def __init__(self, device: Any, n: int, presses: int = 1) -> None:
+        super().__init__(device, n)
+        self.presses = presses
+        self.taps_done = 0
+
+    def tap(self, x: int, y: int) -> None:
+        self.n -= 1
+        if self.n == 0:
+            for _ in range(self.presses):
+                os.kill(os.getpid(), signal.SIGINT)
+        self.device.tap(x, y)
+        self.taps_done += 1
+
+
+def test_ctrl_c_in_the_middle_of_a_step_finishes_that_step_and_a_second_stops_at_once(tmp_path: Path) -> None:
+    """The interrupt of a recording session lands anywhere, in the device connection too (where a
+    broken-off call could leave its lock held and the teardown waiting): the step under way is
+    finished and recorded, then the exploration stops; a second Ctrl-C stops at once."""
+    before = signal.getsignal(signal.SIGINT)
+    _, device, _ = sim_device(get_app("music"), foreground=False)
+    once = _Signalling(device, 6)
+    result, out = explore_inproc(tmp_path, "music", device=once, max_steps=100)
+    assert result.interrupted and once.taps_done == 6
+    trace = read_trace(tmp_path / "music-trace")
+    assert trace.meta["interrupted"] is True and len(trace.steps) == result.steps
+    assert trace.steps[-1].action.kind == "tap"  # the interrupted tap, recorded, and nothing after it
+    assert signal.getsignal(signal.SIGINT) is before  # Ctrl-C is Python's again afterwards
+
+    _, device, _ = sim_device(get_app("music"), foreground=False)
+    twice = _Signalling(device, 6, presses=2)
+    result, _ = explore_inproc(tmp_path / "2", "music", device=twice, max_steps=100)
+    assert result.interrupted and twice.taps_done == 5  # the sixth tap was broken off
+
+
 def test_screenshots_are_taken_once_per_state(tmp_path: Path) -> None:
     _, device, transport = sim_device(get_app("notes"), foreground=False)
     _, out = explore_inproc(tmp_path, "notes", device=device, screenshots=True, max_steps=30)

@@ -10,7 +10,9 @@ has nothing left to try.
 When an action leaves the app (a share sheet, the launcher after BACK on the first screen, a
 link), the step is recorded as it happened, then the explorer presses BACK once and, if the app
 is still not in front, starts it again. Elements the danger policy marks are never touched.
-Ctrl-C stops it cleanly: everything recorded so far is kept and the trace is marked incomplete.
+Ctrl-C stops it cleanly: the step under way is finished (an interrupt in the middle of one could
+leave the device connection's lock held, and the teardown waiting on it), everything recorded so
+far is kept and the trace is marked incomplete; a second Ctrl-C stops at once.
 
     explorer = Explorer(device, ExploreConfig("org.tapir.music", max_steps=200), writer,
                         on_progress=print)
@@ -20,6 +22,8 @@ Ctrl-C stops it cleanly: everything recorded so far is kept and the trace is mar
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -132,6 +136,20 @@ class Explorer:
     def run(self) -> ExploreResult:
         cfg = self.config
         self._started = self.clock()
+        main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, self._on_interrupt) if main else None
+        try:
+            return self._run(cfg)
+        finally:
+            if main:
+                signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
+
+    def _on_interrupt(self, signum: int, frame: object) -> None:
+        if self.result.interrupted:
+            raise KeyboardInterrupt  # the second Ctrl-C: at once
+        self.result.interrupted = True  # the loop stops after this step
+
+    def _run(self, cfg: ExploreConfig) -> ExploreResult:
         try:
             if cfg.fresh_start:
                 self.device.app_stop(cfg.package)
@@ -189,7 +207,7 @@ class Explorer:
                           avoided=r.avoided)
 
     def _spent(self) -> bool:
-        if self.result.steps >= self.config.max_steps:
+        if self.result.interrupted or self.result.steps >= self.config.max_steps:
             return True
         limit = self.config.max_seconds
         return limit is not None and self.clock() - self._started >= limit
