@@ -261,6 +261,32 @@ def test_an_option_of_a_screen_the_run_never_came_near_is_no_finding() -> None:
     assert found.check == "option-not-picked" and "$sort_dialog__order" in found.message
 
 
+def test_a_text_the_task_quotes_and_the_run_never_gave_is_a_finding() -> None:
+    """A small model opens the right form and types nothing, or the old name: the quoted text was
+    never typed, tapped nor matched. A path counts by its last folder, a file name without its
+    extension, and "Bob's" quotes nothing."""
+    doc = loads_document(SORTING, "sorting.yaml").document
+    assert doc is not None
+    typed = {**_action("set_text", "viewer__title_input"), "args": {"text": "Road trip"}}
+    script = "$viewer__title_input.set_text('Road trip')\n"
+    task = "Rename the photo 'Road trip' to \"Summer drive\""
+    (found,) = post_run_findings(doc, script, [typed], task=task)
+    assert found.check == "text-not-given"
+    assert found.message == ("the script finished, but never typed nor picked 'Summer drive', which the task gives: "
+                             "type it with set_text into the field it belongs to (and confirm), or pick it with "
+                             ".match('Summer drive')")
+    summer = {**typed, "args": {"text": "Summer drive"}}
+    assert post_run_findings(doc, script, [typed, summer], task=task) == []
+    # picked by matching its item (the tap then lands on the item's menu, labelled otherwise)
+    match = {**_action("match", "sort_dialog__criteria"), "args": {"query": "Summer drive"}}
+    assert post_run_findings(doc, script, [typed, match], task=task) == []
+    assert post_run_findings(doc, script, [{**typed, "args": {"text": "classmate"}}],
+                             task="Export them to the file 'classmate.vcf'") == []
+    assert post_run_findings(doc, "$sort_dialog__criteria.match('DCIM').tap()\n", [_tapped("DCIM")],
+                             task="Open 'Internal/DCIM/'") == []
+    assert post_run_findings(doc, script, [typed], task="Open Bob's photo and Alice's") == []
+
+
 @pytest.mark.parametrize("task", [
     "Delete the last photo",      # 'Photo' is the app's vocabulary (used by most elements), not a choice
     "Start a timer of 5:00",      # '00' and '05' are a picker's values

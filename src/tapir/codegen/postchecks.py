@@ -23,7 +23,10 @@ goes back to the model like an error:
   ("descending" for a sort order's 'Descending', "to 3" with "column" for '3 columns') and the run
   never tapped, typed or picked anything so labelled (the model chose the neighbouring list, or
   stopped one step short). Only an option on a screen the run showed or stopped one step short of:
-  one elsewhere belongs to another feature of the app.
+  one elsewhere belongs to another feature of the app;
+* ``text-not-given``: the task quotes a text (a name, a title, a message: 'Summer drive') and the
+  run never typed it, nor tapped or picked anything showing it. A small model often opens the
+  right form and types nothing, or types the old name.
 
     findings = post_run_findings(doc, script, records, plan_elements=("notes__save",), task="Save a note")
     findings[0].check, findings[0].message
@@ -43,7 +46,7 @@ __all__ = ["POSTCHECKS", "Finding", "post_run_findings"]
 
 #: The checks, in the order they are reported.
 POSTCHECKS = ("screen-walk", "unused-element", "unconfirmed-input", "dialog-left-open", "effect-not-reached",
-              "option-not-picked")
+              "option-not-picked", "text-not-given")
 
 _NAME = re.compile(r"\$?([A-Za-z_][\w%]*)")
 _ELEMENT = re.compile(r"\$([A-Za-z_][\w%]*)")
@@ -53,6 +56,8 @@ _TAPS = frozenset({"tap", "long_tap"})
 #: dialog's, which only closes it) nor Send (a sensitive action the guards ask about).
 _DECIDE = re.compile(r"\b(yes|delete|remove|save|apply|confirm|overwrite|discard|rename|create|replace)\b")
 _WORD = re.compile(r"[^\W_]+%?")
+#: A text the task quotes; a single quote only at a word's edge (not "Bob's").
+_QUOTED = re.compile(r"(?<!\w)'([^']+?)'(?!\w)|\"([^\"]+?)\"|“([^”]+?)”|‘([^’]+?)’")
 #: Words too common to say which option a task means ("turn it on", "all of them").
 _PLAIN = frozenset({"a", "an", "the", "on", "off", "all", "none", "no", "yes", "ok", "to", "of", "in", "and", "or",
                     "by", "for", "with", "at", "it", "is", "new", "more", "other", "cancel"})
@@ -144,7 +149,8 @@ def _picked(records: Iterable[Mapping[str, Any]], option: str) -> bool:
         if r.get("event") not in ("action", "navigation") or r.get("ok") is False:
             continue
         args = r.get("args") or {}
-        shown = [r.get("label"), r.get("text"), r.get("text_typed"), args.get("text")]
+        # a matched item is picked (``match("Driftwood").tap($more)`` taps its menu, not its title)
+        shown = [r.get("label"), r.get("text"), r.get("text_typed"), args.get("text"), args.get("query")]
         if any(isinstance(s, str) and words <= _words(s) for s in shown):
             return True
     return False
@@ -256,4 +262,27 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
             shown = "; ".join(f"'{o}' is an option of ${n}: ${n}.match({o!r}).tap()" for n, o in missed[:3])
             findings.append(Finding("option-not-picked", f"the script finished, but never picked what the task "
                                                          f"names: {shown}"))
+    if task:
+        missing = [q for q in quoted_texts(task) if not _picked(records, _given(q))]
+        if missing:
+            text = missing[0]
+            findings.append(Finding("text-not-given", f"the script finished, but never typed nor picked {text!r}, "
+                                                      f"which the task gives: type it with set_text into the field "
+                                                      f"it belongs to (and confirm), or pick it with "
+                                                      f".match({text!r})"))
     return findings
+
+
+def _given(text: str) -> str:
+    """What of a quoted text a run must show: a path's last folder ('Internal/DCIM/': the run may
+    start inside Internal), a file name without its extension (the app often adds it)."""
+    parts = [p for p in text.split("/") if _words(p)]
+    last = parts[-1] if parts else text
+    stem = re.sub(r"\.[A-Za-z0-9]{1,4}$", "", last.strip())
+    return stem if _words(stem) else last
+
+
+def quoted_texts(task: str) -> list[str]:
+    """The texts ``task`` quotes, in order (a name to type, an item to pick)."""
+    found = (next(g for g in m.groups() if g is not None).strip() for m in _QUOTED.finditer(task))
+    return list(dict.fromkeys(t for t in found if _words(t)))
