@@ -620,3 +620,20 @@ def test_a_path_that_taps_a_menu_without_naming_an_item_is_given_the_item_that_n
     assert name_items(doc, (menu,), "main_screen") == (menu,)
     assert step_risk(doc, menu) is not None and "without saying which" in str(step_risk(doc, menu))
     assert Navigator(ScriptedHost(doc, "main_screen", "org.t")).paths_for(font)[0].steps == settings
+
+
+def test_a_step_that_changed_nothing_is_not_taken_again_on_that_screen_by_another_path() -> None:
+    """Recorded documents give many paths that start with the same step (a dialog's list tapped
+    first); one that changed nothing on a screen is not taken there again, whichever path it is in."""
+    text = DOC.replace("paths: [[settings__dark.tap()]]",
+                       "paths: [[settings__dark.tap()], [settings__dark.tap(), menu__settings.tap()],\n"
+                       "                [settings__dark.tap(), items__open_detail.tap()]]")
+    result = loads_document(text, "nav.yaml")
+    assert result.document is not None, result.problems
+    doc = result.document
+    el = doc.element("orphan__thing")
+    assert el is not None and len(el.paths) == 3
+    host = ScriptedHost(doc, "settings")
+    with pytest.raises(ScreenNotReached):
+        Navigator(host, NavigationConfig(max_rounds=50)).reach(el, lambda o: o.screen == "orphan")
+    assert host.done.count("settings__dark.tap()") == 1

@@ -491,6 +491,10 @@ class Navigator:
             nav.steps.append(NavStep(str(step), before_obs.screen, obs.screen, plan.via))
             if arrived(obs):
                 return obs, True
+            if obs.digest == before_obs.digest:
+                # many paths share a step (a dialog's list, tapped first): one that changed nothing
+                # here is not taken again here, whichever path it comes in
+                self._fruitless.add((f"step {step}", obs.digest))
         if obs.digest == start_digest:
             self._fruitless.add((plan.label, start_digest))
             if plan.via == "exit":
@@ -627,7 +631,7 @@ class Navigator:
                 step = steps[i]
                 if step.target is None and i > 0:
                     continue  # a global step mid-path depends on what came before it
-                if not self.host.step_available(step, obs):
+                if not self.host.step_available(step, obs) or (f"step {step}", obs.digest) in fruitless:
                     continue
                 if not all(self.allowed(s, path, nav) for s in steps[i:]):
                     break
