@@ -331,6 +331,30 @@ def test_a_tap_on_an_item_recorded_at_another_scroll_position_follows_that_tap(u
     assert firefox.current_state == here and firefox.unmatched
 
 
+def test_a_tab_tapped_in_another_state_of_its_screen_shows_its_page(upstream: Path) -> None:
+    """The file manager's Storage tab was tapped from one Recents page only; another Recents page
+    (a hash apart: its list changed) has no event for it. A tab shows its page whatever the page
+    before it showed, so the tap follows the recorded one; the selected tab leads nowhere new."""
+    files = ReplayApp(upstream / "droidtask" / "apps" / "filemanager")
+
+    def selected() -> list[str]:
+        return [n.get("text", "") for n in etree.fromstring(files.dump_xml().encode()).iter("node")
+                if n.get("resource-id", "").endswith("tab_item_label") and n.get("selected") == "true"]
+
+    def tap(text: str) -> None:
+        node = next(n for n in etree.fromstring(files.dump_xml().encode()).iter("node") if n.get("text") == text)
+        x1, y1, x2, y2 = (int(c) for c in re.findall(r"\d+", node.get("bounds", "")))
+        files.tap((x1 + x2) // 2, (y1 + y2) // 2)
+
+    files.go_to(next(s for s in files.states if s.startswith("0965788225")))
+    here = files.current_state
+    assert selected() == ["Recents"] and not any(e.view and e.view[2] == "Storage" for e in files.events_from(here))
+    tap("Recents")
+    assert files.current_state == here
+    tap("Storage")
+    assert selected() == ["Storage"]
+
+
 def test_a_replay_for_a_task_starts_where_its_trace_starts(tmp_path: Path) -> None:
     """``ReplayApp(folder, task)`` (device ``sim:FOLDER#task``) serves one task of the recording's
     traces: it starts on its trace's first state and prefers only that trace's outcomes."""

@@ -660,7 +660,7 @@ class ReplayApp:
                 self._focus = field  # a tap on a text field focuses it
                 return
         if not found and self.current_state != UNRECORDED:
-            found = self._same_view_scrolled(kind, x, y)
+            found = self._same_view_scrolled(kind, x, y) or self._same_tab_elsewhere(kind, x, y)
         self._follow(found, "tap" if kind == "click" else "long_tap", f"{x},{y}")
 
     def _scrolled_state(self, direction: str, x: int, y: int, distance: int) -> str | None:
@@ -747,6 +747,31 @@ class ReplayApp:
                      and screen.get("foreground_activity") == here.get("foreground_activity")
                      and any(v.get("scrollable") and (v.get("class"), v.get("resource_id"), v.get("bounds")) == shape
                              for v in screen.get("views") or [])]
+            if found:
+                return found
+        return []
+
+    def _same_tab_elsewhere(self, kind: str, x: int, y: int) -> list[RecordedEvent]:
+        """Events on the tab under (x, y) recorded in another state of the same activity.
+
+        A tab shows its page whatever the page before it showed, but DroidBot records the tap on a
+        tab in the state it happened to be in (the Storage tab from a Recents page whose list has
+        since changed, so whose hash differs). A view is a tab when another view of this state with
+        its resource id is selected (the tab bar's current tab); the selected tab itself leads
+        nowhere new."""
+        here = self.states[self.current_state]
+        views = here.get("views") or []
+        sx, sy = self._in_state(x, y)
+        current = {v.get("resource_id") for v in views if v.get("selected") and v.get("resource_id")}
+        under = sorted((v for v in views if v.get("visible", True) and v.get("bounds") and not v.get("selected")
+                        and v.get("resource_id") in current and (v.get("text") or v.get("content_description"))
+                        and _rect(v["bounds"]).contains(sx, sy)),
+                       key=lambda v: _rect(v["bounds"]).width * _rect(v["bounds"]).height)
+        for view in under:
+            key = _view_key(view)
+            found = [e for e in self.events if e.kind == kind and e.view == key and e.start != self.current_state
+                     and (screen := self._screen_of(e)) is not None
+                     and screen.get("foreground_activity") == here.get("foreground_activity")]
             if found:
                 return found
         return []
