@@ -560,15 +560,8 @@ class Navigator:
         return obs, False
 
     def _toward(self, rest: tuple[Step, ...], element: Element) -> str | None:
-        """The screen a step should lead to: the screen of the next step that names an element (or a
-        screen, for ``screen.back()``), else the target's."""
-        doc = self.host.document
-        for step in rest:
-            if step.target is None:
-                return None  # a global step (back(), enter()) next: nothing to aim at
-            el = doc.element(step.target)
-            return el.screen if el is not None else step.target
-        return element.screen
+        """The screen a step should lead to (``_leads``, toward the target's screen)."""
+        return _leads(self.host.document, rest, element.screen)
 
     def _chain(
         self,
