@@ -724,10 +724,7 @@ class ReplayApp:
         (class, id, text, description), the smallest such view under the finger first."""
         here = self.states[self.current_state]
         views = here.get("views") or []
-        sx, sy = self._in_state(x, y)
-        under = sorted((v for v in views if v.get("visible", True) and v.get("bounds")
-                        and (v.get("text") or v.get("content_description")) and _rect(v["bounds"]).contains(sx, sy)),
-                       key=lambda v: _rect(v["bounds"]).width * _rect(v["bounds"]).height)
+        under = self._shown_under(x, y)
         by_id = {v.get("temp_id"): v for v in views}
 
         def scroller(view: dict[str, Any]) -> dict[str, Any] | None:
@@ -760,14 +757,10 @@ class ReplayApp:
         its resource id is selected (the tab bar's current tab); the selected tab itself leads
         nowhere new."""
         here = self.states[self.current_state]
-        views = here.get("views") or []
-        sx, sy = self._in_state(x, y)
-        current = {v.get("resource_id") for v in views if v.get("selected") and v.get("resource_id")}
-        under = sorted((v for v in views if v.get("visible", True) and v.get("bounds") and not v.get("selected")
-                        and v.get("resource_id") in current and (v.get("text") or v.get("content_description"))
-                        and _rect(v["bounds"]).contains(sx, sy)),
-                       key=lambda v: _rect(v["bounds"]).width * _rect(v["bounds"]).height)
-        for view in under:
+        current = {v.get("resource_id") for v in here.get("views") or [] if v.get("selected") and v.get("resource_id")}
+        for view in self._shown_under(x, y):
+            if view.get("selected") or view.get("resource_id") not in current:
+                continue
             key = _view_key(view)
             found = [e for e in self.events if e.kind == kind and e.view == key and e.start != self.current_state
                      and (screen := self._screen_of(e)) is not None
@@ -775,6 +768,15 @@ class ReplayApp:
             if found:
                 return found
         return []
+
+    def _shown_under(self, x: int, y: int) -> list[dict[str, Any]]:
+        """The current state's visible views that show a text or description under (x, y), the
+        smallest (the one on top) first."""
+        sx, sy = self._in_state(x, y)
+        views = self.states[self.current_state].get("views") or []
+        return sorted((v for v in views if v.get("visible", True) and v.get("bounds")
+                       and (v.get("text") or v.get("content_description")) and _rect(v["bounds"]).contains(sx, sy)),
+                      key=lambda v: _rect(v["bounds"]).width * _rect(v["bounds"]).height)
 
     def _screen_of(self, event: RecordedEvent) -> dict[str, Any] | None:
         """The recorded state ``event`` was sent in; when DroidBot did not save it, the state saved
