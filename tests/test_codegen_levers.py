@@ -287,6 +287,24 @@ def test_a_text_the_task_quotes_and_the_run_never_gave_is_a_finding() -> None:
     assert post_run_findings(doc, script, [typed], task="Open Bob's photo and Alice's") == []
 
 
+def test_a_quoted_text_typed_with_other_characters_is_a_finding() -> None:
+    """The words are there, the final full stop is not: a quoted text is meant as written. A pick
+    by ``.match()`` is fuzzy by design and does not count; typing the text exactly as well does."""
+    doc = loads_document(SORTING, "sorting.yaml").document
+    assert doc is not None
+    task = 'Change the title to "Booked for the 28th, 10:00."'
+    script = "$viewer__title_input.set_text('Booked for the 28th, 10:00')\n"
+    typed = {**_action("set_text", "viewer__title_input"), "args": {"text": "Booked for the 28th, 10:00"}}
+    (found,) = post_run_findings(doc, script, [typed], task=task)
+    assert found.check == "text-not-given"
+    assert found.message == ("the script typed 'Booked for the 28th, 10:00', but the task gives "
+                             "'Booked for the 28th, 10:00.': type it exactly as quoted")
+    exact = {**typed, "args": {"text": "Booked  for the 28th, 10:00."}}  # spacing aside
+    assert post_run_findings(doc, script, [typed, exact], task=task) == []
+    picked = {**_action("match", "sort_dialog__criteria"), "args": {"query": "booked for the 28th 10:00"}}
+    assert all(f.check != "text-not-given" for f in post_run_findings(doc, script, [picked], task=task))
+
+
 @pytest.mark.parametrize("task", [
     "Delete the last photo",      # 'Photo' is the app's vocabulary (used by most elements), not a choice
     "Start a timer of 5:00",      # '00' and '05' are a picker's values

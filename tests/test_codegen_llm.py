@@ -110,6 +110,46 @@ def test_fifty_constrained_generations_parse_and_name_only_legal_elements(backen
           f"{looped} stopped repeating); other checker findings: {dict(codes)}")
 
 
+def test_drafts_from_the_prompt_are_checked_in_batches_and_keep_the_models_answer(
+        backend: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prompt-lookup drafts change how the answer is computed, not whose it is: the model checks
+    each draft and keeps only the tokens it chooses itself. Not bit for bit the answer of one row
+    at a time: llama.cpp runs other kernels on a batch of rows, and near-ties fall either way (a
+    row-at-a-time run evaluated in batches of two rows already differs from one of single rows).
+    So the answer with drafts is held against one computed a token at a time in two-row batches."""
+    from tapir.codegen.llama_backend import LlamaCppBackend
+
+    gen = _generator("notes", backend, max_tokens=96)
+    tasks = ["Open the note Gift ideas", "Tick Milk on the shopping list", "Delete the note Car service",
+             "Search for Lisbon", "Rename the note Garden ideas to Garden"]
+    rows = LlamaCppBackend._eval_rows
+
+    def two_rows(llm: object, batch: list[int]) -> None:
+        if len(batch) > 1:
+            rows(llm, batch)
+            return
+        rows(llm, [batch[0], batch[0]])  # the second row is dropped: only the arithmetic changes
+        llm._ctx.kv_cache_seq_rm(-1, llm.n_tokens - 1, -1)  # type: ignore[attr-defined]
+        llm.n_tokens -= 1  # type: ignore[attr-defined]
+
+    same = 0
+    try:
+        for task in tasks:
+            backend.draft_tokens = 16  # type: ignore[attr-defined]
+            on = gen.generate(task)
+            assert 0 < on.usage.accepted_tokens <= on.usage.drafted_tokens, task
+            assert L.parses(on.script) is None, f"{task}:\n{on.script}"
+            monkeypatch.setattr(LlamaCppBackend, "_eval_rows", staticmethod(two_rows))
+            backend.draft_tokens = 0  # type: ignore[attr-defined]
+            off = gen.generate(task)
+            monkeypatch.undo()
+            assert off.usage.drafted_tokens == off.usage.accepted_tokens == 0
+            same += on.completion.text == off.completion.text
+    finally:
+        backend.draft_tokens = 16  # type: ignore[attr-defined]
+    assert same >= len(tasks) - 1, f"{same} of {len(tasks)} answers the same with drafts"
+
+
 def test_the_prefix_is_reused_by_the_next_task_and_after_a_restart(tmp_path: Path) -> None:
     cache = tmp_path / "prefix"
     b = _backend(cache)

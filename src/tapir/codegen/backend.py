@@ -70,6 +70,10 @@ class Usage:
     #: CPU seconds this process spent on the call (all threads), when the backend computes locally:
     #: unlike ``latency_s`` it does not grow when other programs share the CPU.
     cpu_s: float | None = None
+    #: Tokens guessed from the prompt and checked in a batch, and how many of them the model took
+    #: (``tapir.codegen.lookup``); 0 where the backend does not draft.
+    drafted_tokens: int = 0
+    accepted_tokens: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in self.__dict__.items()}

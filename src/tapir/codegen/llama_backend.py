@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from tapir.codegen.backend import Completion, Request, Usage
+from tapir.codegen.lookup import PromptLookup
 from tapir.codegen.loops import RepeatGuard
 from tapir.codegen.prefix_cache import PrefixCache, default_cache_dir
 from tapir.core.errors import UsageError
@@ -110,7 +111,7 @@ class LlamaCppBackend:
     """``Backend`` over ``llama_cpp.Llama``; the model is loaded on the first call."""
 
     def __init__(self, model_path: str | Path, *, n_ctx: int = 6144, n_threads: int | None = None,
-                 cache_dir: Path | None | bool = True, n_batch: int = 512) -> None:
+                 cache_dir: Path | None | bool = True, n_batch: int = 512, draft_tokens: int = 16) -> None:
         self.model_path = Path(model_path)
         if not self.model_path.is_file():
             raise UsageError(f"no such model file: {self.model_path}")
@@ -118,6 +119,9 @@ class LlamaCppBackend:
         self.n_ctx = n_ctx
         self.n_batch = n_batch
         self.n_threads = n_threads or max(1, min(os.cpu_count() or 1, 8))
+        #: The longest draft copied from the prompt and checked in one batch (0: one token at a
+        #: time). The answer is the model's own either way; see ``tapir.codegen.lookup``.
+        self.draft_tokens = draft_tokens
         folder = default_cache_dir() if cache_dir is True else (cache_dir or None)
         self.cache = PrefixCache(Path(folder)) if folder else None
         #: Called just before a prefix is computed (no copy in memory or on disk): the minutes on a
@@ -273,27 +277,58 @@ class LlamaCppBackend:
         llm.n_tokens = reused
         llm.eval(tokens[reused:])
         decoder = _Decoder(llm, request)
+        drafts = PromptLookup(tokens, max_draft=self.draft_tokens) if self.draft_tokens > 0 else None
         out: list[int] = []
         ttft = None
         finish = "length"
         closing_at = request.max_tokens - max(_CLOSING_RESERVE, request.max_tokens // 4)
         guard = RepeatGuard() if request.stop_loops else None
+
+        def take(tok: int) -> str | None:
+            """Add a chosen token to the answer; the finish reason when the answer ends with it."""
+            out.append(tok)
+            if drafts is not None:
+                drafts.extend([tok])
+            if guard is not None and b"\n" in llm.detokenize([tok]):
+                # a line was finished: is the answer repeating itself?
+                so_far = llm.detokenize(out).decode("utf-8", errors="replace")
+                if guard.feed(so_far[len(guard.text):]):
+                    return "loop"
+            return "length" if len(out) >= request.max_tokens else None
+
         try:
-            while len(out) < request.max_tokens:
-                tok = decoder.next_token(closing=len(out) >= closing_at)
-                if ttft is None:
-                    ttft = time.perf_counter() - t0
+            tok = decoder.next_token(closing=len(out) >= closing_at)
+            ttft = time.perf_counter() - t0
+            while True:
                 if tok is None:
                     finish = "closed" if decoder.closed else "stop"
                     break
-                out.append(tok)
-                if guard is not None and b"\n" in llm.detokenize([tok]):
-                    # a line was finished: is the answer repeating itself?
-                    so_far = llm.detokenize(out).decode("utf-8", errors="replace")
-                    if guard.feed(so_far[len(guard.text):]):
-                        finish = "loop"
+                ended = take(tok)
+                if ended is not None:
+                    finish = ended
+                    break
+                # Check the token and a draft of what follows it in one batch; the draft's tokens
+                # count only as far as the model would have chosen them itself.
+                draft = drafts.draft(request.max_tokens - len(out)) if drafts is not None else []
+                base = llm.n_tokens
+                self._eval_rows(llm, [tok, *draft])
+                taken = 0
+                nxt = decoder.next_token(closing=len(out) >= closing_at, row=0)
+                while taken < len(draft) and nxt == draft[taken]:
+                    ended = take(nxt)
+                    taken += 1
+                    if ended is not None:
                         break
-                llm.eval([tok])
+                    nxt = decoder.next_token(closing=len(out) >= closing_at, row=taken)
+                if drafts is not None and draft:
+                    drafts.feedback(len(draft), taken)
+                if ended is not None:
+                    finish = ended
+                    break
+                # the rows after the last token taken hold a rejected draft: drop them
+                llm._ctx.kv_cache_seq_rm(-1, base + 1 + taken, -1)
+                llm.n_tokens = base + 1 + taken
+                tok = nxt
         finally:
             decoder.close()
         text = llm.detokenize(out).decode("utf-8", errors="replace")
@@ -306,8 +341,21 @@ class LlamaCppBackend:
             prompt_tokens=len(tokens), cached_tokens=cached, computed_tokens=len(tokens) - cached,
             generated_tokens=len(out), ttft_s=ttft, latency_s=latency, cache=source,
             counted_by=f"model:{self.model_path.name}", state_io_s=io_s, cpu_s=time.process_time() - c0,
+            drafted_tokens=drafts.drafted if drafts is not None else 0,
+            accepted_tokens=drafts.accepted if drafts is not None else 0,
         )
         return Completion(text, usage, finish)
+
+    @staticmethod
+    def _eval_rows(llm: Any, batch: list[int]) -> None:
+        """Evaluate ``batch`` after the context, keeping the logits of every row (``Llama.eval``
+        keeps the last row's only)."""
+        n_past = llm.n_tokens
+        llm._ctx.kv_cache_seq_rm(-1, n_past, -1)
+        llm._batch.set_batch(batch=batch, n_past=n_past, logits_all=True)
+        llm._ctx.decode(llm._batch)
+        llm.input_ids[n_past:n_past + len(batch)] = batch
+        llm.n_tokens = n_past + len(batch)
 
     def close(self) -> None:
         for attr in ("_llm", "_vocab"):
@@ -364,8 +412,8 @@ class _Decoder:
         toks = self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
         return int(toks[0]) if len(toks) == 1 else None
 
-    def _logits(self) -> Any:
-        ptr = self.low.llama_get_logits_ith(self.llm._ctx.ctx, -1)
+    def _logits(self, row: int) -> Any:
+        ptr = self.low.llama_get_logits_ith(self.llm._ctx.ctx, row)
         return self.np.ctypeslib.as_array(ptr, shape=(self.n_vocab,)).copy()
 
     def _accepts(self, token: int, logit: float) -> bool:
@@ -386,9 +434,10 @@ class _Decoder:
         self.low.llama_sampler_apply(self.grammar, ctypes.byref(arr))
         return view[1::3].copy()
 
-    def next_token(self, *, closing: bool = False) -> int | None:
+    def next_token(self, *, closing: bool = False, row: int = -1) -> int | None:
+        """The next token from the logits of the last batch's ``row`` (its last by default)."""
         np = self.np
-        logits = self._logits()
+        logits = self._logits(row)
         if closing and self.grammar is not None:
             for tok in self._closing_order():
                 if self._accepts(tok, float(logits[tok])):

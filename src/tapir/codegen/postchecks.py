@@ -26,7 +26,9 @@ goes back to the model like an error:
   one elsewhere belongs to another feature of the app;
 * ``text-not-given``: the task quotes a text (a name, a title, a message: 'Summer drive') and the
   run never typed it, nor tapped or picked anything showing it. A small model often opens the
-  right form and types nothing, or types the old name.
+  right form and types nothing, or types the old name. Typed with the same words but other
+  characters (the final full stop left out, another case) is a finding too: a quoted text is
+  meant as written.
 
     findings = post_run_findings(doc, script, records, plan_elements=("notes__save",), task="Save a note")
     findings[0].check, findings[0].message
@@ -263,7 +265,13 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
             findings.append(Finding("option-not-picked", f"the script finished, but never picked what the task "
                                                          f"names: {shown}"))
     if task:
-        missing = [q for q in quoted_texts(task) if not _picked(records, _given(q))]
+        quoted = quoted_texts(task)
+        missing = [q for q in quoted if not _picked(records, _given(q))]
+        retyped = [(q, t) for q in quoted if q not in missing and (t := _typed_otherwise(records, q)) is not None]
+        if retyped and not missing:
+            text, typed_as = retyped[0]
+            findings.append(Finding("text-not-given", f"the script typed {typed_as!r}, but the task gives "
+                                                      f"{text!r}: type it exactly as quoted"))
         if missing:
             text = missing[0]
             findings.append(Finding("text-not-given", f"the script finished, but never typed nor picked {text!r}, "
@@ -271,6 +279,25 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
                                                       f"it belongs to (and confirm), or pick it with "
                                                       f".match({text!r})"))
     return findings
+
+
+def _typed_otherwise(records: Iterable[Mapping[str, Any]], text: str) -> str | None:
+    """A text the run typed with the words of ``text`` but not its characters ('Booked for the
+    28th, 10:00' for 'Booked for the 28th, 10:00.'), unless it also typed ``text`` itself; None
+    when it did not. Only typing counts: a pick by ``.match()`` is fuzzy by design."""
+    want = " ".join(text.split())
+    near = None
+    for r in records:
+        if r.get("event") != "action" or r.get("ok") is False or r.get("call") != "set_text":
+            continue
+        typed = (r.get("args") or {}).get("text")
+        if not isinstance(typed, str):
+            continue
+        if " ".join(typed.split()) == want:
+            return None
+        if near is None and _words(typed) == _words(text) and _words(text):
+            near = typed
+    return near
 
 
 def _given(text: str) -> str:

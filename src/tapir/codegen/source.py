@@ -202,6 +202,8 @@ class ModelSource:
             extra["ttft_s"] = round(u.ttft_s, 3)
         if done.resampled:
             extra["resampled"] = done.resampled
+        if u.drafted_tokens:
+            extra["drafted"], extra["accepted"] = u.drafted_tokens, u.accepted_tokens
         script = done.script if done.script.strip() else None
         return SourceAnswer(script, SourceTokens.of(u), round(u.latency_s, 4),
                             None if script else "the model's answer has no script", extra)

@@ -1,0 +1,124 @@
+"""Drafts copied from the prompt (``tapir.codegen.lookup``) against one token at a time, side by side.
+
+Each task's first-round answer is asked twice of one loaded model, in the same process, with
+drafts off and on (the order alternating from task to task, so neither always runs second), from
+the same warm prefix: each app's first prompt is asked once beforehand and not counted, and
+before each call the context is cut back to the document prefix, as a new task finds it.
+
+    python bench/prompt_lookup.py samples/suite --examples-file synth.jsonl --per-app 4
+    python bench/prompt_lookup.py ../shared/upstream/droidtask --examples-file pool/ --per-app 2
+
+Prints one JSON object: per task the seconds and generated tokens both ways, the draft tokens
+checked and taken; overall, over the tasks answered the same both ways, the median of the
+per-task ratios (off / on) of the seconds and of the decoding seconds, and how many answers
+differed. They can: the model's arithmetic on a batch of rows is not bit for bit that on one row
+(llama.cpp picks other kernels), so a near-tie between two tokens may fall the other way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from tapir.codegen.backend import Request  # noqa: E402
+from tapir.codegen.source import script_source  # noqa: E402
+from tapir.core.errors import TapirError  # noqa: E402
+from tapir.eval.sources import GenerationRequest  # noqa: E402
+from tapir.eval.suite import load_suite  # noqa: E402
+
+
+def measure(suite_path: str, model: str, *, example_files: list[str], per_app: int, apps: list[str],
+            draft: int, threads: int | None) -> dict[str, Any]:
+    suite = load_suite(suite_path)
+    if apps:
+        suite = suite.select(apps=apps)
+    source = script_source(model, example_files=example_files, threads=threads)
+    backend: Any = source.backend
+    source.hold_out([*(t.text for t in suite.tasks), *suite.unselected])
+    chosen: dict[str, list[Any]] = {}
+    for task in suite.tasks:
+        group = chosen.setdefault(task.app, [])
+        if len(group) < per_app + 1:  # the first one warms the app's prefix
+            group.append(task)
+    rows: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+    for app, tasks in chosen.items():
+        spec = suite.apps[app]
+        for i, task in enumerate(tasks):
+            request = GenerationRequest(task, spec.document, document_path=spec.document_path or None)
+            if i == 0:
+                backend.draft_tokens = 0
+                source.generate(request)
+                continue
+            prompt = source.prompt(request)
+            _, n_prefix = backend.prompt_tokens(Request(prompt.system, prompt.prefix, prompt.rest))
+            answers: dict[int, Any] = {}
+            for k in ((0, draft) if i % 2 else (draft, 0)):
+                # as a new task finds it: the document prefix in the context, nothing after it
+                llm = backend._llm
+                llm._ctx.kv_cache_seq_rm(-1, n_prefix, -1)
+                llm.n_tokens = min(llm.n_tokens, n_prefix)
+                backend.draft_tokens = k
+                answers[k] = source.generate(request)
+            off, on = answers[0], answers[draft]
+            usage_on = on.extra
+            rows.append({
+                "task": task.id, "same": off.script == on.script,
+                "off_s": off.latency_s, "on_s": on.latency_s,
+                # decoding alone: the seconds after the first token (the prompt's part is the same)
+                "off_decode_s": round(off.latency_s - off.extra["ttft_s"], 3),
+                "on_decode_s": round(on.latency_s - on.extra["ttft_s"], 3),
+                "generated": off.tokens.generated if off.tokens else None,
+                "drafted": usage_on.get("drafted"), "accepted": usage_on.get("accepted"),
+            })
+            print(json.dumps(rows[-1]), file=sys.stderr)
+    same = [r for r in rows if r["same"]]  # a different answer is a different amount of work
+    ratios = [r["off_s"] / r["on_s"] for r in same if r["on_s"]]
+    decode = [r["off_decode_s"] / r["on_decode_s"] for r in same if r["on_decode_s"] > 0]
+    drafted = sum(r["drafted"] or 0 for r in rows)
+    return {
+        "suite": suite_path, "model": model, "draft_tokens": draft, "tasks": len(rows),
+        "different_answers": sum(not r["same"] for r in rows),
+        "median_speedup": round(statistics.median(ratios), 3) if ratios else None,
+        "median_decode_speedup": round(statistics.median(decode), 3) if decode else None,
+        "median_off_s": statistics.median(r["off_s"] for r in same) if same else None,
+        "median_on_s": statistics.median(r["on_s"] for r in same) if same else None,
+        "drafted": drafted, "accepted_share": round(sum(r["accepted"] or 0 for r in rows) / max(1, drafted), 3),
+        "rows": rows, "seconds": round(time.perf_counter() - t0, 1),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("suite", help="samples/suite, or a DroidTask folder")
+    p.add_argument("--model", default="qwen2.5-coder-1.5b")
+    p.add_argument("--examples-file", action="append", default=[])
+    p.add_argument("--per-app", type=int, default=3, help="tasks measured per app (after one warm-up task)")
+    p.add_argument("--app", action="append", default=[])
+    p.add_argument("--draft", type=int, default=16, help="the longest draft (the backend's default: 16)")
+    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--out", help="also write the JSON here")
+    args = p.parse_args(argv)
+    try:
+        result = measure(args.suite, args.model, example_files=args.examples_file, per_app=args.per_app,
+                         apps=args.app, draft=args.draft, threads=args.threads)
+    except TapirError as exc:
+        print(f"prompt_lookup: {exc.render()}", file=sys.stderr)
+        return 2
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
