@@ -23,6 +23,7 @@ import json
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +87,22 @@ def measure(suite_path: str, model: str, *, example_files: list[str], style: str
             "seconds": round(time.perf_counter() - t0, 1)}
 
 
+def emit(name: str, measured: Callable[[], dict[str, Any]], out: str | None) -> int:
+    """Print what ``measured`` returns as JSON (and write it to ``out``); a suite, model or file
+    that is not there is said in one line, exit status 2, not a traceback. The prompt benches'
+    (this one's, ``prompt_lookup.py``'s) common end."""
+    try:
+        result = measured()
+    except TapirError as exc:
+        print(f"{name}: {exc.render()}", file=sys.stderr)
+        return 2
+    text = json.dumps(result, indent=2)
+    print(text)
+    if out:
+        Path(out).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -98,17 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--app", action="append", default=[])
     p.add_argument("--out", help="also write the JSON here")
     args = p.parse_args(argv)
-    try:
-        result = measure(args.suite, args.model, example_files=args.examples_file, style=args.prompt_style,
-                         ctx=args.ctx, apps=args.app, examples=not args.no_examples)
-    except TapirError as exc:  # a suite, model or examples file that is not there: said, not a traceback
-        print(f"prompt_budget: {exc.render()}", file=sys.stderr)
-        return 2
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
-    return 0
+    return emit("prompt_budget", lambda: measure(
+        args.suite, args.model, example_files=args.examples_file, style=args.prompt_style, ctx=args.ctx,
+        apps=args.app, examples=not args.no_examples), args.out)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,11 @@ checked and taken; overall, over the tasks answered the same both ways, the medi
 per-task ratios (off / on) of the seconds and of the decoding seconds, and how many answers
 differed. They can: the model's arithmetic on a batch of rows is not bit for bit that on one row
 (llama.cpp picks other kernels), so a near-tie between two tokens may fall the other way.
+
+With ``--row-costs`` it also times what a draft costs: one batch of 1, 2, 4, 8 and 16 rows after
+the first task's prompt (the fastest of 4 tries each), in milliseconds.
+
+A local model only (a registry name or a .gguf): a server decodes its own way.
 """
 
 from __future__ import annotations
@@ -27,20 +32,45 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from prompt_budget import emit  # noqa: E402
+
 from tapir.codegen.backend import Request  # noqa: E402
+from tapir.codegen.lookup import DRAFT_TOKENS  # noqa: E402
 from tapir.codegen.source import script_source  # noqa: E402
-from tapir.core.errors import TapirError  # noqa: E402
+from tapir.core.errors import UsageError  # noqa: E402
 from tapir.eval.sources import GenerationRequest  # noqa: E402
 from tapir.eval.suite import load_suite  # noqa: E402
 
 
+def row_costs(backend: Any, n_past: int) -> dict[str, float]:
+    """Milliseconds to evaluate one batch of k rows after the first ``n_past`` tokens of the context."""
+    llm = backend._llm
+    filler = list(llm.input_ids[max(0, n_past - 16):n_past])
+    costs: dict[str, float] = {}
+    for k in (1, 2, 4, 8, 16):
+        tries = []
+        for _ in range(4):
+            backend.rewind(n_past)
+            t = time.perf_counter()
+            backend._eval_rows(llm, [int(x) for x in (filler * 2)[:k]])
+            tries.append(time.perf_counter() - t)
+        costs[str(k)] = round(min(tries) * 1000, 1)
+    backend.rewind(n_past)
+    return costs
+
+
 def measure(suite_path: str, model: str, *, example_files: list[str], per_app: int, apps: list[str],
-            draft: int, threads: int | None) -> dict[str, Any]:
+            draft: int, threads: int | None, costs: bool = False) -> dict[str, Any]:
+    if model.startswith(("http://", "https://")):
+        raise UsageError("drafts are a local model's: give a registry name or a .gguf file", setting="model")
+    if per_app < 1 or draft < 1:
+        raise UsageError("--per-app and --draft must be 1 or more")
     suite = load_suite(suite_path)
     if apps:
         suite = suite.select(apps=apps)
     source = script_source(model, example_files=example_files, threads=threads)
     backend: Any = source.backend
+    measured_costs: dict[str, float] | None = None
     source.hold_out([*(t.text for t in suite.tasks), *suite.unselected])
     chosen: dict[str, list[Any]] = {}
     for task in suite.tasks:
@@ -53,18 +83,17 @@ def measure(suite_path: str, model: str, *, example_files: list[str], per_app: i
         spec = suite.apps[app]
         for i, task in enumerate(tasks):
             request = GenerationRequest(task, spec.document, document_path=spec.document_path or None)
+            prompt = source.prompt(request)
+            tokens, n_prefix = backend.prompt_tokens(Request(prompt.system, prompt.prefix, prompt.rest))
             if i == 0:
                 backend.draft_tokens = 0
                 source.generate(request)
+                if costs and measured_costs is None:
+                    measured_costs = row_costs(backend, len(tokens))
                 continue
-            prompt = source.prompt(request)
-            _, n_prefix = backend.prompt_tokens(Request(prompt.system, prompt.prefix, prompt.rest))
             answers: dict[int, Any] = {}
             for k in ((0, draft) if i % 2 else (draft, 0)):
-                # as a new task finds it: the document prefix in the context, nothing after it
-                llm = backend._llm
-                llm._ctx.kv_cache_seq_rm(-1, n_prefix, -1)
-                llm.n_tokens = min(llm.n_tokens, n_prefix)
+                backend.rewind(n_prefix)  # as a new task finds it: the document prefix, nothing after it
                 backend.draft_tokens = k
                 answers[k] = source.generate(request)
             off, on = answers[0], answers[draft]
@@ -91,7 +120,7 @@ def measure(suite_path: str, model: str, *, example_files: list[str], per_app: i
         "median_off_s": statistics.median(r["off_s"] for r in same) if same else None,
         "median_on_s": statistics.median(r["on_s"] for r in same) if same else None,
         "drafted": drafted, "accepted_share": round(sum(r["accepted"] or 0 for r in rows) / max(1, drafted), 3),
-        "rows": rows, "seconds": round(time.perf_counter() - t0, 1),
+        "row_costs_ms": measured_costs, "rows": rows, "seconds": round(time.perf_counter() - t0, 1),
     }
 
 
@@ -103,21 +132,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--examples-file", action="append", default=[])
     p.add_argument("--per-app", type=int, default=3, help="tasks measured per app (after one warm-up task)")
     p.add_argument("--app", action="append", default=[])
-    p.add_argument("--draft", type=int, default=16, help="the longest draft (the backend's default: 16)")
+    p.add_argument("--draft", type=int, default=DRAFT_TOKENS,
+                   help=f"the longest draft (the backend's default: {DRAFT_TOKENS})")
     p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--row-costs", action="store_true", help="also time a batch of 1, 2, 4, 8 and 16 rows")
     p.add_argument("--out", help="also write the JSON here")
     args = p.parse_args(argv)
-    try:
-        result = measure(args.suite, args.model, example_files=args.examples_file, per_app=args.per_app,
-                         apps=args.app, draft=args.draft, threads=args.threads)
-    except TapirError as exc:
-        print(f"prompt_lookup: {exc.render()}", file=sys.stderr)
-        return 2
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
-    return 0
+    return emit("prompt_lookup", lambda: measure(
+        args.suite, args.model, example_files=args.examples_file, per_app=args.per_app, apps=args.app,
+        draft=args.draft, threads=args.threads, costs=args.row_costs), args.out)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import pytest
 from tapir.cli import main
 from tapir.codegen import models as M
 from tapir.codegen.backend import ScriptedBackend
-from tapir.core.errors import TapirError
+from tapir.core.errors import TapirError, UsageError
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 MUSIC = str(SAMPLES / "music" / "music.yaml")
@@ -318,3 +318,30 @@ def test_gen_run_stops_when_the_model_stands_by_a_finished_run(adb_port: int, mo
     assert "round 2: " in err and "the model stands by the run that finished (not run again)" in err
     assert err.rstrip().endswith("the check doubts it did what its plan names (read it and its output)")
     assert out.endswith('set_text("Call the plumber")\n')
+
+
+def test_no_drafts_reaches_the_local_model_and_the_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Drafts change a batch's arithmetic, so a report says whether they were on, and `--no-drafts`
+    (gen and eval) turns them off for a comparison with reports made before them."""
+    from tapir.cli.gen import _backend
+    from tapir.codegen.lookup import DRAFT_TOKENS
+    from tapir.codegen.source import script_source
+
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    parse = main.__globals__["_build_parser"]().parse_args
+    for flags, drafts in (([], DRAFT_TOKENS), (["--no-drafts"], 0)):
+        backend = _backend(parse(["gen", "x", "--doc", MUSIC, "--model", str(gguf), *flags]))
+        assert backend.draft_tokens == drafts
+        backend.close()
+        source = script_source(str(gguf), examples=False, drafts=not flags)
+        assert source.settings()["draft_tokens"] == drafts
+    seen: dict[str, object] = {}
+
+    def model_source(spec: str, **options: object) -> object:
+        seen.update(options)
+        raise UsageError("stop here")
+
+    monkeypatch.setattr("tapir.eval.sources.model_source", model_source)
+    assert main(["eval", str(SAMPLES / "suite"), "--model", str(gguf), "--no-drafts", "--task", "music/play_song"]) == 2
+    assert seen["drafts"] is False

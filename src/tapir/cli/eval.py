@@ -90,6 +90,10 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--resamples", type=int, metavar="N",
                    help="with --model: ask a repair that repeats the failed script word for word again, sampled, "
                         "up to N times (default 2; 0: keep the repeated answer)")
+    p.add_argument("--no-drafts", action="store_true",
+                   help="with a local --model: decode a token at a time, without drafts copied from the prompt "
+                        "(the answers are the model's either way, but not bit for bit: a batch is computed "
+                        "with other kernels; for comparing with reports made before drafts)")
     p.add_argument("--retrieval", default="minilm", choices=("minilm", "tf-idf"),
                    help="with --model: how examples are retrieved (minilm: sentence embeddings, when installed)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the summary, not a row per task")
@@ -155,7 +159,8 @@ def _run(args: argparse.Namespace) -> int:
     source: ScriptSource = OracleSource() if args.oracle else earlier if earlier is not None else model_source(
         args.model, seed=args.seed, ctx=args.ctx, style=args.prompt_style, threads=args.threads,
         example_files=args.examples_file, examples=not args.no_examples, postchecks=not args.no_postchecks,
-        loop_stop=not args.no_loop_stop, retrieval=args.retrieval, resamples=args.resamples)
+        loop_stop=not args.no_loop_stop, retrieval=args.retrieval, resamples=args.resamples,
+        drafts=not args.no_drafts)
     err = _console(sys.stderr)
     for note in suite.notes:
         err.print(f"note: {note}", highlight=False, markup=False)

@@ -98,6 +98,10 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--no-grammar", action="store_true", help="do not constrain the answer")
     p.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (0: greedy, the default)")
     p.add_argument("--threads", type=int, metavar="N", help="CPU threads for the local model")
+    p.add_argument("--no-drafts", action="store_true",
+                   help="a local model decodes a token at a time, without drafts copied from the prompt (the "
+                        "answer is the model's either way, but a batch is computed with other kernels, so not "
+                        "bit for bit)")
     p.add_argument("--ctx", type=int, default=6144, metavar="N", help="the local model's context size (6144)")
     p.add_argument("--cache-dir", metavar="DIR", help="where prefix states are kept (default ~/.cache/tapir/prefix)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write prefix states on disk")
@@ -144,7 +148,10 @@ def _backend(args: argparse.Namespace) -> Any:
         cache = False
     elif args.cache_dir:
         cache = Path(args.cache_dir) / "prefix"
-    return LlamaCppBackend(path, n_ctx=args.ctx, n_threads=args.threads, cache_dir=cache)
+    from tapir.codegen.lookup import DRAFT_TOKENS
+
+    return LlamaCppBackend(path, n_ctx=args.ctx, n_threads=args.threads, cache_dir=cache,
+                           draft_tokens=0 if args.no_drafts else DRAFT_TOKENS)
 
 
 def _embedder(retrieval: str) -> Any:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from tapir.codegen.backend import Completion, Request, Usage
-from tapir.codegen.lookup import PromptLookup
+from tapir.codegen.lookup import DRAFT_TOKENS, PromptLookup
 from tapir.codegen.loops import RepeatGuard
 from tapir.codegen.prefix_cache import PrefixCache, default_cache_dir
 from tapir.core.errors import UsageError
@@ -111,7 +111,8 @@ class LlamaCppBackend:
     """``Backend`` over ``llama_cpp.Llama``; the model is loaded on the first call."""
 
     def __init__(self, model_path: str | Path, *, n_ctx: int = 6144, n_threads: int | None = None,
-                 cache_dir: Path | None | bool = True, n_batch: int = 512, draft_tokens: int = 16) -> None:
+                 cache_dir: Path | None | bool = True, n_batch: int = 512,
+                 draft_tokens: int = DRAFT_TOKENS) -> None:
         self.model_path = Path(model_path)
         if not self.model_path.is_file():
             raise UsageError(f"no such model file: {self.model_path}")
@@ -254,6 +255,13 @@ class LlamaCppBackend:
             self._llm.reset()
             self._llm._ctx.kv_cache_seq_rm(-1, 0, -1)
 
+    def rewind(self, n_tokens: int) -> None:
+        """Keep only the first ``n_tokens`` of the context (a benchmark's way to give every call
+        the state a new task finds: the document prefix and nothing after it)."""
+        if self._llm is not None and n_tokens < self._llm.n_tokens:
+            self._llm._ctx.kv_cache_seq_rm(-1, max(0, n_tokens), -1)
+            self._llm.n_tokens = max(0, n_tokens)
+
     def warm(self, request: Request) -> str:
         """Compute or load the request's prefix now (a server warming up); returns where it came from."""
         tokens, n_prefix = self.prompt_tokens(request)
@@ -277,7 +285,9 @@ class LlamaCppBackend:
         llm.n_tokens = reused
         llm.eval(tokens[reused:])
         decoder = _Decoder(llm, request)
-        drafts = PromptLookup(tokens, max_draft=self.draft_tokens) if self.draft_tokens > 0 else None
+        # a draft and the token before it go to llama.cpp as one batch
+        longest = min(self.draft_tokens, self.n_batch - 1)
+        drafts = PromptLookup(tokens, max_draft=longest) if longest > 0 else None
         out: list[int] = []
         ttft = None
         finish = "length"

@@ -4,8 +4,10 @@ A script copies most of its tokens from its prompt: element names (``$notes_scre
 option texts, the failed script a repair round shows. When the answer's last few tokens appeared
 before, the tokens that followed them there are a good guess for what comes next. The model checks
 a guess of k tokens in one batch, which on a CPU costs little more than one token (a 1.5B model
-on 2 cores: 114 ms for 1 token, 387 ms for 8, 392 ms for 16), and keeps the part it would have
-written itself: the answer is the same as without drafts, only sooner.
+on 2 cores: ``python bench/prompt_lookup.py ... --row-costs``), and keeps the part it chooses
+itself at each row. The answer is the model's own, but not bit for bit the one of a token at a
+time: llama.cpp computes a batch of rows with other kernels than one row, and a near-tie between
+two tokens can fall the other way (``tests/test_codegen_llm.py`` measures how often).
 
     drafts = PromptLookup(prompt_tokens)
     drafts.extend([tok])                 # each token the answer gets
@@ -19,14 +21,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["PromptLookup"]
+__all__ = ["DRAFT_TOKENS", "PromptLookup"]
+
+#: The longest draft a local model checks in one batch, by default (``--no-drafts``: none).
+DRAFT_TOKENS = 16
 
 
 class PromptLookup:
     """The tokens seen so far, indexed by n-gram, and a draft length that follows the hit rate."""
 
     def __init__(self, tokens: Sequence[int], *, max_ngram: int = 3, min_ngram: int = 2,
-                 max_draft: int = 16, first_draft: int = 4) -> None:
+                 max_draft: int = DRAFT_TOKENS, first_draft: int = 4) -> None:
         self.tokens: list[int] = list(tokens)
         self.max_ngram = max_ngram
         self.min_ngram = min_ngram

@@ -67,9 +67,10 @@ class SourceAnswer:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def open_backend(spec: str, *, threads: int | None = None, ctx: int = 6144) -> Backend:
+def open_backend(spec: str, *, threads: int | None = None, ctx: int = 6144, drafts: bool = True) -> Backend:
     """The backend of a ``--model`` value: an http(s) URL (an OpenAI-compatible server), a registry
-    name or a GGUF path (a local model, loaded on its first call)."""
+    name or a GGUF path (a local model, loaded on its first call; ``drafts``: prompt-lookup drafts,
+    ``tapir.codegen.lookup``)."""
     if spec.startswith(("http://", "https://")):
         import os
 
@@ -77,9 +78,11 @@ def open_backend(spec: str, *, threads: int | None = None, ctx: int = 6144) -> B
 
         return HttpBackend(spec, api_key=os.environ.get("OPENAI_API_KEY"))
     from tapir.codegen.llama_backend import LlamaCppBackend
+    from tapir.codegen.lookup import DRAFT_TOKENS
     from tapir.codegen.models import resolve_model
 
-    return LlamaCppBackend(resolve_model(spec), n_ctx=ctx, n_threads=threads)
+    return LlamaCppBackend(resolve_model(spec), n_ctx=ctx, n_threads=threads,
+                           draft_tokens=DRAFT_TOKENS if drafts else 0)
 
 
 class ModelSource:
@@ -116,6 +119,9 @@ class ModelSource:
         path = getattr(self.backend, "model_path", None)
         if path is not None:
             settings["model_file"] = Path(path).name
+        drafts = getattr(self.backend, "draft_tokens", None)
+        if drafts is not None:
+            settings["draft_tokens"] = drafts  # batch arithmetic differs: a report says which way it ran
         threads = getattr(self.backend, "n_threads", None)
         if threads is not None:
             settings["threads"] = threads
@@ -243,14 +249,14 @@ def script_source(spec: str, *, seed: int = 0, threads: int | None = None, ctx: 
                   style: str | None = None, config: GenConfig | None = None,
                   backend: Backend | None = None, example_files: Sequence[str | Path] = (),
                   examples: bool = True, postchecks: bool = True, loop_stop: bool = True,
-                  retrieval: str = "minilm", resamples: int | None = None) -> ModelSource:
+                  retrieval: str = "minilm", resamples: int | None = None, drafts: bool = True) -> ModelSource:
     """The source for ``tapir eval --model SPEC`` (``SPEC`` as ``tapir gen --model`` takes it, or an
     http(s) URL of an OpenAI-compatible server); ``backend`` given, it is used instead (tests).
     ``ctx``: a local model's context; ``style``: the prompt style (default: ``auto``, which fits
     every document's prompt to that context). The levers, each on by default: ``examples`` (the
     example pool: beside each document and in ``example_files``), ``postchecks``, ``loop_stop``,
-    ``resamples`` (``GenConfig.resamples``; None: its default); ``retrieval``: ``minilm`` (when
-    installed) or ``tf-idf``."""
+    ``resamples`` (``GenConfig.resamples``; None: its default), ``drafts`` (a local model's
+    prompt-lookup drafts); ``retrieval``: ``minilm`` (when installed) or ``tf-idf``."""
     if not spec.strip() and backend is None:
         raise UsageError("is empty: give a model name (tapir model list), a .gguf file or a server URL",
                          setting="model")
@@ -270,5 +276,6 @@ def script_source(spec: str, *, seed: int = 0, threads: int | None = None, ctx: 
         from tapir.runtime.grounding import default_embedder
 
         embedder = default_embedder()
-    return ModelSource(backend if backend is not None else open_backend(spec, threads=threads, ctx=ctx), spec=spec,
+    return ModelSource(backend if backend is not None else open_backend(spec, threads=threads, ctx=ctx, drafts=drafts),
+                       spec=spec,
                        config=config, example_files=example_files, use_examples=examples, embedder=embedder)
