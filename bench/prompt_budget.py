@@ -103,17 +103,23 @@ def emit(name: str, measured: Callable[[], dict[str, Any]], out: str | None) -> 
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0],
+def suite_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The prompt benches' common arguments: a suite, --model, --examples-file, --app, --out."""
+    p = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("suite", help="samples/suite, or a DroidTask folder")
     p.add_argument("--model", default="qwen2.5-coder-1.5b")
     p.add_argument("--examples-file", action="append", default=[])
+    p.add_argument("--app", action="append", default=[])
+    p.add_argument("--out", help="also write the JSON here")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = suite_parser(__doc__)
     p.add_argument("--no-examples", action="store_true")
     p.add_argument("--prompt-style", default=None)
     p.add_argument("--ctx", type=int, default=6144)
-    p.add_argument("--app", action="append", default=[])
-    p.add_argument("--out", help="also write the JSON here")
     args = p.parse_args(argv)
     return emit("prompt_budget", lambda: measure(
         args.suite, args.model, example_files=args.examples_file, style=args.prompt_style, ctx=args.ctx,

@@ -22,7 +22,6 @@ A local model only (a registry name or a .gguf): a server decodes its own way.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -32,7 +31,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from prompt_budget import emit  # noqa: E402
+from prompt_budget import emit, suite_parser  # noqa: E402
 
 from tapir.codegen.backend import Request  # noqa: E402
 from tapir.codegen.lookup import DRAFT_TOKENS  # noqa: E402
@@ -125,18 +124,12 @@ def measure(suite_path: str, model: str, *, example_files: list[str], per_app: i
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("suite", help="samples/suite, or a DroidTask folder")
-    p.add_argument("--model", default="qwen2.5-coder-1.5b")
-    p.add_argument("--examples-file", action="append", default=[])
+    p = suite_parser(__doc__)
     p.add_argument("--per-app", type=int, default=3, help="tasks measured per app (after one warm-up task)")
-    p.add_argument("--app", action="append", default=[])
     p.add_argument("--draft", type=int, default=DRAFT_TOKENS,
                    help=f"the longest draft (the backend's default: {DRAFT_TOKENS})")
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--row-costs", action="store_true", help="also time a batch of 1, 2, 4, 8 and 16 rows")
-    p.add_argument("--out", help="also write the JSON here")
     args = p.parse_args(argv)
     return emit("prompt_lookup", lambda: measure(
         args.suite, args.model, example_files=args.examples_file, per_app=args.per_app, apps=args.app,
