@@ -20,6 +20,7 @@ from tapir.docgen.loader import load_document
 from tapir.dsl.interpreter import RunResult, run_script
 from tapir.dsl.values import ElementHandle
 from tapir.hierarchy.model import Bounds, UINode, UITree
+from tapir.runtime.list_access import documented_elsewhere
 from tapir.runtime.lists import align, new_above
 from tapir.runtime.session import DeviceRuntime, SessionConfig
 from tapir.runtime.settle import Expectation, Observation, SettleConfig, settle
@@ -104,6 +105,32 @@ def test_match_without_a_hit_names_what_it_saw(doc: AppDocument) -> None:
     result = run(rt, f"${SONGS}.match('Not A Song').tap()")
     assert isinstance(result.error, ActionError)
     assert "no item of $songs_screen__song_list matches 'Not A Song' (44 items seen" in result.error.message
+
+
+def test_match_without_a_hit_names_the_list_whose_documented_items_have_it() -> None:
+    # the model's commonest repeated mistake on real apps: a dialog's item matched on the dialog's
+    # other list (DroidTask dialer: 'First name' on the sorting order's list); the error says which
+    contacts = load_document(REPO / "samples" / "contacts" / "contacts.yaml")
+    rt, _, _ = make_runtime(get_app("contacts"), contacts)
+    result = run(rt, "$main_menu__options.match('first name').tap()")
+    assert isinstance(result.error, ActionError)
+    assert result.error.message.endswith("; the document lists 'first name' as an item of $sort_dialog__sort_options")
+    assert result.error.hint == "match it on that list: $sort_dialog__sort_options.match('first name')"
+    # a text no documented list has keeps the general hint
+    rt, _, _ = make_runtime(get_app("contacts"), contacts)
+    result = run(rt, "$main_menu__options.match('Nobody').tap()")
+    assert isinstance(result.error, ActionError) and "the document lists" not in result.error.message
+    assert result.error.hint is not None and result.error.hint.startswith("match() finds an item the list shows now")
+
+
+def test_documented_elsewhere_prefers_the_same_screen_and_near_words() -> None:
+    clock = load_document(REPO / "samples" / "clock" / "clock.yaml")
+    menu = clock.element("main_menu__options")
+    assert menu is not None
+    assert [e.name for e in documented_elsewhere(clock, "10  MINUTES", menu)] == ["snooze_dialog__snooze_options"]
+    assert [e.name for e in documented_elsewhere(clock, "Edit labels", menu)] == ["alarm_options_menu__options"]
+    assert documented_elsewhere(clock, "Settings", menu) == []  # the list itself has it: no other to name
+    assert documented_elsewhere(clock, "  ", menu) == []
 
 
 def test_match_by_attributes(doc: AppDocument) -> None:

@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from tapir.core.document import Element
+from tapir.core.document import AppDocument, Element
 from tapir.core.errors import ActionError, Span
 from tapir.dsl.values import ElementHandle, freeze_query
 from tapir.hierarchy.model import UINode
+from tapir.runtime.grounding.fuzzy import fold, label_similarity
 from tapir.runtime.grounding.items import match_text
 from tapir.runtime.lists import ListState, ListView
 from tapir.runtime.reaching import Reacher
@@ -246,11 +247,15 @@ class ListAccess:
                 return best[1]
         shown = [s.split("\x1f", 1)[0] for s in state.sigs[:5] if s]
         reason = why.split(": ", 1)[1] if why.startswith("no item of ") and ": " in why else ""
+        elsewhere = documented_elsewhere(self.reacher.document, query, el) if isinstance(query, str) else []
         raise ActionError(
             f"no item of ${el.name} matches {describe_query(query)} ({len(state.sigs)} items seen"
             + (f", e.g. {', '.join(repr(s) for s in shown)})" if shown else ")")
-            + (f"; {reason}" if reason else ""), span,
-            hint="match() finds an item the list shows now; an item to be added is typed into the app's input "
+            + (f"; {reason}" if reason else "")
+            + (f"; the document lists {query!r} as an item of "
+               + " and of ".join(f"${e.name}" for e in elsewhere) if elsewhere else ""), span,
+            hint=f"match it on that list: ${elsewhere[0].name}.match({query!r})" if elsewhere else
+                 "match() finds an item the list shows now; an item to be added is typed into the app's input "
                  "(set_text) instead, and items chosen by a state are visited with a for loop")
 
     def _readable_groups(self, state: ListState, generation: int, exclude: tuple[int, int] = (0, 0)
@@ -266,3 +271,25 @@ class ListAccess:
                 entry[1].append(snap.node)
                 entry[2].append(i)
         return list(groups.values())
+
+
+#: How near a documented item's text must be to a query for a no-match error to name its list
+#: (whole-label similarity; a part of a longer label scores at most ``PARTIAL_SCALE``).
+ELSEWHERE_SIMILARITY = 0.9
+
+
+def documented_elsewhere(document: AppDocument, query: str, besides: Element) -> list[Element]:
+    """The other lists whose documented items include ``query`` (case and space folded; else
+    nearly the same words), those on ``besides``'s screen first, two at most. A no-match error
+    names them: a model that matched on the wrong one of a dialog's two lists ("First name" on the
+    sorting order's list, not the sort field's) writes the same line again unless told which list
+    has the item."""
+    q = fold(query)
+    if not q:
+        return []
+    lists = [e for e in document.elements if e.is_list and e.options and e.name != besides.name]
+    hits = [e for e in lists if any(fold(o) == q for o in e.options)]
+    if not hits:
+        hits = [e for e in lists if max(label_similarity(query, o) for o in e.options) >= ELSEWHERE_SIMILARITY]
+    hits.sort(key=lambda e: e.screen != besides.screen)
+    return hits[:2]
