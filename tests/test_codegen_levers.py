@@ -305,6 +305,98 @@ def test_a_quoted_text_typed_with_other_characters_is_a_finding() -> None:
     assert all(f.check != "text-not-given" for f in post_run_findings(doc, script, [picked], task=task))
 
 
+#: A settings screen as a generated document describes one: each setting labelled in its
+#: identifier; "favorite" is the app's vocabulary (five elements say it), "reminder" and "duration"
+#: too, while "delivery" is said once.
+SETTINGS = """\
+format: 1
+app: {package: org.s, name: S, start_screen: home}
+screens:
+  home:
+    description: the conversations
+    signature: {activity: .Home}
+    elements:
+      home__favorites_tab: {kind: tab, description: the favorites, identifiers: ["//node[@text='Favorites']"]}
+      home__add_favorites_button: {kind: button, description: adds favorites, leads_to: pick_favorite,
+                                   identifiers: ["//node[@text='Add favorites']"]}
+      home__settings_button: {kind: button, description: the settings, leads_to: settings,
+                              identifiers: ["//node[@content-desc='Settings']"]}
+  pick_favorite:
+    description: favorite picker
+    signature: {activity: .Pick}
+    elements:
+      pick_favorite__favorite_contacts: {kind: list, description: a favorite each, options: [Alice, Bob],
+                                         identifiers: ["//node[@resource-id='f']"]}
+      pick_favorite__done_button: {kind: button, description: keeps the favorites picked,
+                                   identifiers: ["//node[@text='Done']"]}
+      pick_favorite__favorite_count: {kind: text, description: how many favorites,
+                                      identifiers: ["//node[@resource-id='n']"]}
+  settings:
+    description: the settings
+    signature: {activity: .Settings}
+    elements:
+      settings__delivery_reports_checkbox:
+        kind: checkbox
+        description: Checkbox 'Enable delivery reports'.
+        identifiers: ["//node[@resource-id='d' and @text='Enable delivery reports']"]
+      settings__send_on_enter_checkbox:
+        kind: checkbox
+        description: a setting
+        identifiers: ["//*[@resource_id='e' and text()='Send message on pressing Enter']"]
+      settings__alarm_reminder_button: {kind: button, description: the alarm's reminder duration,
+                                        identifiers: ["//node[@text='Max reminder duration']"]}
+      settings__timer_reminder_button: {kind: button, description: the timer's reminder duration,
+                                        identifiers: ["//node[@text='Max reminder duration']"]}
+      settings__reminder_value_text: {kind: text, description: the reminder duration now,
+                                      identifiers: ["//node[@text='5 minutes']"]}
+      settings__export_name_text: {kind: text, description: the file, identifiers: ["//node[@text='Diary.pdf']"]}
+      settings__last_sent_text: {kind: text, description: "Text, e.g. 'Sent to Bob today'.",
+                                 identifiers: ["//node[@text='Sent to Bob today']"]}
+"""
+
+
+def test_an_element_the_task_names_by_its_label_and_the_run_never_used_is_a_finding() -> None:
+    """The settings screen opened, a neighbouring setting toggled: the one the task names by its
+    label ("sending ... by pressing", the label's "send ... on pressing") was never acted on."""
+    doc = loads_document(SETTINGS, "settings.yaml").document
+    assert doc is not None
+    task = "Enable sending message by pressing Enter"
+    script = "$settings__delivery_reports_checkbox.tap()\n"
+    records = [_tapped("Enable delivery reports", "settings__delivery_reports_checkbox")]
+    (found,) = post_run_findings(doc, script, records, task=task)
+    assert found.check == "element-not-used"
+    assert found.message == ("the script finished, but never acted on what the task names: "
+                             "$settings__send_on_enter_checkbox ('Send message on pressing Enter'); act on it "
+                             "(the runtime goes to its screen)")
+    # acted on, by the script or by anything labelled so (a navigation's tap): done
+    done = _tapped("Send message on pressing Enter", "settings__send_on_enter_checkbox")
+    assert post_run_findings(doc, script, [*records, done], task=task) == []
+    nav = {"event": "navigation", "action": "tap", "label": "Send message on pressing Enter", "ok": True}
+    assert post_run_findings(doc, script, [*records, nav], task=task) == []
+    # one rare word is enough with two ("delivery"); three of the app's words are enough too, and
+    # every element so labelled is named
+    opened = [_tapped("Settings", "home__settings_button")]
+    (found,) = post_run_findings(doc, "$home__settings_button.tap()\n", opened,
+                                 task="change the alarm's max reminder duration to 1 minute")
+    assert ("$settings__alarm_reminder_button ('Max reminder duration'); $settings__timer_reminder_button"
+            in found.message)
+    (found,) = post_run_findings(doc, "", [], task="enable delivery reports")
+    assert "$settings__delivery_reports_checkbox" in found.message
+
+
+@pytest.mark.parametrize("task", [
+    "Add Bob to my favorites",                  # 'Add favorites': two words the app says everywhere
+    "Set the reminder to 5 minutes",            # '5 minutes' is a value: one word besides the number
+    "Print the diary as diary.pdf",             # 'Diary.pdf' is a file a field holds now
+    "Show what was sent to Bob today",          # a text the document gives only as an example
+    "Turn on settings",                         # one word
+])
+def test_labels_that_name_no_element_of_the_task_are_no_finding(task: str) -> None:
+    doc = loads_document(SETTINGS, "settings.yaml").document
+    assert doc is not None
+    assert all(f.check != "element-not-used" for f in post_run_findings(doc, "", [], task=task))
+
+
 @pytest.mark.parametrize("task", [
     "Delete the last photo",      # 'Photo' is the app's vocabulary (used by most elements), not a choice
     "Start a timer of 5:00",      # '00' and '05' are a picker's values

@@ -24,6 +24,11 @@ goes back to the model like an error:
   never tapped, typed or picked anything so labelled (the model chose the neighbouring list, or
   stopped one step short). Only an option on a screen the run showed or stopped one step short of:
   one elsewhere belongs to another feature of the app;
+* ``element-not-used``: the task's words name an element by the label the document gives it
+  ('Enable delivery reports', 'Start week on Sunday', 'Max reminder duration': two or more words
+  that are not numbers, and either three besides the verbs or one rare in the document) and the
+  run never acted on it, nor on anything else so labelled. A small model often toggles the
+  setting next to the one the task names.
 * ``text-not-given``: the task quotes a text (a name, a title, a message: 'Summer drive') and the
   run never typed it, nor tapped or picked anything showing it. A small model often opens the
   right form and types nothing, or types the old name. Typed with the same words but other
@@ -48,7 +53,7 @@ __all__ = ["POSTCHECKS", "Finding", "post_run_findings"]
 
 #: The checks, in the order they are reported.
 POSTCHECKS = ("screen-walk", "unused-element", "unconfirmed-input", "dialog-left-open", "effect-not-reached",
-              "option-not-picked", "text-not-given")
+              "option-not-picked", "element-not-used", "text-not-given")
 
 _NAME = re.compile(r"\$?([A-Za-z_][\w%]*)")
 _ELEMENT = re.compile(r"\$([A-Za-z_][\w%]*)")
@@ -140,6 +145,69 @@ def _options_named(doc: L.AppDocument, task: str) -> list[tuple[str, str]]:
                 best = (len(words), option)
         if best is not None:
             named.append((element.name, best[1]))
+    return named
+
+
+#: A label in an identifier: ``@text='Save'``, ``text()='Save'``, ``@content-desc='Save'``.
+_LABEL = re.compile(r"(?:@text|text\(\)|@content-desc|@content_desc)\s*=\s*(?:'([^']*)'|\"([^\"]*)\")")
+
+
+#: What a control does, said by tasks and labels alike ("Add favorites" for "add Bob to favorites"):
+#: never the word that makes a label the one the task names.
+_VERBS = frozenset({"add", "show", "enable", "disable", "use", "change", "set", "delete", "remove", "open", "create",
+                    "edit", "select", "turn", "make", "view", "go", "save", "send", "call", "search", "sort",
+                    "export", "import", "move", "copy", "rename", "start", "stop", "display", "hide", "allow"})
+_FILE_NAME = re.compile(r"\w\.[A-Za-z0-9]{1,4}\b")
+
+
+def _label(element: L.Element) -> str | None:
+    """The text an element shows, as its first identifier that says one gives it; None for a
+    list (its identifier's text runs its items together) and for a text the document gives only
+    as an example ("Text, e.g. '07:00'": it changes)."""
+    if element.is_list or element.item_of or "e.g." in element.description:
+        return None
+    for identifier in element.identifiers:
+        m = _LABEL.search(identifier.xpath)
+        if m:
+            label = next(g for g in m.groups() if g is not None).strip()
+            # a file's name ('Diary.pdf') is what a field holds now, not what the control is
+            return None if not label or _FILE_NAME.search(label) else label
+    return None
+
+
+def _stem(word: str) -> str:
+    """A word without its -ing or -ed ("sending" is "send"), so a task's verb form meets a label's."""
+    if len(word) > 5 and word.endswith("ing"):
+        return word[:-3]
+    if len(word) > 4 and word.endswith("ed") and not word.endswith("eed"):
+        return word[:-2]
+    return word
+
+
+def _elements_named(doc: L.AppDocument, task: str) -> list[tuple[str, str, int]]:
+    """``(element, label, words)`` for each element whose label's words all appear in ``task``:
+    two or more that are neither plain nor numbers, and either three that are not verbs either
+    or one of those rare in the document."""
+    said = {_stem(w) for w in _words(task)}
+    uses: dict[str, int] = {}
+    for element in doc.elements:
+        for word in _words(" ".join([element.local_name.replace("_", " "), element.description, *element.options])):
+            uses[_stem(word)] = uses.get(_stem(word), 0) + 1
+    named = []
+    for element in doc.elements:
+        label = _label(element)
+        if label is None:
+            continue
+        words = {_stem(w) for w in _words(label)} - _PLAIN
+        content = {w for w in words if not w.isdigit()}
+        # a verb and a word the app uses everywhere ('Add favorites') may be the task's by chance;
+        # three other words ('Max reminder duration'), or a rare one ('Enable delivery reports'),
+        # are what it names
+        specific = content - _VERBS
+        if len(content) < 2 or not words <= said or (len(specific) < 3 and all(uses.get(w, 0) > RARE_WORD
+                                                                               for w in specific)):
+            continue
+        named.append((element.name, label, len(words)))
     return named
 
 
@@ -264,6 +332,14 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
             shown = "; ".join(f"'{o}' is an option of ${n}: ${n}.match({o!r}).tap()" for n, o in missed[:3])
             findings.append(Finding("option-not-picked", f"the script finished, but never picked what the task "
                                                          f"names: {shown}"))
+    if task:
+        labelled = _elements_named(doc, task)
+        if labelled and not any(name in touched or _picked(records, label) for name, label, _ in labelled):
+            most = max(n for _, _, n in labelled)
+            shown = "; ".join(f"${name} ({label!r})" for name, label, n in labelled if n == most)
+            findings.append(Finding("element-not-used", f"the script finished, but never acted on what the task "
+                                                        f"names: {shown}; act on it (the runtime goes to its "
+                                                        f"screen)"))
     if task:
         quoted = quoted_texts(task)
         missing = [q for q in quoted if not _picked(records, _given(q))]
