@@ -352,6 +352,14 @@ screens:
       settings__export_name_text: {kind: text, description: the file, identifiers: ["//node[@text='Diary.pdf']"]}
       settings__last_sent_text: {kind: text, description: "Text, e.g. 'Sent to Bob today'.",
                                  identifiers: ["//node[@text='Sent to Bob today']"]}
+  duration_dialog:
+    description: the reminder durations
+    signature: {activity: .Settings}
+    elements:
+      duration_dialog__durations: {kind: list, description: the durations, options: [1 minute, 5 minutes],
+                                   identifiers: ["//node[@resource-id='r']"]}
+      duration_dialog__ok_button: {kind: button, description: applies it, identifiers: ["//node[@text='OK']"]}
+      duration_dialog__cancel_button: {kind: button, description: keeps it, identifiers: ["//node[@text='Cancel']"]}
 """
 
 
@@ -382,6 +390,23 @@ def test_an_element_the_task_names_by_its_label_and_the_run_never_used_is_a_find
             in found.message)
     (found,) = post_run_findings(doc, "", [], task="enable delivery reports")
     assert "$settings__delivery_reports_checkbox" in found.message
+
+
+def test_a_choice_made_in_a_dialog_left_open_is_a_finding() -> None:
+    """An item picked in a dialog that stayed open, its OK never tapped: the choice is not applied.
+    A dialog that closed on the pick, and an OK tapped after it, are no finding."""
+    doc = loads_document(SETTINGS, "settings.yaml").document
+    assert doc is not None
+    pick = {**_tapped("5 minutes", "duration_dialog__durations"), "screen_before": "duration_dialog",
+            "screen_after": "duration_dialog"}
+    script = "$duration_dialog__durations.match('5 minutes').tap()\n"
+    (found,) = post_run_findings(doc, script, [pick])
+    assert found.check == "dialog-left-open"
+    assert found.message == ("the script made its choice in duration_dialog and finished with it open: confirm the "
+                             "choice with $duration_dialog__ok_button")
+    assert post_run_findings(doc, script, [{**pick, "screen_after": "settings"}]) == []
+    ok = {**_tapped("OK", "duration_dialog__ok_button"), "screen_before": "duration_dialog", "screen_after": "settings"}
+    assert post_run_findings(doc, script + "$duration_dialog__ok_button.tap()\n", [pick, ok]) == []
 
 
 @pytest.mark.parametrize("task", [

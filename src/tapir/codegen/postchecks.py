@@ -276,6 +276,37 @@ def _dialog_left_open(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]]) 
     return (after, confirms) if confirms else None
 
 
+#: A dialog's button that confirms a choice made in it (a sort order picked, a box ticked).
+_CONFIRM_CHOICE = re.compile(r"(ok|okay|done|apply|save|set|confirm|select)")
+
+
+def _choice_left_open(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]]) -> tuple[str, list[str]] | None:
+    """(dialog, its confirming buttons) when the last action that ran picked an item or ticked a
+    box in a dialog that stayed open, and the dialog has a button to confirm it (OK included: after
+    a choice an OK applies it, not only closes the dialog)."""
+    done = [r for r in actions if r.get("ok", True)]
+    if not done:
+        return None
+    last = done[-1]
+    element = doc.element(_base(last.get("resolved")) or _base(last.get("element")) or "")
+    if element is None or last.get("screen_after") != element.screen or not L.transient(doc, element.screen):
+        return None
+    chose = element.is_list or element.item_of or element.kind in (L.Kind.CHECKBOX, L.Kind.SWITCH)
+    screen = doc.screen(element.screen)
+    if not chose or screen is None or element.screen == doc.app.start_screen:
+        return None
+    confirms = []
+    for e in screen.elements:
+        said = set(e.local_name.split("_")) - {"button", ""}
+        ids = " ".join(i.xpath for i in e.identifiers)
+        if e.kind is L.Kind.TEXT or e.item_of or e.is_list:
+            continue
+        if len(said) == 1 and _CONFIRM_CHOICE.fullmatch(next(iter(said))) or (
+                "'android:id/button1'" in ids and said <= {"1"}):
+            confirms.append(e.name)
+    return (element.screen, confirms) if confirms else None
+
+
 def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping[str, Any]], *,
                       plan_elements: Iterable[str] = (), effect_screen: str | None = None,
                       task: str | None = None) -> list[Finding]:
@@ -319,6 +350,12 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
         shown = ", ".join(f"${c}" for c in confirms)
         findings.append(Finding("dialog-left-open", f"the script finished with {dialog} open (its last tap opened "
                                                     f"it): confirm it with {shown} if the task needs it done"))
+    chosen = _choice_left_open(doc, actions) if opened is None else None
+    if chosen is not None:
+        dialog, confirms = chosen
+        shown = ", ".join(f"${c}" for c in confirms)
+        findings.append(Finding("dialog-left-open", f"the script made its choice in {dialog} and finished with it "
+                                                    f"open: confirm the choice with {shown}"))
     if effect_screen:
         screens = {r.get("screen_after") or r.get("screen") for r in records}
         if effect_screen not in screens:
