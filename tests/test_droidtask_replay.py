@@ -224,6 +224,30 @@ def test_navigation_on_imported_documents(upstream: Path, tmp_path: Path, app: s
     assert [r.get("label") for r in records if r["event"] == "action" and r.get("label")] == [tapped]
 
 
+@pytest.mark.adb
+def test_a_settings_half_recorded_only_scrolled_is_reached_through_the_top_half(upstream: Path,
+                                                                                 tmp_path: Path) -> None:
+    """The document built from the Messenger recording files the settings' lower half (delivery
+    reports) as a screen no path leads to: navigation opens the settings by the top half's path,
+    then scrolls (it used to stop: "the document gives no dependency path to it")."""
+    import json
+
+    from tapir.cli import main
+
+    app_dir = upstream / "droidtask" / "apps" / "messenger"
+    document, path, built = document_for(app_dir, ReplayApp(app_dir).package)
+    lower = document.screen("settings_screen")
+    assert built and lower is not None and not any(e.paths for e in lower.elements)
+    script = tmp_path / "reports.tap"
+    script.write_text("$settings_screen__enable_delivery_reports_checkbox.tap()\n", encoding="utf-8")
+    trace = tmp_path / "trace.jsonl"
+    assert main(["run", str(script), "--doc", str(path), "--device", f"sim:{app_dir}", "--trace", str(trace)]) == 0
+    records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    steps = [(r.get("action"), r.get("screen_after")) for r in records if r["event"] == "navigation"]
+    assert steps == [("tap", "main_settings_screen"), ("scroll", "settings_screen")]
+    assert [r.get("label") for r in records if r["event"] == "action"] == ["Enable delivery reports"]
+
+
 def test_camera_modes_are_told_apart_by_the_views_only_one_shows(upstream: Path, tmp_path: Path) -> None:
     """The camera document splits one activity into a photo and a video screen with the same
     buttons under their own names; a recorded state is the photo screen when it shows the timer

@@ -16,7 +16,7 @@ from tapir.core.errors import ScreenNotReached, SensitiveActionRefused
 from tapir.docgen.loader import load_document, loads_document
 from tapir.dsl.interpreter import run_script
 from tapir.hierarchy.model import UITree
-from tapir.runtime.navigation import NavigationConfig, Navigator
+from tapir.runtime.navigation import NavigationConfig, Navigator, pages_of
 from tapir.runtime.settle import Observation
 from tapir.sim.apps import get_app
 
@@ -41,6 +41,10 @@ screens:
         description: opens the menu
         identifiers: ["//node[@resource-id='m']"]
         leads_to: menu
+      home__prefs:
+        kind: button
+        description: opens the preferences
+        identifiers: ["//node[@resource-id='p']"]
   items:
     description: a list
     signature: {activity: .Items}
@@ -101,6 +105,19 @@ screens:
         kind: button
         description: about the app
         identifiers: ["//node[@resource-id='ab']"]
+  prefs:
+    description: the preferences' top (a recording's page)
+    signature: {activity: .Prefs}
+    elements:
+      prefs__scroller: {kind: scroller, description: the page, identifiers: ["//node[@resource-id='sv']"]}
+      prefs__sound: {kind: switch, description: sounds, identifiers: ["//node[@resource-id='so']"],
+                     paths: [[home__prefs.tap()]]}
+  prefs_lower:
+    description: the preferences' lower half, recorded only scrolled down (no way in of its own)
+    signature: {activity: .Prefs}
+    elements:
+      prefs_lower__scroller: {kind: scroller, description: the page, identifiers: ["//node[@resource-id='sv']"]}
+      prefs_lower__about: {kind: button, description: about the app, identifiers: ["//node[@resource-id='ab2']"]}
   orphan:
     description: nothing leads here
     signature: {activity: .Orphan}
@@ -116,17 +133,18 @@ _EMPTY = UITree(nodes=(), roots=(), source="test")
 
 # screen -> {element tapped: next screen}; BACK goes to the parent
 GRAPH = {
-    "home": {"home__open_list": "items", "home__menu": "menu"},
+    "home": {"home__open_list": "items", "home__menu": "menu", "home__prefs": "prefs"},
     "items": {"items__open_detail": "detail"},
     "detail": {"detail__edit": "editor"},
     "editor": {},
     "menu": {"menu__settings": "settings"},
     "settings": {"settings__dark": "settings"},
+    "prefs": {},
 }
 #: screen -> the screen a swipe down shows (the same activity scrolled further)
-SCROLLED = {"settings": "settings_more"}
+SCROLLED = {"settings": "settings_more", "prefs": "prefs_lower"}
 PARENT = {"settings_more": "home", "items": "home", "detail": "items", "editor": "detail", "menu": "home",
-          "settings": "home"}
+          "settings": "home", "prefs": "home", "prefs_lower": "home"}
 
 
 class ScriptedHost:
@@ -243,6 +261,19 @@ def test_a_screen_that_is_the_current_one_scrolled_further_is_reached_by_scrolli
     with pytest.raises(ScreenNotReached):
         Navigator(host).reach(el, lambda o: o.screen == "settings_more")
     assert "scroll('down')" not in host.done
+
+
+def test_a_page_with_no_way_in_is_reached_through_its_other_page_then_scrolled(doc: AppDocument) -> None:
+    # a recording filed the preferences' lower half as a screen of its own that no path leads to:
+    # the way onto its top page (same activity, same scroll view) leads there, then a swipe
+    _, done = _reach(doc, "home", "prefs_lower__about")
+    assert done == ["home__prefs.tap()", "scroll('down')"]
+    _, done = _reach(doc, "detail", "prefs_lower__about")
+    assert done[-2:] == ["home__prefs.tap()", "scroll('down')"]
+    # the settings' scrolled screen shares no scroll view with another: no page of anything, and
+    # from another activity nothing is borrowed for it (the test above)
+    more = doc.screen("settings_more")
+    assert more is not None and pages_of(doc, more) == []
 
 
 def test_a_screen_scrolled_past_is_reached_by_scrolling_back_up(doc: AppDocument) -> None:

@@ -265,6 +265,23 @@ def _option_toward(el: Element, screen: str | None) -> str | None:
     return scored[0][1]
 
 
+def _scrollers(screen: Screen) -> set[str]:
+    return {i.xpath for e in screen.elements if e.kind is Kind.SCROLLER for i in e.identifiers}
+
+
+def pages_of(document: AppDocument, screen: Screen) -> list[Screen]:
+    """The document's other screens that are ``screen``'s page scrolled elsewhere: the same
+    activity (named by both signatures; an imported document's screens name none) and a scroll
+    view of the same identifier (a settings page's top and its lower half); no dialogs."""
+    activity, scrolls = screen.signature.activity, _scrollers(screen)
+    if not activity or not scrolls or transient_screen(screen):
+        return []
+    short = activity.rsplit(".", 1)[-1]
+    return [s for s in document.screens if s.name != screen.name and s.signature.activity
+            and s.signature.activity.rsplit(".", 1)[-1] == short and not transient_screen(s)
+            and scrolls & _scrollers(s)]
+
+
 def step_risk(document: AppDocument, step: Step) -> str | None:
     """Why navigation should not take ``step`` on its own (see the module docstring), or None."""
     if step.target is None:
@@ -318,9 +335,10 @@ class Navigator:
         self._chained: set[tuple[str, str]] = set()
         self._plans = 0
 
-    def paths_for(self, element: Element) -> list[DocPath]:
+    def paths_for(self, element: Element, *, pages: bool = True) -> list[DocPath]:
         """The element's own paths, then its list's (for child elements), then those of the other
-        elements of its screen (any way onto the screen is a way to the element)."""
+        elements of its screen (any way onto the screen is a way to the element); with none of
+        those and ``pages``, the ways onto its other pages (``pages_of``)."""
         doc = self.host.document
         out: list[DocPath] = []
         seen: set[tuple[Step, ...]] = set()
@@ -341,6 +359,12 @@ class Navigator:
         if screen is not None:
             for other in screen.elements:
                 if other.name != element.name:
+                    add(other.paths, False)
+        if not out and pages and screen is not None:
+            # a page recorded only scrolled down (the settings' lower half) has no way in of its own:
+            # the ways onto its other pages lead there, and navigation then scrolls
+            for sibling in pages_of(doc, screen):
+                for other in sibling.elements:
                     add(other.paths, False)
         return out
 
@@ -400,7 +424,9 @@ class Navigator:
         obs = self.host.observe()
         if arrived(obs):
             return obs
-        paths = self.paths_for(element)
+        # only the script's own target is looked for on another page: a path's first step is
+        # reached on the screens the document says it is taken on
+        paths = self.paths_for(element, pages=depth == 0)
         backs = 0
         launched = False
         scrolled = False
@@ -423,6 +449,13 @@ class Navigator:
                 if arrived(obs):
                     return obs
                 continue
+            if (not scrolled and depth == 0 and not self._way_in(element.screen)
+                    and obs.screen in self._pages(element.screen)):
+                # on another page of its scroll view, a page with no way in of its own is further down
+                scrolled = True
+                obs, found = self._scroll_to(arrived, obs, span, nav)
+                if found:
+                    return obs
             plan = self._plan(element, paths, obs, nav, fruitless=self._fruitless)
             if plan is None and depth < cfg.max_chain:
                 # no path starts here: first reach the screen where one of them starts
@@ -528,6 +561,15 @@ class Navigator:
         if not nav.steps and self._guarded:  # the guard refused the way: say how to allow it
             raise next(iter(self._guarded.values()))
         return obs, nav
+
+    def _pages(self, screen: str) -> set[str]:
+        found = self.host.document.screen(screen)
+        return {s.name for s in pages_of(self.host.document, found)} if found is not None else set()
+
+    def _way_in(self, screen: str) -> bool:
+        """Whether some element of ``screen`` has a dependency path of its own."""
+        found = self.host.document.screen(screen)
+        return found is not None and any(e.paths for e in found.elements)
 
     def _same_activity(self, here: str | None, goal: str) -> bool:
         """Whether screen ``goal`` may be screen ``here`` scrolled further: both are known, they are
