@@ -360,6 +360,19 @@ screens:
                                    identifiers: ["//node[@resource-id='r']"]}
       duration_dialog__ok_button: {kind: button, description: applies it, identifiers: ["//node[@text='OK']"]}
       duration_dialog__cancel_button: {kind: button, description: keeps it, identifiers: ["//node[@text='Cancel']"]}
+  colors:
+    description: customize colors
+    signature: {activity: .Colors}
+    elements:
+      colors__theme_button: {kind: button, description: opens the themes, leads_to: theme_dialog,
+                             identifiers: ["//node[@resource-id='t']"]}
+      colors__save_button: {kind: button, description: keeps the colors, identifiers: ["//node[@content-desc='Save']"]}
+  theme_dialog:
+    description: the themes
+    signature: {activity: .Colors}
+    elements:
+      theme_dialog__themes: {kind: list, description: the themes, options: [Light, Dark],
+                             identifiers: ["//node[@resource-id='th']"]}
 """
 
 
@@ -407,6 +420,22 @@ def test_a_choice_made_in_a_dialog_left_open_is_a_finding() -> None:
     assert post_run_findings(doc, script, [{**pick, "screen_after": "settings"}]) == []
     ok = {**_tapped("OK", "duration_dialog__ok_button"), "screen_before": "duration_dialog", "screen_after": "settings"}
     assert post_run_findings(doc, script + "$duration_dialog__ok_button.tap()\n", [pick, ok]) == []
+
+
+def test_a_choice_whose_dialog_closed_onto_a_screen_with_save_is_unconfirmed_input() -> None:
+    """Light picked, the theme dialog closed onto the colors screen, whose Save keeps the change:
+    never tapped. Saved afterwards, or a pick that left no such screen, is no finding."""
+    doc = loads_document(SETTINGS, "settings.yaml").document
+    assert doc is not None
+    pick = {**_tapped("Light", "theme_dialog__themes"), "screen_before": "theme_dialog", "screen_after": "colors"}
+    script = "$theme_dialog__themes.match('Light').tap()\n"
+    (found,) = post_run_findings(doc, script, [pick])
+    assert found.check == "unconfirmed-input"
+    assert found.message == ("the script made its choice in theme_dialog, which closed onto colors, and then did "
+                             "nothing more: colors has $colors__save_button; tap it to keep the change")
+    save = {**_tapped("Save", "colors__save_button"), "screen_before": "colors", "screen_after": "settings"}
+    assert post_run_findings(doc, script + "$colors__save_button.tap()\n", [pick, save]) == []
+    assert post_run_findings(doc, script, [{**pick, "screen_after": "settings"}]) == []
 
 
 @pytest.mark.parametrize("task", [

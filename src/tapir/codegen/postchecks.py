@@ -11,7 +11,9 @@ goes back to the model like an error:
 * ``unused-element``: an element the plan (the answer's ``Elements:`` line) or the script names
   was never acted on nor read (a branch not taken is fine when the element was read to decide);
 * ``unconfirmed-input``: the last text typed (``set_text``) on a screen whose document has a
-  confirming element (Save, OK, Done, Add...) was followed by no tap on one, nor ``enter()``;
+  confirming element (Save, OK, Done, Add...) was followed by no tap on one, nor ``enter()``; or
+  the run's last action was a choice in a dialog that closed onto a screen with a Save, Apply or
+  Done (customize colors: the theme picked, never saved);
 * ``dialog-left-open``: the run's last action opened a dialog (a transient screen of the
   document, not its launch screen) with a button that decides (named for one of Yes, Delete,
   Save, Apply...; or, in a generated document, Android's positive button beside a negative one:
@@ -307,6 +309,31 @@ def _choice_left_open(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]]) 
     return (element.screen, confirms) if confirms else None
 
 
+#: A screen's button that keeps what was changed on it (customize colors: Save).
+_SAVE = re.compile(r"(save|apply|done)")
+
+
+def _choice_unsaved(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]]) -> tuple[str, str, list[str]] | None:
+    """(dialog, screen, its saving buttons) when the last action that ran picked an item or ticked
+    a box in a dialog that then closed onto a screen (not a dialog) with a Save, Apply or Done."""
+    done = [r for r in actions if r.get("ok", True)]
+    if not done:
+        return None
+    last = done[-1]
+    element = doc.element(_base(last.get("resolved")) or _base(last.get("element")) or "")
+    after = last.get("screen_after")
+    if element is None or not isinstance(after, str) or after == element.screen:
+        return None
+    chose = element.is_list or element.item_of or element.kind in (L.Kind.CHECKBOX, L.Kind.SWITCH)
+    screen = doc.screen(after)
+    if not chose or screen is None or not L.transient(doc, element.screen) or L.transient(doc, after):
+        return None
+    saves = [e.name for e in screen.elements if not e.item_of and e.kind is not L.Kind.TEXT
+             and len(said := set(e.local_name.split("_")) - {"button", ""}) == 1
+             and _SAVE.fullmatch(next(iter(said)))]
+    return (element.screen, after, saves) if saves else None
+
+
 def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping[str, Any]], *,
                       plan_elements: Iterable[str] = (), effect_screen: str | None = None,
                       task: str | None = None) -> list[Finding]:
@@ -344,6 +371,13 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
             shown = ", ".join(f"${c}" for c in confirms)
             findings.append(Finding("unconfirmed-input", f"the script typed into ${name} and then did nothing "
                                                          f"more: its screen has {shown}; tap it to confirm"))
+    kept = _choice_unsaved(doc, actions) if not any(f.check == "unconfirmed-input" for f in findings) else None
+    if kept is not None:
+        dialog, onto, saves = kept
+        shown = ", ".join(f"${c}" for c in saves)
+        findings.append(Finding("unconfirmed-input", f"the script made its choice in {dialog}, which closed onto "
+                                                     f"{onto}, and then did nothing more: {onto} has {shown}; "
+                                                     "tap it to keep the change"))
     opened = _dialog_left_open(doc, actions)
     if opened is not None:
         dialog, confirms = opened
