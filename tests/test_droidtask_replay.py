@@ -202,6 +202,10 @@ def test_navigation_takes_the_tab_that_leads_to_the_target(upstream: Path, tmp_p
     # without naming an item; named by where they lead ("Settings"), they may be taken
     ("notes", "task6", '$configure_settings__font_size_options.match("Font size").tap()', ["More options", "Settings"],
      "Font size"),
+    # the settings list was recorded without 'About Firefox' (below the fold): the path's last step
+    # onto about_firefox_screen is named by that screen, and the item is scrolled to
+    ("firefox", "task4", "$about_firefox_screen__navigate_up_button.tap()", ["Menu", "Settings", "About Firefox"],
+     "Navigate up"),
 ])
 def test_navigation_on_imported_documents(upstream: Path, tmp_path: Path, app: str, task: str, line: str,
                                           navigated: list[str], tapped: str) -> None:

@@ -653,6 +653,42 @@ def test_a_path_that_taps_a_menu_without_naming_an_item_is_given_the_item_that_n
     assert Navigator(ScriptedHost(doc, "main_screen", "org.t")).paths_for(font)[0].steps == settings
 
 
+def test_the_last_step_onto_a_goal_no_recorded_option_names_is_named_by_the_goal() -> None:
+    """A settings list recorded without its lower items: the path's last step onto about_app_screen
+    gets the item named by that screen ('about app'), which the runtime scrolls the list to find.
+    Not a dialog's list (each item closes it, any one leads back), not a one-word goal, and not
+    when a recorded option shares the goal's words (then that option, or none, as before)."""
+    from tapir.runtime.navigation import name_items
+
+    text = MENU_DOC + """\
+  settings_page:
+    description: the settings
+    signature: {activity: .Settings}
+    elements:
+      settings_page__items: {kind: list, description: the settings, options: [General, Privacy],
+                             identifiers: ["//node[@resource-id='si']"]}
+  about_app_screen:
+    description: about
+    signature: {activity: .About}
+    elements:
+      about_app_screen__version: {kind: text, description: the version, identifiers: ["//node[@resource-id='v']"]}
+  about_screen:
+    description: about
+    signature: {activity: .About2}
+    elements:
+      about_screen__version: {kind: text, description: the version, identifiers: ["//node[@resource-id='v2']"]}
+"""
+    doc = loads_document(text, "menu.yaml").document
+    assert doc is not None
+    step = Step("settings_page__items", "tap")
+    assert name_items(doc, (step,), "about_app_screen") == (Step("settings_page__items", "tap", match="about app"),)
+    assert name_items(doc, (step,), "about_screen") == (step,)
+    # not the last step: the next one names where it leads, and only recorded options are taken
+    assert name_items(doc, (step, Step("about_app_screen__version", "tap")), "about_app_screen")[0] == step
+    menu = Step("more_options_popup__options_list", "tap")
+    assert name_items(doc, (menu,), "about_app_screen") == (menu,)
+
+
 def test_a_step_that_changed_nothing_is_not_taken_again_on_that_screen_by_another_path() -> None:
     """Recorded documents give many paths that start with the same step (a dialog's list tapped
     first); one that changed nothing on a screen is not taken there again, whichever path it is in."""

@@ -231,7 +231,15 @@ def name_items(document: AppDocument, steps: tuple[Step, ...], goal: str) -> tup
         el = document.element(step.target) if step.target else None
         if (el is not None and el.is_list and el.options and step.match is None
                 and step.action in ("tap", "long_tap")):
-            option = _option_toward(el, _leads(document, steps[n + 1:], goal))
+            toward = _leads(document, steps[n + 1:], goal)
+            option = _option_toward(el, toward)
+            page = document.screen(el.screen)
+            if (option is None and n == len(steps) - 1 and page is not None and not transient_screen(page)
+                    and not _names_any_option(el, toward)):
+                # the last step onto the goal from a page's list (a dialog's items all close it, any
+                # one leads back), and no recorded option has the goal's name: the item is one the
+                # recording never showed (below the fold: Firefox's 'About Firefox'), named by the goal
+                option = _title_of(toward)
             if option is not None:
                 step = Step(step.target, step.action, step.args, step.line, option)
         out.append(step)
@@ -263,6 +271,24 @@ def _option_toward(el: Element, screen: str | None) -> str | None:
     if not scored or scored[0][0][0] == 0 or (len(scored) > 1 and scored[1][0] == scored[0][0]):
         return None
     return scored[0][1]
+
+
+def _title_of(screen: str | None) -> str | None:
+    """A screen's name as the label of the item that opens it ('about_firefox_screen' -> 'about
+    firefox'); None for a name of fewer than two words besides its kind (too plain to look for)."""
+    if screen is None:
+        return None
+    said = [w for w in words(screen).split() if w not in _SCREEN_NOISE]
+    return " ".join(said) if len(said) >= 2 else None
+
+
+def _names_any_option(el: Element, screen: str | None) -> bool:
+    """Whether some option of ``el`` shares a word with ``screen``'s name (then the options name it,
+    or name it too loosely to choose: either way not an item the recording never showed)."""
+    if screen is None:
+        return True
+    wanted = set(words(screen).split()) - _SCREEN_NOISE
+    return any(wanted & set(words(o).split()) for o in el.options)
 
 
 def _scrollers(screen: Screen) -> set[str]:
