@@ -21,8 +21,10 @@ named after them, with no path to it: what leads there is a swipe, not an elemen
 pressing BACK the navigator scrolls the current screen's largest scroll view down, a page at a
 time while it moves (``max_scrolls``), looking for the target's screen, then up the same way (a
 script that scrolled past the target's part of the page is below it); only when the two screens
-may be one activity (their signatures do not name two different ones). A scroll changes nothing
-in the app, so reads may take it too. Everything is bounded: rounds, steps in total, paths
+may be one activity (their signatures do not name two different ones). A page with no path of
+its own is reached by the paths onto its other pages (``pages_of``: the same activity and scroll
+view), and there the swipe comes first. A scroll changes nothing in the app, so reads may take it
+too. Everything is bounded: rounds, steps in total, paths
 tried and BACK presses (``NavigationConfig``). Navigation stops as soon as the target's screen
 is showing (the caller then looks for the element there). Failure raises ``ScreenNotReached``
 naming the paths that were tried, the steps refused, and where the device really is.
