@@ -422,6 +422,18 @@ def test_a_choice_made_in_a_dialog_left_open_is_a_finding() -> None:
     assert post_run_findings(doc, script + "$duration_dialog__ok_button.tap()\n", [pick, ok]) == []
 
 
+def test_a_unit_the_task_shortens_still_names_the_option() -> None:
+    """ "30 min" in a task is the option '30 minutes' (DroidTask calendar/task8's snooze time)."""
+    doc = loads_document(SETTINGS, "settings.yaml").document
+    assert doc is not None
+    opened = {**_tapped("Max reminder duration", "settings__alarm_reminder_button"), "screen_before": "settings",
+              "screen_after": "duration_dialog"}
+    found = post_run_findings(doc, "$settings__alarm_reminder_button.tap()\n", [opened],
+                              task="set the alarm's max reminder duration to 5 min")
+    assert [f.check for f in found] == ["option-not-picked"]
+    assert "'5 minutes' is an option of $duration_dialog__durations" in found[0].message
+
+
 def test_a_choice_whose_dialog_closed_onto_a_screen_with_save_is_unconfirmed_input() -> None:
     """Light picked, the theme dialog closed onto the colors screen, whose Save keeps the change:
     never tapped. Saved afterwards, or a pick that left no such screen, is no finding."""

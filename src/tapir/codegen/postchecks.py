@@ -114,9 +114,14 @@ def _is_confirm(doc: L.AppDocument, name: str) -> bool:
                                                                        L.Kind.OTHER)
 
 
+#: Units as tasks shorten them ("snooze time to 30 min" for the option '30 minutes').
+_UNITS = {"min": "minute", "mins": "minute", "sec": "second", "secs": "second", "hr": "hour", "hrs": "hour"}
+
+
 def _words(text: str) -> frozenset[str]:
-    """Lower-cased words, a plural's s dropped ("columns" is "column")."""
-    return frozenset(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+    """Lower-cased words, a plural's s dropped ("columns" is "column"), a unit's short form
+    written out ("min" is "minute")."""
+    return frozenset(_UNITS.get(w) or (w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
                      for w in _WORD.findall(text.lower()))
 
 
