@@ -105,3 +105,27 @@ def test_in_process_runs_the_script_in_the_runner(tmp_path: Path, monkeypatch: p
     assert run.ok and _pids(log) == {"play.tap": os.getpid()}
     attempt = run.results[0].attempts[-1]
     assert attempt.dumps > 0 and attempt.device_actions > 0 and attempt.steps
+
+
+def test_a_result_written_just_before_the_child_ended_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a loaded machine the child can write its result and end between the parent's select
+    (nothing yet) and its wait: the result is still in the pipe and is read, not lost as "the
+    script's process ended with status 0" (seen under `tapir eval -j 2` beside a model run)."""
+    import select
+    import time
+    from types import SimpleNamespace
+
+    from tapir.dsl import isolation
+
+    first = [True]
+
+    def late(r: Any, w: Any, x: Any, timeout: float | None = None) -> Any:
+        if first[0]:
+            first[0] = False
+            time.sleep(1.0)  # the child writes its result and ends meanwhile
+            return [], [], []
+        return select.select(r, w, x, timeout)
+
+    monkeypatch.setattr(isolation, "select", SimpleNamespace(select=late))
+    result = isolation.run_script_isolated("x = 1 + 1\nprint(x)\n", output=None)
+    assert result.error is None and result.printed == ("2",)

@@ -305,13 +305,18 @@ class _Parent:
                                            f"the script ran longer than {self.budgets.timeout_s:g} s "
                                            "(its process was stopped)", None))
                 return
-            ready, _, _ = select.select([self.fd], [], [], min(left, 0.25))
+            ended = self.status is not None
+            ready, _, _ = select.select([self.fd], [], [], 0 if ended else min(left, 0.25))
             if not ready:
+                if ended:
+                    return  # the child ended and the pipe holds nothing more of it
                 # a process the child started may hold the pipe open after the child ended
                 done, status = os.waitpid(self.pid, os.WNOHANG)
                 if done:
+                    # it may have written its result and ended between the select and the wait
+                    # (a loaded machine): read what is in the pipe, without waiting for an end of
+                    # file that such a process would keep off
                     self.status = status
-                    return
                 continue
             chunk = os.read(self.fd, 1 << 16)
             if not chunk:
