@@ -360,6 +360,14 @@ screens:
                                    identifiers: ["//node[@resource-id='r']"]}
       duration_dialog__ok_button: {kind: button, description: applies it, identifiers: ["//node[@text='OK']"]}
       duration_dialog__cancel_button: {kind: button, description: keeps it, identifiers: ["//node[@text='Cancel']"]}
+  order_dialog:
+    description: "A dialog; buttons 'button2', 'button1'."
+    signature: {activity: .Settings}
+    elements:
+      order_dialog__orders: {kind: list, description: the orders, options: [Ascending, Descending],
+                             identifiers: ["//node[@resource-id='ord']"]}
+      order_dialog__button_1_button: {kind: button, description: Button 'button1'.,
+                                      identifiers: ["//node[@resource-id='android:id/button1']"]}
   colors:
     description: customize colors
     signature: {activity: .Colors}
@@ -420,6 +428,11 @@ def test_a_choice_made_in_a_dialog_left_open_is_a_finding() -> None:
     assert post_run_findings(doc, script, [{**pick, "screen_after": "settings"}]) == []
     ok = {**_tapped("OK", "duration_dialog__ok_button"), "screen_before": "duration_dialog", "screen_after": "settings"}
     assert post_run_findings(doc, script + "$duration_dialog__ok_button.tap()\n", [pick, ok]) == []
+    # a generated document names the confirming button after Android's id (button1)
+    order = {**_tapped("Descending", "order_dialog__orders"), "screen_before": "order_dialog",
+             "screen_after": "order_dialog"}
+    (found,) = post_run_findings(doc, "$order_dialog__orders.match('Descending').tap()\n", [order])
+    assert found.check == "dialog-left-open" and found.message.endswith("$order_dialog__button_1_button")
 
 
 def test_a_unit_the_task_shortens_still_names_the_option() -> None:

@@ -110,6 +110,14 @@ def symbols(doc: AppDocument) -> SymbolTable:
     return build_symbols(doc)
 
 
+def shown_labels(element: Element) -> tuple[str, ...]:
+    """The texts and descriptions an element's own identifiers say it shows (the grounder's
+    reading, ``tapir.runtime.grounding.identifiers.labels``)."""
+    from tapir.runtime.grounding.identifiers import labels
+
+    return labels(element.identifiers, own=True).words
+
+
 def transient(doc: AppDocument, screen: str) -> bool:
     """Whether ``screen`` of ``doc`` is a dialog, menu or popup (opened by an action, gone after)."""
     from tapir.runtime.navigation import transient_screen

@@ -44,7 +44,7 @@ goes back to the model like an error:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -130,14 +130,23 @@ def _words(text: str) -> frozenset[str]:
 RARE_WORD = 3
 
 
+def _word_uses(doc: L.AppDocument, form: Callable[[str], str] = str) -> dict[str, int]:
+    """How many elements of ``doc`` say each word (``form`` of it) in their name, description or
+    options: a word said by more than ``RARE_WORD`` is the app's vocabulary."""
+    uses: dict[str, int] = {}
+    for element in doc.elements:
+        said = {form(w) for w in _words(" ".join([element.local_name.replace("_", " "), element.description,
+                                                   *element.options]))}
+        for word in said:
+            uses[word] = uses.get(word, 0) + 1
+    return uses
+
+
 def _options_named(doc: L.AppDocument, task: str) -> list[tuple[str, str]]:
     """``(element, option)`` for each option whose words all appear in ``task`` and one of them is
     rare in the document or a number (one per element: the option with the most words)."""
     said = _words(task)
-    uses: dict[str, int] = {}
-    for element in doc.elements:
-        for word in _words(" ".join([element.local_name.replace("_", " "), element.description, *element.options])):
-            uses[word] = uses.get(word, 0) + 1
+    uses = _word_uses(doc)
     named: list[tuple[str, str]] = []
     for element in doc.elements:
         best: tuple[int, str] | None = None
@@ -155,10 +164,6 @@ def _options_named(doc: L.AppDocument, task: str) -> list[tuple[str, str]]:
     return named
 
 
-#: A label in an identifier: ``@text='Save'``, ``text()='Save'``, ``@content-desc='Save'``.
-_LABEL = re.compile(r"(?:@text|text\(\)|@content-desc|@content_desc)\s*=\s*(?:'([^']*)'|\"([^\"]*)\")")
-
-
 #: What a control does, said by tasks and labels alike ("Add favorites" for "add Bob to favorites"):
 #: never the word that makes a label the one the task names.
 _VERBS = frozenset({"add", "show", "enable", "disable", "use", "change", "set", "delete", "remove", "open", "create",
@@ -168,18 +173,14 @@ _FILE_NAME = re.compile(r"\w\.[A-Za-z0-9]{1,4}\b")
 
 
 def _label(element: L.Element) -> str | None:
-    """The text an element shows, as its first identifier that says one gives it; None for a
-    list (its identifier's text runs its items together) and for a text the document gives only
+    """The text an element shows, the first its identifiers give (``L.shown_labels``); None for
+    a list (its identifier's text runs its items together) and for a text the document gives only
     as an example ("Text, e.g. '07:00'": it changes)."""
     if element.is_list or element.item_of or "e.g." in element.description:
         return None
-    for identifier in element.identifiers:
-        m = _LABEL.search(identifier.xpath)
-        if m:
-            label = next(g for g in m.groups() if g is not None).strip()
-            # a file's name ('Diary.pdf') is what a field holds now, not what the control is
-            return None if not label or _FILE_NAME.search(label) else label
-    return None
+    label = next(iter(L.shown_labels(element)), None)
+    # a file's name ('Diary.pdf') is what a field holds now, not what the control is
+    return None if label is None or _FILE_NAME.search(label) else label
 
 
 def _stem(word: str) -> str:
@@ -196,10 +197,7 @@ def _elements_named(doc: L.AppDocument, task: str) -> list[tuple[str, str, int]]
     two or more that are neither plain nor numbers, and either three that are not verbs either
     or one of those rare in the document."""
     said = {_stem(w) for w in _words(task)}
-    uses: dict[str, int] = {}
-    for element in doc.elements:
-        for word in _words(" ".join([element.local_name.replace("_", " "), element.description, *element.options])):
-            uses[_stem(word)] = uses.get(_stem(word), 0) + 1
+    uses = _word_uses(doc, _stem)
     named = []
     for element in doc.elements:
         label = _label(element)
@@ -256,15 +254,36 @@ def _within_reach(doc: L.AppDocument, element: str, near: set[str]) -> bool:
     return not near or e is None or e.screen in near
 
 
-def _dialog_left_open(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]]) -> tuple[str, list[str]] | None:
-    """(dialog, its confirming elements) when the last action that ran opened a dialog with one."""
+def _last_action(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]]
+                 ) -> tuple[Mapping[str, Any], L.Element] | None:
+    """The last action that ran and the document's element it acted on (None: no such action, or
+    an element the document does not have)."""
     done = [r for r in actions if r.get("ok", True)]
     if not done:
         return None
-    last = done[-1]
+    element = doc.element(_base(done[-1].get("resolved")) or _base(done[-1].get("element")) or "")
+    return (done[-1], element) if element is not None else None
+
+
+def _is_choice(element: L.Element) -> bool:
+    """An item picked or a box ticked: what a dialog's OK or a screen's Save then applies."""
+    return element.is_list or element.item_of is not None or element.kind in (L.Kind.CHECKBOX, L.Kind.SWITCH)
+
+
+def _one_word(element: L.Element) -> str | None:
+    """The one word an element's name says besides "button" ("ok" of ``dialog__ok_button``), else None."""
+    said = set(element.local_name.split("_")) - {"button", ""}
+    return next(iter(said)) if len(said) == 1 else None
+
+
+def _dialog_left_open(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]]) -> tuple[str, list[str]] | None:
+    """(dialog, its confirming elements) when the last action that ran opened a dialog with one."""
+    found = _last_action(doc, actions)
+    if found is None:
+        return None
+    last, element = found
     after = last.get("screen_after")
-    element = doc.element(_base(last.get("resolved")) or _base(last.get("element")) or "")
-    if not isinstance(after, str) or element is None or element.screen == after or not L.transient(doc, after):
+    if not isinstance(after, str) or element.screen == after or not L.transient(doc, after):
         return None
     screen = doc.screen(after)
     if screen is None or after == doc.app.start_screen:  # a launch screen named "main_menu" is no dialog
@@ -273,12 +292,12 @@ def _dialog_left_open(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]]) 
     asks = any("'android:id/button2'" in x for x in ids.values())  # an AlertDialog with a negative button
     confirms = []
     for e in screen.elements:
-        said = set(e.local_name.split("_")) - {"button"}
         if e.kind is L.Kind.TEXT or e.item_of:
             continue
+        word = _one_word(e)
         # "yes_button", "delete_button"; or a generated name ("button_1_button") of the positive button
-        if len(said) == 1 and _DECIDE.fullmatch(next(iter(said))) or (
-                asks and "'android:id/button1'" in ids[e.name] and said <= {"1", ""}):
+        if word is not None and _DECIDE.fullmatch(word) or (
+                asks and "'android:id/button1'" in ids[e.name] and word in ("1", None)):
             confirms.append(e.name)
     return (after, confirms) if confirms else None
 
@@ -291,25 +310,22 @@ def _choice_left_open(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]]) 
     """(dialog, its confirming buttons) when the last action that ran picked an item or ticked a
     box in a dialog that stayed open, and the dialog has a button to confirm it (OK included: after
     a choice an OK applies it, not only closes the dialog)."""
-    done = [r for r in actions if r.get("ok", True)]
-    if not done:
+    found = _last_action(doc, actions)
+    if found is None:
         return None
-    last = done[-1]
-    element = doc.element(_base(last.get("resolved")) or _base(last.get("element")) or "")
-    if element is None or last.get("screen_after") != element.screen or not L.transient(doc, element.screen):
+    last, element = found
+    if last.get("screen_after") != element.screen or not L.transient(doc, element.screen):
         return None
-    chose = element.is_list or element.item_of or element.kind in (L.Kind.CHECKBOX, L.Kind.SWITCH)
     screen = doc.screen(element.screen)
-    if not chose or screen is None or element.screen == doc.app.start_screen:
+    if not _is_choice(element) or screen is None or element.screen == doc.app.start_screen:
         return None
     confirms = []
     for e in screen.elements:
-        said = set(e.local_name.split("_")) - {"button", ""}
-        ids = " ".join(i.xpath for i in e.identifiers)
         if e.kind is L.Kind.TEXT or e.item_of or e.is_list:
             continue
-        if len(said) == 1 and _CONFIRM_CHOICE.fullmatch(next(iter(said))) or (
-                "'android:id/button1'" in ids and said <= {"1"}):
+        word = _one_word(e)
+        if word is not None and _CONFIRM_CHOICE.fullmatch(word) or (
+                word == "1" and any("'android:id/button1'" in i.xpath for i in e.identifiers)):
             confirms.append(e.name)
     return (element.screen, confirms) if confirms else None
 
@@ -321,21 +337,18 @@ _SAVE = re.compile(r"(save|apply|done)")
 def _choice_unsaved(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]]) -> tuple[str, str, list[str]] | None:
     """(dialog, screen, its saving buttons) when the last action that ran picked an item or ticked
     a box in a dialog that then closed onto a screen (not a dialog) with a Save, Apply or Done."""
-    done = [r for r in actions if r.get("ok", True)]
-    if not done:
+    found = _last_action(doc, actions)
+    if found is None:
         return None
-    last = done[-1]
-    element = doc.element(_base(last.get("resolved")) or _base(last.get("element")) or "")
+    last, element = found
     after = last.get("screen_after")
-    if element is None or not isinstance(after, str) or after == element.screen:
+    if not isinstance(after, str) or after == element.screen:
         return None
-    chose = element.is_list or element.item_of or element.kind in (L.Kind.CHECKBOX, L.Kind.SWITCH)
     screen = doc.screen(after)
-    if not chose or screen is None or not L.transient(doc, element.screen) or L.transient(doc, after):
+    if not _is_choice(element) or screen is None or not L.transient(doc, element.screen) or L.transient(doc, after):
         return None
     saves = [e.name for e in screen.elements if not e.item_of and e.kind is not L.Kind.TEXT
-             and len(said := set(e.local_name.split("_")) - {"button", ""}) == 1
-             and _SAVE.fullmatch(next(iter(said)))]
+             and (word := _one_word(e)) is not None and _SAVE.fullmatch(word)]
     return (element.screen, after, saves) if saves else None
 
 

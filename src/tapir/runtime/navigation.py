@@ -262,11 +262,16 @@ def _leads(document: AppDocument, rest: tuple[Step, ...], goal: str) -> str | No
 _SCREEN_NOISE = frozenset({"screen", "dialog", "popup", "menu", "page", "interface", "the", "a", "of", "to", "with"})
 
 
+def _screen_words(screen: str) -> set[str]:
+    """A screen name's words without its kind's ("Manage shown tabs" names
+    manage_visible_tabs_dialog): its widgets' words stay."""
+    return set(words(screen).split()) - _SCREEN_NOISE
+
+
 def _option_toward(el: Element, screen: str | None) -> str | None:
     if screen is None or screen == el.screen:
         return None
-    # a screen's kind words go, not its widgets': "Manage shown tabs" names manage_visible_tabs_dialog
-    wanted = set(words(screen).split()) - _SCREEN_NOISE
+    wanted = _screen_words(screen)
     # the most of the screen's words, then the fewest others: "Settings" before "Settings and backup"
     scored = sorted((((len(wanted & said), -len(said - wanted)), o) for o in el.options
                      for said in [set(words(o).split())]), key=lambda t: t[0], reverse=True)
@@ -289,7 +294,7 @@ def _names_any_option(el: Element, screen: str | None) -> bool:
     or name it too loosely to choose: either way not an item the recording never showed)."""
     if screen is None:
         return True
-    wanted = set(words(screen).split()) - _SCREEN_NOISE
+    wanted = _screen_words(screen)
     return any(wanted & set(words(o).split()) for o in el.options)
 
 
