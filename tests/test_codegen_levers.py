@@ -409,8 +409,10 @@ def test_an_element_the_task_names_by_its_label_and_the_run_never_used_is_a_find
                                  task="change the alarm's max reminder duration to 1 minute")
     assert ("$settings__alarm_reminder_button ('Max reminder duration'); $settings__timer_reminder_button"
             in found.message)
+    assert found.fix is None  # two elements so labelled: which one is the model's to say
     (found,) = post_run_findings(doc, "", [], task="enable delivery reports")
     assert "$settings__delivery_reports_checkbox" in found.message
+    assert found.fix == "$settings__delivery_reports_checkbox.tap()"
 
 
 def test_a_choice_made_in_a_dialog_left_open_is_a_finding() -> None:
@@ -425,6 +427,7 @@ def test_a_choice_made_in_a_dialog_left_open_is_a_finding() -> None:
     assert found.check == "dialog-left-open"
     assert found.message == ("the script made its choice in duration_dialog and finished with it open: confirm the "
                              "choice with $duration_dialog__ok_button")
+    assert found.fix == "$duration_dialog__ok_button.tap()"
     assert post_run_findings(doc, script, [{**pick, "screen_after": "settings"}]) == []
     ok = {**_tapped("OK", "duration_dialog__ok_button"), "screen_before": "duration_dialog", "screen_after": "settings"}
     assert post_run_findings(doc, script + "$duration_dialog__ok_button.tap()\n", [pick, ok]) == []
@@ -445,6 +448,7 @@ def test_a_unit_the_task_shortens_still_names_the_option() -> None:
                               task="set the alarm's max reminder duration to 5 min")
     assert [f.check for f in found] == ["option-not-picked"]
     assert "'5 minutes' is an option of $duration_dialog__durations" in found[0].message
+    assert found[0].fix == "$duration_dialog__durations.match('5 minutes').tap()"
 
 
 def test_a_choice_whose_dialog_closed_onto_a_screen_with_save_is_unconfirmed_input() -> None:
@@ -458,6 +462,7 @@ def test_a_choice_whose_dialog_closed_onto_a_screen_with_save_is_unconfirmed_inp
     assert found.check == "unconfirmed-input"
     assert found.message == ("the script made its choice in theme_dialog, which closed onto colors, and then did "
                              "nothing more: colors has $colors__save_button; tap it to keep the change")
+    assert found.fix == "$colors__save_button.tap()"
     save = {**_tapped("Save", "colors__save_button"), "screen_before": "colors", "screen_after": "settings"}
     assert post_run_findings(doc, script + "$colors__save_button.tap()\n", [pick, save]) == []
     assert post_run_findings(doc, script, [{**pick, "screen_after": "settings"}]) == []
@@ -497,6 +502,7 @@ def test_a_run_that_ends_on_the_dialog_its_last_tap_opened_is_a_finding() -> Non
     tap = opened("delete_all_button", "delete_dialog")
     (found,) = post_run_findings(doc, "$home__delete_all_button.tap()\n", [tap])
     assert found.check == "dialog-left-open" and "$delete_dialog__yes_button" in found.message
+    assert found.fix == "$delete_dialog__yes_button.tap()"
     # a generated document's question: Android's positive button beside its negative one
     (found,) = post_run_findings(doc, "$home__clear_button.tap()\n", [opened("clear_button", "clear_dialog")])
     assert found.check == "dialog-left-open" and found.message.endswith(
@@ -525,7 +531,8 @@ def test_a_silent_failure_becomes_a_repair_round(adb_port: int, postchecks: bool
         return _answer(unsaved)
 
     backend = ScriptedBackend(answer)
-    source = script_source("scripted", backend=backend, postchecks=postchecks, examples=False)
+    # the model's repair is what is tested: the Save the finding names is not appended for it
+    source = script_source("scripted", backend=backend, postchecks=postchecks, examples=False, completion=False)
     from tapir.eval.sources import AdaptedSource
 
     run = run_suite(suite, AdaptedSource(source), EvalConfig(repairs=2, adb_port=adb_port))
@@ -554,7 +561,7 @@ def test_a_repair_that_breaks_a_finished_run_does_not_replace_it(adb_port: int) 
             return _answer(unsaved + "$note_screen__delete_button.tap()\n")  # refused: sensitive
         return _answer(unsaved)
 
-    source = script_source("scripted", backend=ScriptedBackend(answer), examples=False)
+    source = script_source("scripted", backend=ScriptedBackend(answer), examples=False, completion=False)
     from tapir.eval.sources import AdaptedSource
 
     run = run_suite(suite, AdaptedSource(source), EvalConfig(repairs=2, adb_port=adb_port))
@@ -574,7 +581,7 @@ def test_a_model_that_stands_by_a_finished_run_keeps_it_without_asking_again(adb
     (task,) = suite.tasks
     unsaved = "\n".join(line for line in (task.reference or "").splitlines() if "save" not in line) + "\n"
     backend = ScriptedBackend(lambda request: _answer(unsaved))
-    source = script_source("scripted", backend=backend, examples=False)
+    source = script_source("scripted", backend=backend, examples=False, completion=False)
     from tapir.eval.sources import AdaptedSource
 
     run = run_suite(suite, AdaptedSource(source), EvalConfig(repairs=2, adb_port=adb_port))
@@ -582,6 +589,77 @@ def test_a_model_that_stands_by_a_finished_run_keeps_it_without_asking_again(adb
     assert t["events"] == ["postcheck:unconfirmed-input", "stood-by"] and len(backend.requests) == 2
     assert t["verdict"] == "fail" and t["error"] is None and t["script"] == unsaved
     assert backend.requests[1].temperature == 0.0  # not sampled again
+
+
+@pytest.mark.adb
+@pytest.mark.timeout(300)
+def test_a_run_one_tap_short_is_completed_before_any_repair(adb_port: int) -> None:
+    """The note typed, its Save never tapped: the finding names the one Save, the harness runs the
+    script with it appended, and the task passes with one model call and no repair spent; the
+    first attempt (the model's script as written) still counts as failed, and the report counts
+    the completion."""
+    suite = load_suite(SUITE).select(ids=["notes/write_note"])
+    (task,) = suite.tasks
+    unsaved = "\n".join(line for line in (task.reference or "").splitlines() if "save" not in line) + "\n"
+    backend = ScriptedBackend(lambda request: _answer(unsaved))
+    source = script_source("scripted", backend=backend, examples=False)
+    from tapir.eval.sources import AdaptedSource
+
+    run = run_suite(suite, AdaptedSource(source), EvalConfig(repairs=2, adb_port=adb_port))
+    data = report_json(run)
+    (t,) = data["tasks"]
+    assert t["verdict"] == "pass" and t["attempts"] == 1 and t["first_attempt_ok"] is False
+    assert t["events"] == ["completed:unconfirmed-input"] and len(backend.requests) == 1
+    assert t["script"] == unsaved + "$edit_note_screen__save_button.tap()\n"
+    assert data["completions"] == {"unconfirmed-input": {"tasks": 1, "fixed": 1, "broke": 0}}
+    assert data["source"]["settings"]["completions"] == 3
+
+
+class _Completing:
+    """A source whose finished runs are completed by a given statement (the harness's side of
+    ``complete``), with no model behind it."""
+
+    name = "completing"
+
+    def __init__(self, script: str, step: str) -> None:
+        self.script, self.step = script, step
+
+    def settings(self) -> dict[str, Any]:
+        return {}
+
+    def generate(self, request: Any) -> Any:
+        from tapir.eval.sources import Generation
+
+        return Generation(self.script)
+
+    def complete(self, request: Any, previous: Any, records: Any) -> Any:
+        from tapir.eval.sources import Generation
+
+        done = list(previous.extra.get("completed", ()))
+        if done:
+            return None
+        return Generation(previous.script + self.step, extra={"completed": ["dialog-left-open"]})
+
+
+@pytest.mark.adb
+@pytest.mark.timeout(300)
+def test_a_completion_that_breaks_the_run_is_dropped(adb_port: int) -> None:
+    """The appended step stops the run (an item not there): the run as the model wrote it is the
+    result, and the report says the completion broke."""
+    suite = load_suite(SUITE).select(ids=["notes/write_note"])
+    (task,) = suite.tasks
+    unsaved = "\n".join(line for line in (task.reference or "").splitlines() if "save" not in line) + "\n"
+    source = _Completing(unsaved, '$notes_screen__note_list.match("No such note").tap()\n')
+    run = run_suite(suite, source, EvalConfig(repairs=2, adb_port=adb_port))
+    data = report_json(run)
+    (t,) = data["tasks"]
+    assert t["events"] == ["completion-broke:dialog-left-open"] and t["script"] == unsaved
+    assert t["verdict"] == "fail" and t["error"] is None and t["finished"] is True
+    assert data["completions"] == {"dialog-left-open": {"tasks": 0, "fixed": 0, "broke": 1}}
+    # the step that fits is kept
+    good = _Completing(unsaved, "$edit_note_screen__save_button.tap()\n")
+    (t,) = report_json(run_suite(suite, good, EvalConfig(adb_port=adb_port)))["tasks"]
+    assert t["events"] == ["completed:dialog-left-open"] and t["verdict"] == "pass"
 
 
 # -- with SmolLM2 --------------------------------------------------------------------------------------

@@ -211,7 +211,8 @@ def test_a_run_that_finishes_without_doing_its_plan_is_repaired(adb_port: int, p
 
     backend = ScriptedBackend([_note_answer(_WRITE), _note_answer(_WRITE + _SAVE)])
     notes = L.load_document(NOTES)
-    gen = Generator(notes, backend, config=replace(GenConfig(), postchecks=postchecks))
+    # the model's repair is what is tested: the save a finding names is not appended for it
+    gen = Generator(notes, backend, config=replace(GenConfig(), postchecks=postchecks, completions=0))
     device = DeviceSession(NOTES, "sim:notes", adb_port=adb_port)
     try:
         result = gen.solve("Write a note titled Call the plumber", device=device)
@@ -237,12 +238,33 @@ def test_a_run_that_finishes_without_doing_its_plan_is_repaired(adb_port: int, p
 
 
 @pytest.mark.adb
+def test_a_run_one_tap_short_is_completed_without_asking_the_model(adb_port: int) -> None:
+    """The note typed and never saved: the finding names the one Save, which is appended and run;
+    the note is saved in one round and one model call. With ``completions=0`` the run stands as
+    the model wrote it, its finding the round's failure."""
+    backend = ScriptedBackend([_note_answer(_WRITE)])
+    device = DeviceSession(NOTES, "sim:notes", adb_port=adb_port)
+    try:
+        result = Generator(L.load_document(NOTES), backend).solve("Write a note titled Call the plumber",
+                                                                  device=device, budget=Budget(rounds=1))
+    finally:
+        device.close()
+    app = device.last_app()
+    assert app is not None and "Call the plumber" in [n.title for n in app.state.notes]
+    assert result.ok and len(result.rounds) == 1 and len(backend.requests) == 1
+    (done,) = result.rounds[0].completed
+    assert done.check == "unconfirmed-input" and done.fix == _SAVE.strip()
+    assert result.script == _WRITE + _SAVE and result.rounds[0].findings == ()
+    assert f"completed with {_SAVE.strip()} (unconfirmed-input)" in result.rounds[0].summary()
+
+
+@pytest.mark.adb
 def test_a_finding_in_the_last_round_fails_the_solve(adb_port: int) -> None:
     backend = ScriptedBackend([_note_answer(_WRITE)])
     device = DeviceSession(NOTES, "sim:notes", adb_port=adb_port)
     try:
-        result = Generator(L.load_document(NOTES), backend).solve("Write a note", device=device,
-                                                                  budget=Budget(rounds=1))
+        result = Generator(L.load_document(NOTES), backend, config=GenConfig(completions=0)).solve(
+            "Write a note", device=device, budget=Budget(rounds=1))
     finally:
         device.close()
     assert not result.ok and result.stopped == "rounds" and result.rounds[0].failure is not None
@@ -257,7 +279,8 @@ def test_a_repair_that_breaks_a_finished_run_does_not_replace_its_script(adb_por
     backend = ScriptedBackend([_note_answer(_WRITE), _note_answer(broken), _note_answer("$nothing_here.tap()\n")])
     device = DeviceSession(NOTES, "sim:notes", adb_port=adb_port)
     try:
-        result = Generator(L.load_document(NOTES), backend).solve("Write a note", device=device)
+        result = Generator(L.load_document(NOTES), backend, config=GenConfig(completions=0)).solve(
+            "Write a note", device=device)
     finally:
         device.close()
     stages = [r.failure.stage if r.failure else None for r in result.rounds]

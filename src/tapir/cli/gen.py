@@ -31,6 +31,8 @@ def register(sub: Subparsers) -> None:
             "to scripts that parse and name only the document's elements. The script is checked, and with\n"
             "--run executed on --device; errors go back to the model (--rounds, --token-budget), and so\n"
             "does a run that finished without doing what its plan names (post-run checks, --no-postchecks).\n"
+            "A run one step short (a dialog's OK never tapped) gets that step appended and runs again before\n"
+            "the model is asked (--no-completion).\n"
             "When a repair does worse (it breaks a script that ran to its end), that earlier script is kept.\n"
             "Only the script goes to stdout; the plan, each round and the token accounting go to stderr.\n\n"
             "Model output is untrusted code (docs/safety.md): before each run the script is shown and,\n"
@@ -95,6 +97,9 @@ def register(sub: Subparsers) -> None:
                    help="with --run: do not send a run that finished without doing what its plan names back "
                         "for repair (post-run checks: an element of the plan never acted on, a text typed and "
                         "never confirmed; as in `tapir eval --model`)")
+    p.add_argument("--no-completion", action="store_true",
+                   help="with --run: do not append the one step a post-run check names (a dialog's OK, a screen's "
+                        "Save) to a run that finished one step short; the model is asked instead")
     p.add_argument("--no-grammar", action="store_true", help="do not constrain the answer")
     p.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (0: greedy, the default)")
     p.add_argument("--threads", type=int, metavar="N", help="CPU threads for the local model")
@@ -206,7 +211,7 @@ def _cmd_gen(args: argparse.Namespace) -> int:
     examples = ExampleStore.for_document(doc_path, L.symbols(doc), extra=args.examples_file, app=doc.app.name,
                                          embedder=_embedder(args.retrieval))
     config = replace(config, stop_loops=not args.no_loop_stop, postchecks=not args.no_postchecks,
-                     resamples=args.resamples)
+                     resamples=args.resamples, completions=0 if args.no_completion else config.completions)
     gen = Generator(doc, backend, examples=examples, config=config)
     device = None
     if args.device:
@@ -307,6 +312,7 @@ def _report(result: Any, *, postchecks: bool = False) -> dict[str, Any]:
                 "line": r.failure.line, "check": r.failure.check,
                 "screen": None if r.failure.screen is None else r.failure.screen.describe()},
             "findings": [{"check": f.check, "message": f.message} for f in r.findings],
+            "completed": [{"check": f.check, "statement": f.fix} for f in r.completed],
             "diff": list(r.diff),
         } for r in result.rounds],
     }

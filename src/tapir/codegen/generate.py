@@ -25,7 +25,7 @@ from typing import Any
 from tapir.codegen import language as L
 from tapir.codegen.backend import Backend, Completion, Request, Usage
 from tapir.codegen.examples import ExampleStore
-from tapir.codegen.postchecks import Finding, post_run_findings
+from tapir.codegen.postchecks import Finding, completed, post_run_findings
 from tapir.codegen.prompt import (
     SYSTEM,
     Prompt,
@@ -87,6 +87,11 @@ class GenConfig:
     #: After a run that finished, check what it did against the plan and the document
     #: (``tapir.codegen.postchecks``) and send a finding back like an error; off: ``--no-postchecks``.
     postchecks: bool = True
+    #: A finished run whose finding names the one step left (``Finding.fix``: the dialog's OK, the
+    #: screen's Save) gets that statement appended and is run again, up to this many statements,
+    #: before the model is asked; it acts on the checks' findings, so it needs ``postchecks``;
+    #: 0: ``--no-completion``.
+    completions: int = 3
     #: A repair answered with the very script that failed is asked again this many times, sampled
     #: at ``resample_temperature`` (greedy decoding gives the same question the same answer);
     #: 0: ``--resamples 0``.
@@ -151,6 +156,9 @@ class Round:
     #: Given a post-run finding, the model wrote the same script: it stands by the run that
     #: finished, which is not run again (``failure`` is that run's finding).
     stood_by: bool = False
+    #: The findings whose one statement (``Finding.fix``) was appended to the model's script, in
+    #: order: ``generation`` holds the script with them, as it last ran.
+    completed: tuple[Finding, ...] = ()
 
     def summary(self) -> str:
         u = self.generation.usage
@@ -164,6 +172,8 @@ class Round:
         status = "ok" if self.failure is None else f"{self.failure.stage} failed: {self.failure.describe()}"
         if self.stood_by:
             status = "the same script again: the model stands by the run that finished (not run again)"
+        if self.completed:
+            status += "; completed with " + ", ".join(f"{f.fix} ({f.check})" for f in self.completed)
         changed = ""
         if self.diff:
             plus = sum(1 for d in self.diff if d.startswith("+") and not d.startswith("+++"))
@@ -409,6 +419,14 @@ class Generator:
         return tuple(post_run_findings(self.doc, script, records, plan_elements=plan_elements,
                                        effect_screen=effect_screen, task=task))
 
+    def complete(self, script: str, findings: Sequence[Finding], done: int = 0) -> tuple[str, Finding] | None:
+        """``script`` with the first finding's one statement appended (``postchecks.completed``),
+        and that finding; None when none has one, or ``done`` statements were appended already
+        (``GenConfig.completions``)."""
+        if done >= self.config.completions:
+            return None
+        return completed(script, findings)
+
     def solve(self, task: str, *, device: Any = None, screen: ScreenInfo | None = None, budget: Budget | None = None,
               on_round: Callable[[Round], None] | None = None, exclude_example: str | None = None,
               output: Callable[[str], None] | None = None) -> SolveResult:
@@ -438,6 +456,7 @@ class Generator:
             failure = self.check(gen.script)
             ran = False
             findings: tuple[Finding, ...] = ()
+            appended: list[Finding] = []
             if failure is None and device is not None:
                 ran = True
                 outcome = device.run(gen.script, output=output)
@@ -452,12 +471,22 @@ class Generator:
                     # no silent failures: a run that finished but left its plan undone is repaired too
                     findings = self.postcheck(gen.script, outcome.records, plan_elements=gen.answer.elements,
                                               task=task)
+                    # one step short (the dialog's OK): appended and run, no model asked
+                    while findings and (more := self.complete(gen.script, findings, len(appended))) is not None:
+                        script, finding = more
+                        tried = device.run(script, output=output)
+                        if tried.error is not None:  # the step did not fit: the run before it stands
+                            break
+                        gen = dataclasses.replace(gen, answer=dataclasses.replace(gen.answer, script=script))
+                        appended.append(finding)
+                        findings = self.postcheck(script, tried.records, plan_elements=gen.answer.elements,
+                                                  task=task)
                     if findings:
                         failure = Failure("post-run-check", findings[0].message, None, None, device.failure_screen,
                                           "postcheck", findings[0].check)
             diff = tuple(difflib.unified_diff(previous.splitlines(), gen.script.splitlines(), "before", "after",
                                               lineterm="", n=0)) if result.rounds else ()
-            rnd = Round(len(result.rounds) + 1, gen, failure, diff, ran, findings)
+            rnd = Round(len(result.rounds) + 1, gen, failure, diff, ran, findings, completed=tuple(appended))
             result.rounds.append(rnd)
             if on_round is not None:
                 on_round(rnd)

@@ -39,6 +39,11 @@ goes back to the model like an error:
 
     findings = post_run_findings(doc, script, records, plan_elements=("notes__save",), task="Save a note")
     findings[0].check, findings[0].message
+
+A finding that names exactly one thing to do (the dialog's one confirming button, the screen's one
+Save, the one option the task names, the one control whose label the task says) carries it as a
+statement, ``Finding.fix``; ``completed`` appends it, and the generator runs that before it asks
+the model anything (``GenConfig.completions``): a run one tap short needs no model to add the tap.
 """
 
 from __future__ import annotations
@@ -51,7 +56,7 @@ from typing import Any
 from tapir.codegen import language as L
 from tapir.codegen.screen_walk import screen_walk
 
-__all__ = ["POSTCHECKS", "Finding", "post_run_findings"]
+__all__ = ["POSTCHECKS", "Finding", "completed", "post_run_findings"]
 
 #: The checks, in the order they are reported.
 POSTCHECKS = ("screen-walk", "unused-element", "unconfirmed-input", "dialog-left-open", "effect-not-reached",
@@ -84,6 +89,10 @@ _NO = _Nothing()
 class Finding:
     check: str
     message: str
+    #: The one statement that does what the finding says is left undone, when there is exactly
+    #: one ("$dialog__ok_button.tap()"): appended to the script, it completes the run without
+    #: asking the model (``complete``). None when the finding leaves a choice open.
+    fix: str | None = None
 
     def render(self) -> str:
         """As the repair prompt quotes a run's error (``Kind: message``)."""
@@ -388,26 +397,28 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
         if confirms and not confirmed:
             shown = ", ".join(f"${c}" for c in confirms)
             findings.append(Finding("unconfirmed-input", f"the script typed into ${name} and then did nothing "
-                                                         f"more: its screen has {shown}; tap it to confirm"))
+                                                         f"more: its screen has {shown}; tap it to confirm",
+                                    _tap(confirms)))
     kept = _choice_unsaved(doc, actions) if not any(f.check == "unconfirmed-input" for f in findings) else None
     if kept is not None:
         dialog, onto, saves = kept
         shown = ", ".join(f"${c}" for c in saves)
         findings.append(Finding("unconfirmed-input", f"the script made its choice in {dialog}, which closed onto "
                                                      f"{onto}, and then did nothing more: {onto} has {shown}; "
-                                                     "tap it to keep the change"))
+                                                     "tap it to keep the change", _tap(saves)))
     opened = _dialog_left_open(doc, actions)
     if opened is not None:
         dialog, confirms = opened
         shown = ", ".join(f"${c}" for c in confirms)
         findings.append(Finding("dialog-left-open", f"the script finished with {dialog} open (its last tap opened "
-                                                    f"it): confirm it with {shown} if the task needs it done"))
+                                                    f"it): confirm it with {shown} if the task needs it done",
+                                    _tap(confirms)))
     chosen = _choice_left_open(doc, actions) if opened is None else None
     if chosen is not None:
         dialog, confirms = chosen
         shown = ", ".join(f"${c}" for c in confirms)
         findings.append(Finding("dialog-left-open", f"the script made its choice in {dialog} and finished with it "
-                                                    f"open: confirm the choice with {shown}"))
+                                                    f"open: confirm the choice with {shown}", _tap(confirms)))
     if effect_screen:
         screens = {r.get("screen_after") or r.get("screen") for r in records}
         if effect_screen not in screens:
@@ -419,16 +430,20 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
                   if not _picked(records, option) and _within_reach(doc, name, near)]
         if missed:
             shown = "; ".join(f"'{o}' is an option of ${n}: ${n}.match({o!r}).tap()" for n, o in missed[:3])
+            fix = f"${missed[0][0]}.match({missed[0][1]!r}).tap()" if len(missed) == 1 else None
             findings.append(Finding("option-not-picked", f"the script finished, but never picked what the task "
-                                                         f"names: {shown}"))
+                                                         f"names: {shown}", fix))
     if task:
         labelled = _elements_named(doc, task)
         if labelled and not any(name in touched or _picked(records, label) for name, label, _ in labelled):
             most = max(n for _, _, n in labelled)
+            best = [name for name, _, n in labelled if n == most]
             shown = "; ".join(f"${name} ({label!r})" for name, label, n in labelled if n == most)
+            # a control is acted on by a tap; a field's or a text's use is the model's to say
+            fix = _tap(best) if len(best) == 1 and doc.element(best[0]).kind in _TAPPED else None  # type: ignore[union-attr]
             findings.append(Finding("element-not-used", f"the script finished, but never acted on what the task "
                                                         f"names: {shown}; act on it (the runtime goes to its "
-                                                        f"screen)"))
+                                                        f"screen)", fix))
     if task:
         quoted = quoted_texts(task)
         missing = [q for q in quoted if not _picked(records, _given(q))]
@@ -444,6 +459,25 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
                                                       f"it belongs to (and confirm), or pick it with "
                                                       f".match({text!r})"))
     return findings
+
+
+#: Kinds of element whose use is a tap.
+_TAPPED = frozenset({L.Kind.BUTTON, L.Kind.CHECKBOX, L.Kind.SWITCH, L.Kind.TAB, L.Kind.OTHER, L.Kind.IMAGE})
+
+
+def _tap(names: Sequence[str]) -> str | None:
+    """The tap on the one element of ``names``; None when there are several to choose from."""
+    return f"${names[0]}.tap()" if len(names) == 1 else None
+
+
+def completed(script: str, findings: Sequence[Finding]) -> tuple[str, Finding] | None:
+    """``script`` with the first finding's one fixing statement (``Finding.fix``) appended, and
+    that finding; None when no finding has one. The run stopped one step short (the dialog's OK,
+    the screen's Save, the option the task names): that step needs no model to write it."""
+    finding = next((f for f in findings if f.fix), None)
+    if finding is None or finding.fix is None:
+        return None
+    return f"{script.rstrip()}\n{finding.fix}\n", finding
 
 
 def _typed_otherwise(records: Iterable[Mapping[str, Any]], text: str) -> str | None:

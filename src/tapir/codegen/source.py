@@ -115,6 +115,7 @@ class ModelSource:
             + "".join(f" + {f.name}" for f in self.example_files),
             "retrieval": "minilm" if self.embedder is not None else "tf-idf",
             "loop_stop": c.stop_loops, "postchecks": c.postchecks, "resamples": c.resamples,
+            "completions": c.completions,
         }
         path = getattr(self.backend, "model_path", None)
         if path is not None:
@@ -167,17 +168,35 @@ class ModelSource:
     def postcheck(self, request: Any, previous: Any, records: Sequence[Mapping[str, Any]]) -> Finding | None:
         """The first thing a finished run left undone by its plan (``tapir.codegen.postchecks``),
         None when every check holds or the checks are off; ``Finding.render()`` goes to ``repair``."""
+        findings = self._findings(request, previous, records)
+        return findings[0] if findings else None
+
+    def complete(self, request: Any, previous: Any, records: Sequence[Mapping[str, Any]]) -> SourceAnswer | None:
+        """``previous`` with the one statement a finding of its finished run names appended
+        (``Generator.complete``: the dialog's OK left untapped), for the harness to run before it
+        asks for a repair; None when no finding names one, or enough were appended already.
+        ``extra["completed"]`` lists the checks whose statements the script has."""
+        script = getattr(previous, "script", None)
+        extra = dict(getattr(previous, "extra", None) or {})
+        done = list(extra.get("completed", ()))
+        with self._lock:
+            gen = self._generator(request)
+        more = gen.complete(script or "", self._findings(request, previous, records), len(done))
+        if more is None:
+            return None
+        extra["completed"] = [*done, more[1].check]
+        return SourceAnswer(more[0], tokens=None, latency_s=None, extra=extra)
+
+    def _findings(self, request: Any, previous: Any, records: Sequence[Mapping[str, Any]]) -> tuple[Finding, ...]:
         script = getattr(previous, "script", None)
         if not self.config.postchecks or not script:
-            return None
+            return ()
         extra = getattr(previous, "extra", None) or {}
         with self._lock:
             gen = self._generator(request)
         # the checks ``tapir gen --run`` runs (``Generator.postcheck``), with the task's effect screen
-        findings = gen.postcheck(script, records, plan_elements=extra.get("elements", ()),
-                                 effect_screen=getattr(request.task, "effect_screen", None),
-                                 task=request.task.text)
-        return findings[0] if findings else None
+        return gen.postcheck(script, records, plan_elements=extra.get("elements", ()),
+                             effect_screen=getattr(request.task, "effect_screen", None), task=request.task.text)
 
     def generate(self, request: Any) -> SourceAnswer:
         return self._answer(request, None)
@@ -249,12 +268,14 @@ def script_source(spec: str, *, seed: int = 0, threads: int | None = None, ctx: 
                   style: str | None = None, config: GenConfig | None = None,
                   backend: Backend | None = None, example_files: Sequence[str | Path] = (),
                   examples: bool = True, postchecks: bool = True, loop_stop: bool = True,
-                  retrieval: str = "minilm", resamples: int | None = None, drafts: bool = True) -> ModelSource:
+                  retrieval: str = "minilm", resamples: int | None = None, drafts: bool = True,
+                  completion: bool = True) -> ModelSource:
     """The source for ``tapir eval --model SPEC`` (``SPEC`` as ``tapir gen --model`` takes it, or an
     http(s) URL of an OpenAI-compatible server); ``backend`` given, it is used instead (tests).
     ``ctx``: a local model's context; ``style``: the prompt style (default: ``auto``, which fits
     every document's prompt to that context). The levers, each on by default: ``examples`` (the
-    example pool: beside each document and in ``example_files``), ``postchecks``, ``loop_stop``,
+    example pool: beside each document and in ``example_files``), ``postchecks``, ``completion``
+    (``GenConfig.completions``; it needs ``postchecks``), ``loop_stop``,
     ``resamples`` (``GenConfig.resamples``; None: its default), ``drafts`` (a local model's
     prompt-lookup drafts); ``retrieval``: ``minilm`` (when installed) or ``tf-idf``."""
     if not spec.strip() and backend is None:
@@ -263,7 +284,8 @@ def script_source(spec: str, *, seed: int = 0, threads: int | None = None, ctx: 
     config = dataclasses.replace(config or GenConfig(), seed=seed)
     if style is not None:
         config = dataclasses.replace(config, style=style)
-    config = dataclasses.replace(config, postchecks=postchecks, stop_loops=loop_stop)
+    config = dataclasses.replace(config, postchecks=postchecks, stop_loops=loop_stop,
+                                 completions=config.completions if completion else 0)
     if resamples is not None:
         if resamples < 0:
             raise UsageError(f"must be 0 or more, not {resamples}", setting="resamples")

@@ -137,7 +137,9 @@ class TaskResult:
     #: check; ``postcheck:<check>:passing`` when that run had passed the suite's checks),
     #: ``kept-finished`` (what that repair led to stopped on an error: the finished run is the result),
     #: ``resampled:<n>`` (a repair that repeated the failed script was asked again n times, sampled),
-    #: ``stood-by`` (given a finding, the model wrote the same script: the finished run is the result).
+    #: ``stood-by`` (given a finding, the model wrote the same script: the finished run is the result),
+    #: ``completed:<check>`` (the one step a finding named was appended to the script, which ran to
+    #: its end with it), ``completion-broke:<check>`` (with it appended the run stopped: dropped).
     events: tuple[str, ...] = ()
 
     @property
@@ -353,7 +355,27 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
         failed, missing, log = _check(task, ex)
         ok = not failed and not missing
         if attempts == 1:
-            first_ok = ok
+            first_ok = ok  # the model's script as it wrote it, before any completion
+        # one step short (a dialog's OK never tapped): the source appends it and the script runs
+        # again, no model asked and no repair spent; a step that breaks the run is dropped
+        complete = getattr(source, "complete", None)
+        while ex.error is None and ex.finished and callable(complete):
+            more = complete(request, gen, ex.records)
+            if more is None or not more.script:
+                break
+            done = list((more.extra or {}).get("completed") or ("?",))
+            step = folder / f"{task.id.replace('/', '__')}{suffix}+{len(done)}.jsonl" if folder is not None else None
+            try:
+                tried = _execute(task, app, more.script, slot, config, adb_port, step, attempts)
+            except TapirError as exc:
+                tried = _Execution(error=exc)
+            if tried.setup_error is not None or tried.error is not None or not tried.finished:
+                events.append(f"completion-broke:{done[-1]}")
+                break
+            events.append(f"completed:{done[-1]}")
+            gen, ex, trace = more, tried, step
+            failed, missing, log = _check(task, ex)
+            ok = not failed and not missing
         retry = (not ok and ex.error is not None and attempts <= config.repairs and can_repair(source))
         if retry:
             rendered = ex.error.render() if ex.error else ""

@@ -15,12 +15,15 @@ as any object with the same two methods; ``CallableSource`` wraps a plain functi
 
 A source may also offer ``repair(request, previous, error) -> Generation | None`` (the paper's
 validation-based revising): with ``repairs=N`` the harness calls it after a run that stopped on an
-error, with the rendered error, and runs the repaired script on a fresh device, up to N times.
+error, with the rendered error, and runs the repaired script on a fresh device, up to N times. And
+``complete(request, previous, records) -> Generation | None``: after a run that finished, the
+script with the one step it left undone appended (a dialog's OK), run before any repair and
+without counting as one (``tapir.codegen``'s completion).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -212,7 +215,14 @@ class AdaptedSource:
         # the code generator's levers: post-run checks and held-out tasks, passed through as they are
         if name in ("postcheck", "hold_out") and callable(getattr(self.inner, name, None)):
             return getattr(self.inner, name)
+        if name == "complete" and callable(getattr(self.inner, "complete", None)):
+            return self._complete
         raise AttributeError(name)
+
+    def _complete(self, request: GenerationRequest, previous: Generation,
+                  records: Sequence[Mapping[str, Any]]) -> Generation | None:
+        answer = self.inner.complete(request, previous, records)  # type: ignore[attr-defined]
+        return None if answer is None else as_generation(answer)
 
     def _repair(self, request: GenerationRequest, previous: Generation, error: str) -> Generation | None:
         answer = self.inner.repair(request, previous, error)  # type: ignore[attr-defined]
