@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tapir.core.document import AppDocument, Element
+from tapir.core.document import AppDocument, Element, Screen
 from tapir.core.errors import (
     ActionError,
     BudgetExceeded,
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "A", "ActionError", "ApiEntry", "AppDocument", "BudgetExceeded", "DeviceError", "Element", "ElementNotFound",
-    "Issue", "Kind", "LIST_KINDS", "ScreenNotReached", "ScriptError", "SymbolTable", "TapirError",
+    "Issue", "Kind", "LIST_KINDS", "Screen", "ScreenNotReached", "ScriptError", "SymbolTable", "TapirError",
     "TapirSyntaxError", "UnknownElement", "builtins", "check", "element_methods", "global_functions",
     "load_document", "methods_legal_on", "parse_module", "parses", "run", "runner", "symbols", "transient",
     "value_methods",

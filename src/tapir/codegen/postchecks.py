@@ -59,8 +59,8 @@ from tapir.codegen.screen_walk import screen_walk
 __all__ = ["POSTCHECKS", "Finding", "completed", "post_run_findings"]
 
 #: The checks, in the order they are reported.
-POSTCHECKS = ("screen-walk", "unused-element", "unconfirmed-input", "dialog-left-open", "effect-not-reached",
-              "option-not-picked", "element-not-used", "text-not-given")
+POSTCHECKS = ("screen-walk", "unused-element", "unconfirmed-input", "dialog-left-open", "form-left-open",
+              "dialog-cancelled", "effect-not-reached", "option-not-picked", "element-not-used", "text-not-given")
 
 _NAME = re.compile(r"\$?([A-Za-z_][\w%]*)")
 _ELEMENT = re.compile(r"\$([A-Za-z_][\w%]*)")
@@ -93,6 +93,9 @@ class Finding:
     #: one ("$dialog__ok_button.tap()"): appended to the script, it completes the run without
     #: asking the model (``complete``). None when the finding leaves a choice open.
     fix: str | None = None
+    #: The script's line (1-based) that ``fix`` takes the place of (the Cancel tapped instead of
+    #: the OK); None: ``fix`` is appended.
+    replaces: int | None = None
 
     def render(self) -> str:
         """As the repair prompt quotes a run's error (``Kind: message``)."""
@@ -311,6 +314,76 @@ def _dialog_left_open(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]]) 
     return (after, confirms) if confirms else None
 
 
+#: A form's button that keeps what it holds, and one that leaves it.
+_KEEP = re.compile(r"(save|ok|okay|done|confirm|apply)")
+_LEAVE = re.compile(r"(cancel|discard|close)")
+
+
+def _form_left_open(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]]) -> tuple[str, list[str]] | None:
+    """(screen, its keeping buttons) when the last action that ran opened a screen that is no
+    dialog but a form (a Save or OK beside a Cancel: a new timer, a new event) and the run ended
+    there: what the task adds was never kept."""
+    found = _last_action(doc, actions)
+    if found is None:
+        return None
+    last, element = found
+    after = last.get("screen_after")
+    if (not isinstance(after, str) or element.screen == after or L.transient(doc, after)
+            or after == doc.app.start_screen):
+        return None
+    screen = doc.screen(after)
+    keeps = _form_keeps(screen) if screen is not None else []
+    return (after, keeps) if keeps else None
+
+
+def _form_keeps(screen: L.Screen) -> list[str]:
+    """A form's buttons that keep what it holds (Save, OK beside a Cancel); none when ``screen``
+    has no such pair."""
+    words = {e.name: _one_word(e) for e in screen.elements if not e.item_of and e.kind is not L.Kind.TEXT}
+    keeps = [n for n, w in words.items() if w is not None and _KEEP.fullmatch(w)]
+    return keeps if any(w is not None and _LEAVE.fullmatch(w) for w in words.values()) else []
+
+
+#: A dialog's button that dismisses it; a task that says so wants it dismissed.
+_DISMISS = re.compile(r"(cancel|no)")
+_SAYS_DISMISS = re.compile(r"\b(cancel|dismiss|abort|keep|don't|do not|never)\b")
+
+
+def _cancelled(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]], script: str,
+               task: str | None) -> tuple[str, str, list[str], int | None] | None:
+    """(dialog, the dismissing button, the dialog's deciding buttons, the script's line that
+    tapped it when it is the script's last, unindented) when the run's last action dismissed a
+    dialog that asks for a decision (Cancel beside Delete, OK, Rename...) and the task does not
+    say to cancel: the model wrote the task up to its last step and then took the wrong one."""
+    found = _last_action(doc, actions)
+    if found is None or task is None or _SAYS_DISMISS.search(task.lower()):
+        return None
+    last, element = found
+    if last.get("call") not in _TAPS or not L.transient(doc, element.screen) or element.screen == doc.app.start_screen:
+        return None
+    word = _one_word(element)
+    ids = " ".join(i.xpath for i in element.identifiers)
+    if not (word is not None and _DISMISS.fullmatch(word) or word in ("2", None) and "'android:id/button2'" in ids):
+        return None
+    screen = doc.screen(element.screen)
+    if screen is None:
+        return None
+    decides = []
+    for e in screen.elements:
+        if e is element or e.kind is L.Kind.TEXT or e.item_of or e.is_list:
+            continue
+        w = _one_word(e)
+        if w is not None and (_DECIDE.fullmatch(w) or _CONFIRM_CHOICE.fullmatch(w)) or (
+                w in ("1", None) and any("'android:id/button1'" in i.xpath for i in e.identifiers)):
+            decides.append(e.name)
+    if not decides:
+        return None
+    line = last.get("line")
+    lines = script.rstrip().splitlines()
+    at = line if isinstance(line, int) and line == len(lines) and not lines[-1][:1].isspace() else None
+    return element.screen, element.name, decides, at
+
+
 #: A dialog's button that confirms a choice made in it (a sort order picked, a box ticked).
 _CONFIRM_CHOICE = re.compile(r"(ok|okay|done|apply|save|set|confirm|select)")
 
@@ -323,11 +396,15 @@ def _choice_left_open(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]]) 
     if found is None:
         return None
     last, element = found
-    if last.get("screen_after") != element.screen or not L.transient(doc, element.screen):
-        return None
     screen = doc.screen(element.screen)
-    if not _is_choice(element) or screen is None or element.screen == doc.app.start_screen:
+    if last.get("screen_after") != element.screen or screen is None or element.screen == doc.app.start_screen:
         return None
+    if not _is_choice(element):
+        return None
+    if not L.transient(doc, element.screen):
+        # a screen that is a form (a sort order's page with OK and Cancel) asks the same
+        keeps = _form_keeps(screen)
+        return (element.screen, keeps) if keeps else None
     confirms = []
     for e in screen.elements:
         if e.kind is L.Kind.TEXT or e.item_of or e.is_list:
@@ -419,6 +496,21 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
         shown = ", ".join(f"${c}" for c in confirms)
         findings.append(Finding("dialog-left-open", f"the script made its choice in {dialog} and finished with it "
                                                     f"open: confirm the choice with {shown}", _tap(confirms)))
+    form = _form_left_open(doc, actions) if opened is None else None
+    if form is not None:
+        opened_form, keeps = form
+        shown = ", ".join(f"${c}" for c in keeps)
+        findings.append(Finding("form-left-open", f"the script finished on {opened_form}, which its last tap opened, "
+                                                  f"and never kept what it holds: tap {shown} if the task adds or "
+                                                  "changes something", _tap(keeps)))
+    cancelled = _cancelled(doc, actions, script, task)
+    if cancelled is not None:
+        dialog, cancel, decides, line = cancelled
+        shown = ", ".join(f"${c}" for c in decides)
+        fix = _tap(decides) if line is not None else None
+        findings.append(Finding("dialog-cancelled", f"the script's last tap, ${cancel}, dismissed {dialog}: the "
+                                                    f"task does not say to cancel; tap {shown} instead",
+                                fix, line if fix is not None else None))
     if effect_screen:
         screens = {r.get("screen_after") or r.get("screen") for r in records}
         if effect_screen not in screens:
@@ -470,14 +562,28 @@ def _tap(names: Sequence[str]) -> str | None:
     return f"${names[0]}.tap()" if len(names) == 1 else None
 
 
+#: Checks whose fix does part of the task, not the step that ends it.
+_DOING = frozenset({"option-not-picked", "element-not-used"})
+
+
 def completed(script: str, findings: Sequence[Finding]) -> tuple[str, Finding] | None:
-    """``script`` with the first finding's one fixing statement (``Finding.fix``) appended, and
-    that finding; None when no finding has one. The run stopped one step short (the dialog's OK,
-    the screen's Save, the option the task names): that step needs no model to write it."""
-    finding = next((f for f in findings if f.fix), None)
+    """``script`` with the first finding's one fixing statement (``Finding.fix``) appended, or in
+    the place of the line it replaces (``Finding.replaces``), and that finding; None when no
+    finding has one. The run stopped one step short (the dialog's OK, the screen's Save, the option
+    the task names) or took the wrong last step (Cancel): that step needs no model to write it."""
+    fixing = [f for f in findings if f.fix]
+    # what the task names comes before the tap that closes its screen (Descending, then OK)
+    finding = min(fixing, key=lambda f: f.check not in _DOING, default=None)
     if finding is None or finding.fix is None:
         return None
-    return f"{script.rstrip()}\n{finding.fix}\n", finding
+    lines = script.rstrip().splitlines()
+    if finding.replaces is not None:
+        if not 1 <= finding.replaces <= len(lines):
+            return None
+        lines[finding.replaces - 1] = finding.fix
+    else:
+        lines.append(finding.fix)
+    return "\n".join(lines) + "\n", finding
 
 
 def _typed_otherwise(records: Iterable[Mapping[str, Any]], text: str) -> str | None:
