@@ -19,7 +19,7 @@ from tapir.codegen.examples import Example, ExampleStore, load_examples, near_du
 from tapir.codegen.generate import GenConfig, Generator
 from tapir.codegen.loops import RepeatGuard, stop_repeats
 from tapir.codegen.models import find_model
-from tapir.codegen.postchecks import post_run_findings
+from tapir.codegen.postchecks import Finding, completed, post_run_findings
 from tapir.codegen.source import script_source
 from tapir.docgen.loader import loads_document
 from tapir.eval import EvalConfig, load_suite, report_json, run_suite
@@ -186,6 +186,10 @@ screens:
                           identifiers: ["//node[@resource-id='i']"]}
       home__more_button: {kind: button, description: more options, leads_to: more_menu,
                           identifiers: ["//node[@resource-id='mo']"]}
+      home__add_timer_button: {kind: button, description: a new timer, leads_to: new_timer,
+                               identifiers: ["//node[@resource-id='at']"]}
+      home__viewer_button: {kind: button, description: opens the photo, leads_to: viewer,
+                            identifiers: ["//node[@resource-id='v']"]}
   delete_dialog:
     description: asks before deleting
     signature: {activity: .Home}
@@ -225,6 +229,14 @@ screens:
     signature: {activity: .Viewer}
     elements:
       viewer__title_input: {kind: input, description: the photo's title, identifiers: ["//node[@resource-id='t']"]}
+  new_timer:
+    description: a new timer, a form
+    signature: {activity: .Timer}
+    elements:
+      new_timer__order: {kind: list, description: how it counts, options: [Upwards, Downwards],
+                         identifiers: ["//node[@resource-id='tw']"]}
+      new_timer__cancel_button: {kind: button, description: leaves it, identifiers: ["//node[@text='Cancel']"]}
+      new_timer__ok_button: {kind: button, description: keeps the timer, identifiers: ["//node[@text='OK']"]}
 """
 
 
@@ -513,6 +525,55 @@ def test_a_run_that_ends_on_the_dialog_its_last_tap_opened_is_a_finding() -> Non
                              [tap, yes]) == []
     assert post_run_findings(doc, "$home__info_button.tap()\n", [opened("info_button", "info_dialog")]) == []
     assert post_run_findings(doc, "$home__more_button.tap()\n", [opened("more_button", "more_menu")]) == []
+
+
+def test_a_form_the_last_tap_opened_and_never_kept_is_a_finding() -> None:
+    """A new timer's form opened by the last tap, its OK never tapped: the timer was never added.
+    A screen without an OK beside a Cancel (a photo viewer) is no form; a choice made on the form
+    and left there is a choice left open."""
+    doc = loads_document(SORTING, "sorting.yaml").document
+    assert doc is not None
+    opened = {**_action("tap", "home__add_timer_button"), "screen_after": "new_timer"}
+    (found,) = post_run_findings(doc, "$home__add_timer_button.tap()\n", [opened], task="add a timer")
+    assert found.check == "form-left-open" and found.fix == "$new_timer__ok_button.tap()"
+    assert "finished on new_timer, which its last tap opened" in found.message
+    viewer = {**_action("tap", "home__viewer_button"), "screen_after": "viewer"}
+    assert post_run_findings(doc, "$home__viewer_button.tap()\n", [viewer]) == []
+    pick = {**_tapped("Downwards", "new_timer__order"), "screen_before": "new_timer", "screen_after": "new_timer"}
+    (found,) = post_run_findings(doc, "$new_timer__order.match('Downwards').tap()\n", [opened, pick])
+    assert found.check == "dialog-left-open" and found.fix == "$new_timer__ok_button.tap()"
+
+
+def test_a_decision_dialog_dismissed_by_the_last_tap_is_a_finding_whose_fix_takes_its_line() -> None:
+    """"Delete them all", and the script's last tap is the dialog's No: its fix is the Yes, in the
+    No's place. A task that says to cancel, and a No tapped inside a block, give no fix."""
+    doc = loads_document(SORTING, "sorting.yaml").document
+    assert doc is not None
+    script = "$home__delete_all_button.tap()\n$delete_dialog__no_button.tap()\n"
+    records = [{**_action("tap", "home__delete_all_button"), "screen_after": "delete_dialog", "line": 1},
+               {**_action("tap", "delete_dialog__no_button"), "screen_before": "delete_dialog",
+                "screen_after": "home", "line": 2}]
+    (found,) = post_run_findings(doc, script, records, task="delete all photos")
+    assert found.check == "dialog-cancelled" and (found.fix, found.replaces) == ("$delete_dialog__yes_button.tap()", 2)
+    assert completed(script, [found]) == ("$home__delete_all_button.tap()\n$delete_dialog__yes_button.tap()\n", found)
+    assert post_run_findings(doc, script, records, task="open delete all, then cancel") == []
+    nested = "if True:\n    $home__delete_all_button.tap()\n    $delete_dialog__no_button.tap()\n"
+    (found,) = post_run_findings(doc, nested, [records[0], {**records[1], "line": 3}], task="delete all photos")
+    assert found.check == "dialog-cancelled" and found.fix is None
+    # Android's negative button of a generated document is a dismissal too
+    cleared = [{**_action("tap", "home__clear_button"), "screen_after": "clear_dialog", "line": 1},
+               {**_action("tap", "clear_dialog__button_2_button"), "screen_after": "home", "line": 2}]
+    (found,) = post_run_findings(doc, "$home__clear_button.tap()\n$clear_dialog__button_2_button.tap()\n",
+                                 cleared, task="clear the list")
+    assert found.fix == "$clear_dialog__button_1_button.tap()"
+
+
+def test_completion_does_what_the_task_names_before_the_tap_that_closes_its_screen() -> None:
+    ok = Finding("dialog-left-open", "...", "$d__ok_button.tap()")
+    pick = Finding("option-not-picked", "...", "$d__order.match('Descending').tap()")
+    assert completed("$a.tap()\n", [ok, pick]) == ("$a.tap()\n$d__order.match('Descending').tap()\n", pick)
+    assert completed("$a.tap()\n", [Finding("unused-element", "...")]) is None
+    assert completed("$a.tap()\n", [Finding("dialog-cancelled", "...", "$d__yes.tap()", 7)]) is None  # no line 7
 
 
 @pytest.mark.adb
