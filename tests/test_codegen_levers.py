@@ -568,6 +568,18 @@ def test_a_decision_dialog_dismissed_by_the_last_tap_is_a_finding_whose_fix_take
     assert found.fix == "$clear_dialog__button_1_button.tap()"
 
 
+def test_a_quoted_text_never_typed_is_typed_into_the_one_field_where_the_run_stopped() -> None:
+    doc = loads_document(SORTING, "sorting.yaml").document
+    assert doc is not None
+    viewer = {**_action("tap", "home__viewer_button"), "screen_after": "viewer"}
+    (found,) = post_run_findings(doc, "$home__viewer_button.tap()\n", [viewer], task="name the photo 'Beach'")
+    assert found.check == "text-not-given" and found.fix == "$viewer__title_input.set_text('Beach')"
+    # stopped where no field is: which field is the model's to say
+    timer = {**_action("tap", "home__add_timer_button"), "screen_after": "new_timer"}
+    found = post_run_findings(doc, "$home__add_timer_button.tap()\n", [timer], task="add a timer 'Tea'")
+    assert [(f.check, f.fix) for f in found if f.check == "text-not-given"] == [("text-not-given", None)]
+
+
 def test_completion_does_what_the_task_names_before_the_tap_that_closes_its_screen() -> None:
     ok = Finding("dialog-left-open", "...", "$d__ok_button.tap()")
     pick = Finding("option-not-picked", "...", "$d__order.match('Descending').tap()")

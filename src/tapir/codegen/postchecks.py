@@ -546,10 +546,13 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
                                                       f"{text!r}: type it exactly as quoted"))
         if missing:
             text = missing[0]
+            field = _one_field(doc, actions)
+            # one text missing and one field where the run stopped: that is where it goes
+            fix = f"${field}.set_text({_given(text)!r})" if field is not None and len(missing) == 1 else None
             findings.append(Finding("text-not-given", f"the script finished, but never typed nor picked {text!r}, "
                                                       f"which the task gives: type it with set_text into the field "
                                                       f"it belongs to (and confirm), or pick it with "
-                                                      f".match({text!r})"))
+                                                      f".match({text!r})", fix))
     return findings
 
 
@@ -563,7 +566,7 @@ def _tap(names: Sequence[str]) -> str | None:
 
 
 #: Checks whose fix does part of the task, not the step that ends it.
-_DOING = frozenset({"option-not-picked", "element-not-used"})
+_DOING = frozenset({"option-not-picked", "element-not-used", "text-not-given"})
 
 
 def completed(script: str, findings: Sequence[Finding]) -> tuple[str, Finding] | None:
@@ -584,6 +587,20 @@ def completed(script: str, findings: Sequence[Finding]) -> tuple[str, Finding] |
     else:
         lines.append(finding.fix)
     return "\n".join(lines) + "\n", finding
+
+
+def _one_field(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]]) -> str | None:
+    """The one text field of the screen the run ended on (a search box, a name dialog's input),
+    None when it has none or several."""
+    found = _last_action(doc, actions)
+    if found is None:
+        return None
+    last, element = found
+    after = last.get("screen_after")
+    screen = doc.screen(after if isinstance(after, str) else element.screen)
+    fields = [e.name for e in (screen.elements if screen is not None else ())
+              if e.kind is L.Kind.INPUT and not e.item_of]
+    return fields[0] if len(fields) == 1 else None
 
 
 def _typed_otherwise(records: Iterable[Mapping[str, Any]], text: str) -> str | None:
