@@ -251,7 +251,7 @@ def test_gen_run_repairs_a_run_that_finished_without_doing_its_plan(
     monkeypatch.setattr("tapir.cli.gen._backend", lambda args: ScriptedBackend([_UNSAVED, _SAVED]))
     report = tmp_path / "report.json"
     argv = ["gen", "Write a note titled Call the plumber", "--doc", NOTES, "--run", "--device", "sim:notes",
-            "--adb-port", str(adb_port), "--yes", "--report", str(report)]
+            "--adb-port", str(adb_port), "--yes", "--report", str(report), "--no-completion"]
     code = main(argv if postchecks else [*argv, "--no-postchecks"])
     out, err = capsys.readouterr()
     assert code == 0, err
@@ -279,7 +279,7 @@ def test_gen_run_exits_1_when_the_last_round_is_a_silent_failure(adb_port: int, 
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr("tapir.cli.gen._backend", lambda args: ScriptedBackend([_UNSAVED]))
     code = main(["gen", "Write a note", "--doc", NOTES, "--run", "--device", "sim:notes", "--adb-port", str(adb_port),
-                 "--yes", "--rounds", "1"])
+                 "--yes", "--rounds", "1", "--no-completion"])
     err = capsys.readouterr().err
     assert code == 1
     assert err.rstrip().endswith("stopped by rounds: the last script ran to its end without doing what its plan names")
@@ -294,7 +294,7 @@ def test_gen_run_keeps_the_finished_script_when_its_repair_breaks(adb_port: int,
     monkeypatch.setattr("tapir.cli.gen._backend", lambda args: ScriptedBackend([_UNSAVED, broken]))
     report, script = tmp_path / "r.json", tmp_path / "note.tap"
     code = main(["gen", "Write a note", "--doc", NOTES, "--run", "--device", "sim:notes", "--adb-port", str(adb_port),
-                 "--yes", "--rounds", "2", "--report", str(report), "-o", str(script)])
+                 "--yes", "--rounds", "2", "--report", str(report), "-o", str(script), "--no-completion"])
     out, err = capsys.readouterr()
     assert code == 1
     assert err.rstrip().endswith("stopped by rounds: kept round 1's script, which ran to its end without doing "
@@ -312,12 +312,31 @@ def test_gen_run_stops_when_the_model_stands_by_a_finished_run(adb_port: int, mo
     backend = ScriptedBackend([_UNSAVED, _UNSAVED, _SAVED])
     monkeypatch.setattr("tapir.cli.gen._backend", lambda args: backend)
     code = main(["gen", "Write a note", "--doc", NOTES, "--run", "--device", "sim:notes", "--adb-port", str(adb_port),
-                 "--yes", "--rounds", "3"])
+                 "--yes", "--rounds", "3", "--no-completion"])
     out, err = capsys.readouterr()
     assert code == 1 and len(backend.requests) == 2 and "round 3:" not in err
     assert "round 2: " in err and "the model stands by the run that finished (not run again)" in err
     assert err.rstrip().endswith("the check doubts it did what its plan names (read it and its output)")
     assert out.endswith('set_text("Call the plumber")\n')
+
+
+@pytest.mark.adb
+@pytest.mark.timeout(180)
+def test_gen_run_completes_a_run_one_tap_short(adb_port: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """The note typed and never saved: the one Save is appended and run in round 1, no second
+    model call; stderr and --report say so, and the script printed has the Save."""
+    backend = ScriptedBackend([_UNSAVED])
+    monkeypatch.setattr("tapir.cli.gen._backend", lambda args: backend)
+    report = tmp_path / "r.json"
+    code = main(["gen", "Write a note titled Call the plumber", "--doc", NOTES, "--run", "--device", "sim:notes",
+                 "--adb-port", str(adb_port), "--yes", "--rounds", "1", "--report", str(report)])
+    out, err = capsys.readouterr()
+    assert code == 0 and len(backend.requests) == 1, err
+    assert out.endswith("$edit_note_screen__save_button.tap()\n")
+    assert "; ok; completed with $edit_note_screen__save_button.tap() (unconfirmed-input)" in err
+    (only,) = json.loads(report.read_text(encoding="utf-8"))["rounds"]
+    assert only["completed"] == [{"check": "unconfirmed-input", "statement": "$edit_note_screen__save_button.tap()"}]
 
 
 def test_no_drafts_reaches_the_local_model_and_the_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
