@@ -32,6 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=int, default=3, help="statements appended to one script at most (3, as tapir eval)")
     ap.add_argument("-j", "--jobs", type=int, default=2)
     args = ap.parse_args(argv)
+    if args.steps < 0:
+        ap.error(f"--steps must be 0 or more, not {args.steps}")
     try:
         suite = load_suite(args.suite)
         report = ReportSource.load(args.scripts_from)

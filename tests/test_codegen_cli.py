@@ -363,4 +363,10 @@ def test_no_drafts_reaches_the_local_model_and_the_report(tmp_path: Path, monkey
 
     monkeypatch.setattr("tapir.eval.sources.model_source", model_source)
     assert main(["eval", str(SAMPLES / "suite"), "--model", str(gguf), "--no-drafts", "--task", "music/play_song"]) == 2
-    assert seen["drafts"] is False
+    assert seen["drafts"] is False and seen["completion"] is True
+    # --no-completion reaches the source, whose settings (the report's) say so
+    assert main(["eval", str(SAMPLES / "suite"), "--model", str(gguf), "--no-completion", "--task",
+                 "music/play_song"]) == 2
+    assert seen["completion"] is False
+    off = script_source(str(gguf), examples=False, completion=False)
+    assert off.settings()["completions"] == 0 and off.config.completions == 0

@@ -259,6 +259,25 @@ def test_a_run_one_tap_short_is_completed_without_asking_the_model(adb_port: int
 
 
 @pytest.mark.adb
+def test_a_completion_the_person_declines_leaves_the_run_that_finished(adb_port: int) -> None:
+    """``tapir gen --run`` asks before each run: a yes to the model's script and a no to the step
+    appended to it keep the finished run and its finding, nothing lost."""
+    asked: list[str] = []
+    backend = ScriptedBackend([_note_answer(_WRITE)])
+    device = DeviceSession(NOTES, "sim:notes", adb_port=adb_port,
+                           confirm=lambda script: bool(asked.append(script)) or len(asked) == 1)
+    try:
+        result = Generator(L.load_document(NOTES), backend).solve("Write a note", device=device,
+                                                                  budget=Budget(rounds=1))
+    finally:
+        device.close()
+    assert asked == [_WRITE, _WRITE + _SAVE]
+    (only,) = result.rounds
+    assert only.ran and only.completed == () and result.script == _WRITE
+    assert only.failure is not None and only.failure.check == "unused-element"
+
+
+@pytest.mark.adb
 def test_a_finding_in_the_last_round_fails_the_solve(adb_port: int) -> None:
     backend = ScriptedBackend([_note_answer(_WRITE)])
     device = DeviceSession(NOTES, "sim:notes", adb_port=adb_port)

@@ -24,6 +24,7 @@ from typing import Any
 
 from tapir.codegen import language as L
 from tapir.codegen.backend import Backend, Completion, Request, Usage
+from tapir.codegen.device import RunDeclined
 from tapir.codegen.examples import ExampleStore
 from tapir.codegen.postchecks import Finding, completed, post_run_findings
 from tapir.codegen.prompt import (
@@ -474,7 +475,10 @@ class Generator:
                     # one step short (the dialog's OK): appended and run, no model asked
                     while findings and (more := self.complete(gen.script, findings, len(appended))) is not None:
                         script, finding = more
-                        tried = device.run(script, output=output)
+                        try:
+                            tried = device.run(script, output=output)
+                        except RunDeclined:  # asked before the step ran, the person said no
+                            break
                         if tried.error is not None:  # the step did not fit: the run before it stands
                             break
                         gen = dataclasses.replace(gen, answer=dataclasses.replace(gen.answer, script=script))

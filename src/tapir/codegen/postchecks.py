@@ -300,18 +300,31 @@ def _dialog_left_open(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]]) 
     screen = doc.screen(after)
     if screen is None or after == doc.app.start_screen:  # a launch screen named "main_menu" is no dialog
         return None
-    ids = {e.name: " ".join(i.xpath for i in e.identifiers) for e in screen.elements}
-    asks = any("'android:id/button2'" in x for x in ids.values())  # an AlertDialog with a negative button
-    confirms = []
-    for e in screen.elements:
-        if e.kind is L.Kind.TEXT or e.item_of:
-            continue
-        word = _one_word(e)
-        # "yes_button", "delete_button"; or a generated name ("button_1_button") of the positive button
-        if word is not None and _DECIDE.fullmatch(word) or (
-                asks and "'android:id/button1'" in ids[e.name] and word in ("1", None)):
-            confirms.append(e.name)
+    asks = any(_android(e, "button2") for e in screen.elements)  # an AlertDialog with a negative button
+    # "yes_button", "delete_button"; or the positive button beside a negative one
+    confirms = _buttons(screen, _DECIDE, "button1" if asks else None)
     return (after, confirms) if confirms else None
+
+
+def _android(element: L.Element, button: str) -> bool:
+    """Whether an identifier of ``element`` names Android's dialog button ``button`` (``button1``:
+    the positive one)."""
+    return any(f"'android:id/{button}'" in i.xpath for i in element.identifiers)
+
+
+def _buttons(screen: L.Screen, word: re.Pattern[str], android: str | None = None) -> list[str]:
+    """The controls of ``screen`` (no text, list nor list item) whose name says one word that
+    ``word`` matches ("ok" of ``dialog__ok_button``), or that are Android's ``android`` button
+    under a generated name (``button_1_button``) or none."""
+    found = []
+    for e in screen.elements:
+        if e.kind is L.Kind.TEXT or e.item_of or e.is_list:
+            continue
+        said = _one_word(e)
+        if said is not None and word.fullmatch(said) or (android is not None and said in ("1", "2", None)
+                                                         and _android(e, android)):
+            found.append(e.name)
+    return found
 
 
 #: A form's button that keeps what it holds, and one that leaves it.
@@ -339,9 +352,8 @@ def _form_left_open(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]]) ->
 def _form_keeps(screen: L.Screen) -> list[str]:
     """A form's buttons that keep what it holds (Save, OK beside a Cancel); none when ``screen``
     has no such pair."""
-    words = {e.name: _one_word(e) for e in screen.elements if not e.item_of and e.kind is not L.Kind.TEXT}
-    keeps = [n for n, w in words.items() if w is not None and _KEEP.fullmatch(w)]
-    return keeps if any(w is not None and _LEAVE.fullmatch(w) for w in words.values()) else []
+    keeps = _buttons(screen, _KEEP)
+    return keeps if keeps and _buttons(screen, _LEAVE) else []
 
 
 #: A dialog's button that dismisses it; a task that says so wants it dismissed.
@@ -361,21 +373,10 @@ def _cancelled(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]], script:
     last, element = found
     if last.get("call") not in _TAPS or not L.transient(doc, element.screen) or element.screen == doc.app.start_screen:
         return None
-    word = _one_word(element)
-    ids = " ".join(i.xpath for i in element.identifiers)
-    if not (word is not None and _DISMISS.fullmatch(word) or word in ("2", None) and "'android:id/button2'" in ids):
-        return None
     screen = doc.screen(element.screen)
-    if screen is None:
+    if screen is None or element.name not in _buttons(screen, _DISMISS, "button2"):
         return None
-    decides = []
-    for e in screen.elements:
-        if e is element or e.kind is L.Kind.TEXT or e.item_of or e.is_list:
-            continue
-        w = _one_word(e)
-        if w is not None and (_DECIDE.fullmatch(w) or _CONFIRM_CHOICE.fullmatch(w)) or (
-                w in ("1", None) and any("'android:id/button1'" in i.xpath for i in e.identifiers)):
-            decides.append(e.name)
+    decides = _buttons(screen, _ANSWER, "button1")
     if not decides:
         return None
     line = last.get("line")
@@ -386,6 +387,8 @@ def _cancelled(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]], script:
 
 #: A dialog's button that confirms a choice made in it (a sort order picked, a box ticked).
 _CONFIRM_CHOICE = re.compile(r"(ok|okay|done|apply|save|set|confirm|select)")
+#: What answers a dialog that asks: a decision or a confirmation.
+_ANSWER = re.compile(f"{_DECIDE.pattern}|{_CONFIRM_CHOICE.pattern}")
 
 
 def _choice_left_open(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]]) -> tuple[str, list[str]] | None:
@@ -405,14 +408,7 @@ def _choice_left_open(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]]) 
         # a screen that is a form (a sort order's page with OK and Cancel) asks the same
         keeps = _form_keeps(screen)
         return (element.screen, keeps) if keeps else None
-    confirms = []
-    for e in screen.elements:
-        if e.kind is L.Kind.TEXT or e.item_of or e.is_list:
-            continue
-        word = _one_word(e)
-        if word is not None and _CONFIRM_CHOICE.fullmatch(word) or (
-                word == "1" and any("'android:id/button1'" in i.xpath for i in e.identifiers)):
-            confirms.append(e.name)
+    confirms = _buttons(screen, _CONFIRM_CHOICE, "button1")
     return (element.screen, confirms) if confirms else None
 
 
@@ -433,8 +429,7 @@ def _choice_unsaved(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]]) ->
     screen = doc.screen(after)
     if not _is_choice(element) or screen is None or not L.transient(doc, element.screen) or L.transient(doc, after):
         return None
-    saves = [e.name for e in screen.elements if not e.item_of and e.kind is not L.Kind.TEXT
-             and (word := _one_word(e)) is not None and _SAVE.fullmatch(word)]
+    saves = _buttons(screen, _SAVE)
     return (element.screen, after, saves) if saves else None
 
 
@@ -532,7 +527,8 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
             best = [name for name, _, n in labelled if n == most]
             shown = "; ".join(f"${name} ({label!r})" for name, label, n in labelled if n == most)
             # a control is acted on by a tap; a field's or a text's use is the model's to say
-            fix = _tap(best) if len(best) == 1 and doc.element(best[0]).kind in _TAPPED else None  # type: ignore[union-attr]
+            control = doc.element(best[0]) if len(best) == 1 else None
+            fix = _tap(best) if control is not None and control.kind in _TAPPED else None
             findings.append(Finding("element-not-used", f"the script finished, but never acted on what the task "
                                                         f"names: {shown}; act on it (the runtime goes to its "
                                                         f"screen)", fix))
