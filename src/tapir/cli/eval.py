@@ -88,6 +88,10 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--no-completion", action="store_true",
                    help="with --model: do not append the one step a post-run check names (a dialog's OK, a "
                         "screen's Save) to a run that finished one step short; the model is asked instead")
+    p.add_argument("--no-correction", action="store_true",
+                   help="with --model: do not set right the line a run stopped on when the document says how (a "
+                        ".match() on a list that lacks the item, rewritten on the list the document gives it to); "
+                        "the model is asked instead")
     p.add_argument("--no-loop-stop", action="store_true",
                    help="with --model: let an answer that repeats itself run on to the token limit")
     p.add_argument("--resamples", type=int, metavar="N",
@@ -163,7 +167,8 @@ def _run(args: argparse.Namespace) -> int:
         args.model, seed=args.seed, ctx=args.ctx, style=args.prompt_style, threads=args.threads,
         example_files=args.examples_file, examples=not args.no_examples, postchecks=not args.no_postchecks,
         loop_stop=not args.no_loop_stop, retrieval=args.retrieval, resamples=args.resamples,
-        drafts=not args.no_drafts, completion=not args.no_completion)
+        drafts=not args.no_drafts, completion=not args.no_completion,
+        correction=not args.no_correction)
     err = _console(sys.stderr)
     for note in suite.notes:
         err.print(f"note: {note}", highlight=False, markup=False)

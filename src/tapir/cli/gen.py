@@ -32,7 +32,9 @@ def register(sub: Subparsers) -> None:
             "--run executed on --device; errors go back to the model (--rounds, --token-budget), and so\n"
             "does a run that finished without doing what its plan names (post-run checks, --no-postchecks).\n"
             "A run one step short (a dialog's OK never tapped) gets that step appended and runs again before\n"
-            "the model is asked (--no-completion).\n"
+            "the model is asked (--no-completion); a run that stopped on a .match() on a list the document\n"
+            "does not give the item to has that line rewritten on the list it does, and runs again\n"
+            "(--no-correction).\n"
             "When a repair does worse (it breaks a script that ran to its end), that earlier script is kept.\n"
             "Only the script goes to stdout; the plan, each round and the token accounting go to stderr.\n\n"
             "Model output is untrusted code (docs/safety.md): before each run the script is shown and,\n"
@@ -100,6 +102,10 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--no-completion", action="store_true",
                    help="with --run: do not append the one step a post-run check names (a dialog's OK, a screen's "
                         "Save) to a run that finished one step short; the model is asked instead")
+    p.add_argument("--no-correction", action="store_true",
+                   help="with --run: do not set right the line a run stopped on when the document says how (a "
+                        ".match() on a list that lacks the item, rewritten on the list the document gives it to); "
+                        "the model is asked instead")
     p.add_argument("--no-grammar", action="store_true", help="do not constrain the answer")
     p.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (0: greedy, the default)")
     p.add_argument("--threads", type=int, metavar="N", help="CPU threads for the local model")
@@ -211,7 +217,8 @@ def _cmd_gen(args: argparse.Namespace) -> int:
     examples = ExampleStore.for_document(doc_path, L.symbols(doc), extra=args.examples_file, app=doc.app.name,
                                          embedder=_embedder(args.retrieval))
     config = replace(config, stop_loops=not args.no_loop_stop, postchecks=not args.no_postchecks,
-                     resamples=args.resamples, completions=0 if args.no_completion else config.completions)
+                     resamples=args.resamples, completions=0 if args.no_completion else config.completions,
+                     corrections=0 if args.no_correction else config.corrections)
     gen = Generator(doc, backend, examples=examples, config=config)
     device = None
     if args.device:
@@ -313,6 +320,7 @@ def _report(result: Any, *, postchecks: bool = False) -> dict[str, Any]:
                 "screen": None if r.failure.screen is None else r.failure.screen.describe()},
             "findings": [{"check": f.check, "message": f.message} for f in r.findings],
             "completed": [{"check": f.check, "statement": f.fix} for f in r.completed],
+            "corrected": [{"check": c.check, "line": c.line, "statement": c.statement} for c in r.corrected],
             "diff": list(r.diff),
         } for r in result.rounds],
     }

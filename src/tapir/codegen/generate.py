@@ -24,6 +24,7 @@ from typing import Any
 
 from tapir.codegen import language as L
 from tapir.codegen.backend import Backend, Completion, Request, Usage
+from tapir.codegen.corrections import Correction, corrected
 from tapir.codegen.device import RunDeclined
 from tapir.codegen.examples import ExampleStore
 from tapir.codegen.postchecks import Finding, completed, post_run_findings
@@ -93,6 +94,11 @@ class GenConfig:
     #: before the model is asked; it acts on the checks' findings, so it needs ``postchecks``;
     #: 0: ``--no-completion``.
     completions: int = 3
+    #: A run that stopped on a line the document can set right (``tapir.codegen.corrections``: a
+    #: ``match()`` on a list that does not have the item, when the document says which one does)
+    #: gets that line rewritten and is run again, up to this many lines, before the model is asked;
+    #: the rewrite stands only when the run gets past the line; 0: ``--no-correction``.
+    corrections: int = 2
     #: A repair answered with the very script that failed is asked again this many times, sampled
     #: at ``resample_temperature`` (greedy decoding gives the same question the same answer);
     #: 0: ``--resamples 0``.
@@ -160,6 +166,9 @@ class Round:
     #: The findings whose one statement (``Finding.fix``) was appended to the model's script, in
     #: order: ``generation`` holds the script with them, as it last ran.
     completed: tuple[Finding, ...] = ()
+    #: The lines set right before (``tapir.codegen.corrections``), in order: ``generation`` holds
+    #: the script with them.
+    corrected: tuple[Correction, ...] = ()
 
     def summary(self) -> str:
         u = self.generation.usage
@@ -173,6 +182,8 @@ class Round:
         status = "ok" if self.failure is None else f"{self.failure.stage} failed: {self.failure.describe()}"
         if self.stood_by:
             status = "the same script again: the model stands by the run that finished (not run again)"
+        if self.corrected:
+            status += "; corrected " + ", ".join(f"line {c.line} to {c.statement} ({c.check})" for c in self.corrected)
         if self.completed:
             status += "; completed with " + ", ".join(f"{f.fix} ({f.check})" for f in self.completed)
         changed = ""
@@ -428,6 +439,15 @@ class Generator:
             return None
         return completed(script, findings)
 
+    def correct(self, script: str, line: int | None, message: str, task: str = "", done: int = 0
+                ) -> Correction | None:
+        """``script`` with the line its run stopped on set right (``corrections.corrected``: the
+        list the document gives the item to), None when the error is not one the document answers
+        or ``done`` lines were rewritten already (``GenConfig.corrections``)."""
+        if done >= self.config.corrections:
+            return None
+        return corrected(self.doc, script, line, message, task)
+
     def solve(self, task: str, *, device: Any = None, screen: ScreenInfo | None = None, budget: Budget | None = None,
               on_round: Callable[[Round], None] | None = None, exclude_example: str | None = None,
               output: Callable[[str], None] | None = None) -> SolveResult:
@@ -458,9 +478,23 @@ class Generator:
             ran = False
             findings: tuple[Finding, ...] = ()
             appended: list[Finding] = []
+            fixed: list[Correction] = []
             if failure is None and device is not None:
                 ran = True
                 outcome = device.run(gen.script, output=output)
+                # the match on a list the item is not on: the document's list, no model asked
+                while outcome.error is not None and (fix := self.correct(
+                        gen.script, outcome.error.span.line if outcome.error.span else None, outcome.error.message,
+                        task, len(fixed))) is not None:
+                    try:
+                        tried = device.run(fix.script, output=output)
+                    except RunDeclined:
+                        break
+                    if tried.error is not None and (tried.error.span is None or tried.error.span.line <= fix.line):
+                        break  # stopped there again (or before): the model's own line goes to repair
+                    gen = dataclasses.replace(gen, answer=dataclasses.replace(gen.answer, script=fix.script))
+                    fixed.append(fix)
+                    outcome = tried
                 if outcome.error is not None:
                     err = outcome.error
                     line = err.span.line if err.span else None
@@ -490,7 +524,8 @@ class Generator:
                                           "postcheck", findings[0].check)
             diff = tuple(difflib.unified_diff(previous.splitlines(), gen.script.splitlines(), "before", "after",
                                               lineterm="", n=0)) if result.rounds else ()
-            rnd = Round(len(result.rounds) + 1, gen, failure, diff, ran, findings, completed=tuple(appended))
+            rnd = Round(len(result.rounds) + 1, gen, failure, diff, ran, findings, completed=tuple(appended),
+                        corrected=tuple(fixed))
             result.rounds.append(rnd)
             if on_round is not None:
                 on_round(rnd)

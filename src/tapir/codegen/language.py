@@ -45,8 +45,8 @@ __all__ = [
     "A", "ActionError", "ApiEntry", "AppDocument", "BudgetExceeded", "DeviceError", "Element", "ElementNotFound",
     "Issue", "Kind", "LIST_KINDS", "Screen", "ScreenNotReached", "ScriptError", "SymbolTable", "TapirError",
     "TapirSyntaxError", "UnknownElement", "builtins", "check", "element_methods", "global_functions",
-    "load_document", "methods_legal_on", "parse_module", "parses", "run", "runner", "symbols", "transient",
-    "value_methods",
+    "lists_with_item", "load_document", "methods_legal_on", "parse_module", "parses", "run", "runner", "symbols",
+    "transient", "value_methods",
 ]
 
 
@@ -116,6 +116,14 @@ def shown_labels(element: Element) -> tuple[str, ...]:
     from tapir.runtime.grounding.identifiers import labels
 
     return labels(element.identifiers, own=True).words
+
+
+def lists_with_item(doc: AppDocument, text: str, besides: Element) -> list[Element]:
+    """The lists other than ``besides`` whose documented items include ``text`` (the runtime's
+    reading, ``tapir.runtime.list_access.documented_elsewhere``), those on its screen first."""
+    from tapir.runtime.list_access import documented_elsewhere
+
+    return documented_elsewhere(doc, text, besides, limit=sum(1 for _ in doc.elements))
 
 
 def transient(doc: AppDocument, screen: str) -> bool:

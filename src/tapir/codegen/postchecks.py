@@ -31,6 +31,11 @@ goes back to the model like an error:
   that are not numbers, and either three besides the verbs or one rare in the document) and the
   run never acted on it, nor on anything else so labelled. A small model often toggles the
   setting next to the one the task names.
+* ``search-not-typed``: the task says to search ("search contact Alice") and the run typed into
+  none of the document's search fields (an input named or described as one): a small model picks
+  the result from the list it already shows. The fix types the term (what the script picks with
+  ``.match()``, when the task says it; else the text the task quotes) into the one search field
+  (the document's only one, or the one beside the list picked from), before that pick.
 * ``text-not-given``: the task quotes a text (a name, a title, a message: 'Summer drive') and the
   run never typed it, nor tapped or picked anything showing it. A small model often opens the
   right form and types nothing, or types the old name. Typed with the same words but other
@@ -60,7 +65,8 @@ __all__ = ["POSTCHECKS", "Finding", "completed", "post_run_findings"]
 
 #: The checks, in the order they are reported.
 POSTCHECKS = ("screen-walk", "unused-element", "unconfirmed-input", "dialog-left-open", "form-left-open",
-              "dialog-cancelled", "effect-not-reached", "option-not-picked", "element-not-used", "text-not-given")
+              "dialog-cancelled", "effect-not-reached", "option-not-picked", "element-not-used", "search-not-typed",
+              "text-not-given")
 
 _NAME = re.compile(r"\$?([A-Za-z_][\w%]*)")
 _ELEMENT = re.compile(r"\$([A-Za-z_][\w%]*)")
@@ -532,6 +538,17 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
             findings.append(Finding("element-not-used", f"the script finished, but never acted on what the task "
                                                         f"names: {shown}; act on it (the runtime goes to its "
                                                         f"screen)", fix))
+    searched = _search_not_typed(doc, script, actions, task) if task else None
+    if searched is not None:
+        field, term, line = searched
+        shown = f"${field}.set_text({term!r})" if field else "set_text into the app's search field"
+        fix = f"${field}.set_text({term!r})" if field and term else None
+        if fix is not None and line is not None:
+            fix = f"{fix}\n{script.splitlines()[line - 1]}"  # typed first, then the pick the model wrote
+        findings.append(Finding("search-not-typed", f"the task says to search, but the script never typed into a "
+                                                    f"search field: {shown}"
+                                                    + (" before picking the result" if line is not None else ""),
+                                fix, line if fix is not None else None))
     if task:
         quoted = quoted_texts(task)
         missing = [q for q in quoted if not _picked(records, _given(q))]
@@ -562,7 +579,47 @@ def _tap(names: Sequence[str]) -> str | None:
 
 
 #: Checks whose fix does part of the task, not the step that ends it.
-_DOING = frozenset({"option-not-picked", "element-not-used", "text-not-given"})
+_DOING = frozenset({"option-not-picked", "element-not-used", "text-not-given", "search-not-typed"})
+
+_SEARCH = re.compile(r"\bsearch", re.IGNORECASE)
+_PICK = re.compile(r"^\$([A-Za-z_][\w%]*)\.match\(\s*('[^'\\]*'|\"[^\"\\]*\")\s*\)")
+
+
+def _search_not_typed(doc: L.AppDocument, script: str, actions: Sequence[Mapping[str, Any]], task: str
+                      ) -> tuple[str | None, str | None, int | None] | None:
+    """The task says to search and the run typed into no search field: the field (the document's
+    one search input, or the one on the screen of the list the script picks from), the term (what
+    the script picks with ``.match()`` when the task says it, else the text the task quotes) and
+    the script's line that picks it (the text is typed just before); None when the check holds.
+    A small model picks the contact from the list and never searches ("search contact Alice")."""
+    if not _SEARCH.search(task):
+        return None
+    fields = [e for e in doc.elements if e.kind is L.Kind.INPUT and not e.item_of
+              and _SEARCH.search(f"{e.local_name.replace('_', ' ')} {e.description}")]
+    if not fields:
+        return None
+    names = {e.name for e in fields}
+    if any(r.get("call") == "set_text" and r.get("ok", True)
+           and (_base(r.get("resolved")) in names or _base(r.get("element")) in names) for r in actions):
+        return None
+    asked = _words(task)
+    term: str | None = None
+    line: int | None = None
+    picked: str | None = None
+    for i, text in enumerate(script.splitlines(), 1):
+        m = _PICK.match(text)
+        if m and _words(m.group(2)[1:-1]) and _words(m.group(2)[1:-1]) <= asked:
+            picked, term, line = m.group(1), m.group(2)[1:-1], i
+            break
+    if term is None:
+        quoted = quoted_texts(task)
+        term = quoted[0] if quoted else None
+    field = fields[0] if len(fields) == 1 else None
+    if field is None and picked is not None:
+        element = doc.element(picked)
+        beside = [e for e in fields if element is not None and e.screen == element.screen]
+        field = beside[0] if len(beside) == 1 else None
+    return (field.name if field is not None else None), term, line
 
 
 def completed(script: str, findings: Sequence[Finding]) -> tuple[str, Finding] | None:

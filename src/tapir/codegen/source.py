@@ -115,7 +115,7 @@ class ModelSource:
             + "".join(f" + {f.name}" for f in self.example_files),
             "retrieval": "minilm" if self.embedder is not None else "tf-idf",
             "loop_stop": c.stop_loops, "postchecks": c.postchecks, "resamples": c.resamples,
-            "completions": c.completions,
+            "completions": c.completions, "corrections": c.corrections,
         }
         path = getattr(self.backend, "model_path", None)
         if path is not None:
@@ -186,6 +186,27 @@ class ModelSource:
             return None
         extra["completed"] = [*done, more[1].check]
         return SourceAnswer(more[0], tokens=None, latency_s=None, extra=extra)
+
+    def correct(self, request: Any, previous: Any, error: str) -> SourceAnswer | None:
+        """``previous`` with the line its run stopped on (``error``, rendered as for ``repair``) set
+        right where the document says how (``Generator.correct``: the list that has the item), for
+        the harness to run before it asks for a repair; None when it cannot be, or enough lines
+        were rewritten already. ``extra["corrected"]`` lists the corrections, ``extra["corrected_line"]``
+        the line the last one rewrote (a run stopping there again gained nothing)."""
+        script = getattr(previous, "script", None)
+        if not script:
+            return None
+        extra = dict(getattr(previous, "extra", None) or {})
+        done = list(extra.get("corrected", ()))
+        note = repair_note(script, error)
+        with self._lock:
+            gen = self._generator(request)
+        fix = gen.correct(script, note.line, note.message, request.task.text, len(done))
+        if fix is None:
+            return None
+        extra["corrected"] = [*done, fix.check]
+        extra["corrected_line"] = fix.line
+        return SourceAnswer(fix.script, tokens=None, latency_s=None, extra=extra)
 
     def _findings(self, request: Any, previous: Any, records: Sequence[Mapping[str, Any]]) -> tuple[Finding, ...]:
         script = getattr(previous, "script", None)
@@ -269,13 +290,13 @@ def script_source(spec: str, *, seed: int = 0, threads: int | None = None, ctx: 
                   backend: Backend | None = None, example_files: Sequence[str | Path] = (),
                   examples: bool = True, postchecks: bool = True, loop_stop: bool = True,
                   retrieval: str = "minilm", resamples: int | None = None, drafts: bool = True,
-                  completion: bool = True) -> ModelSource:
+                  completion: bool = True, correction: bool = True) -> ModelSource:
     """The source for ``tapir eval --model SPEC`` (``SPEC`` as ``tapir gen --model`` takes it, or an
     http(s) URL of an OpenAI-compatible server); ``backend`` given, it is used instead (tests).
     ``ctx``: a local model's context; ``style``: the prompt style (default: ``auto``, which fits
     every document's prompt to that context). The levers, each on by default: ``examples`` (the
     example pool: beside each document and in ``example_files``), ``postchecks``, ``completion``
-    (``GenConfig.completions``; it needs ``postchecks``), ``loop_stop``,
+    (``GenConfig.completions``; it needs ``postchecks``), ``correction`` (``GenConfig.corrections``), ``loop_stop``,
     ``resamples`` (``GenConfig.resamples``; None: its default), ``drafts`` (a local model's
     prompt-lookup drafts); ``retrieval``: ``minilm`` (when installed) or ``tf-idf``."""
     if not spec.strip() and backend is None:
@@ -285,7 +306,8 @@ def script_source(spec: str, *, seed: int = 0, threads: int | None = None, ctx: 
     if style is not None:
         config = dataclasses.replace(config, style=style)
     config = dataclasses.replace(config, postchecks=postchecks, stop_loops=loop_stop,
-                                 completions=config.completions if completion else 0)
+                                 completions=config.completions if completion else 0,
+                                 corrections=config.corrections if correction else 0)
     if resamples is not None:
         if resamples < 0:
             raise UsageError(f"must be 0 or more, not {resamples}", setting="resamples")

@@ -86,7 +86,8 @@ def lever_figures(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     ``resampled`` (tasks where a repair that repeated the failed script was asked again, and of
     those ``fixed``: passed in the end) and ``completions`` (per post-run check: tasks whose script
     got the step its finding named appended (``tasks``), of those ``fixed``, and ``broke``: tasks
-    where that step stopped the run)."""
+    where that step stopped the run), and ``corrections`` alike (per correction: tasks whose
+    script had the line its run stopped on set right, ``tapir.codegen.corrections``)."""
     checks: dict[str, dict[str, int]] = {}
     for t in items:
         posts = [e for e in t.get("events", ()) if e.startswith("postcheck:")]
@@ -104,24 +105,31 @@ def lever_figures(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     median_tokens = _median(per_call)
     median_s = _median([float(t["wall_s"]) for t in items])
     again = [t for t in items if any(e.startswith("resampled:") for e in t.get("events", ()))]
-    completions: dict[str, dict[str, int]] = {}
-    for t in items:
-        events = t.get("events", ())
-        for check in sorted({e.split(":")[1] for e in events if e.startswith("completed:")}):
-            c = completions.setdefault(check, {"tasks": 0, "fixed": 0, "broke": 0})
-            c["tasks"] += 1
-            c["fixed"] += t["verdict"] == "pass"
-        for check in sorted({e.split(":")[1] for e in events if e.startswith("completion-broke:")}):
-            completions.setdefault(check, {"tasks": 0, "fixed": 0, "broke": 0})["broke"] += 1
     return {
         "loops_stopped": sum(1 for t in items if "loop" in t.get("events", ())),
         "resampled": {"tasks": len(again), "fixed": sum(t["verdict"] == "pass" for t in again)},
         "postchecks": checks,
-        "completions": completions,
+        "completions": _model_free(items, "completed:", "completion-broke:"),
+        "corrections": _model_free(items, "corrected:", "correction-broke:"),
         "median_prompt_tokens": round(median_tokens, 1) if median_tokens is not None else None,
         "cached_share": round(cached / prompt, 4) if prompt else None,
         "median_task_s": round(median_s, 3) if median_s is not None else None,
     }
+
+
+def _model_free(items: Sequence[Mapping[str, Any]], done: str, broke: str) -> dict[str, dict[str, int]]:
+    """Per check, the tasks whose script a model-free fix changed (events ``done<check>``), of
+    those ``fixed`` (passed in the end), and ``broke`` (events ``broke<check>``: the fix was dropped)."""
+    found: dict[str, dict[str, int]] = {}
+    for t in items:
+        events = t.get("events", ())
+        for check in sorted({e[len(done):] for e in events if e.startswith(done)}):
+            c = found.setdefault(check, {"tasks": 0, "fixed": 0, "broke": 0})
+            c["tasks"] += 1
+            c["fixed"] += t["verdict"] == "pass"
+        for check in sorted({e[len(broke):] for e in events if e.startswith(broke)}):
+            found.setdefault(check, {"tasks": 0, "fixed": 0, "broke": 0})["broke"] += 1
+    return found
 
 
 def levers_text(figures: Mapping[str, Any]) -> str:
@@ -138,6 +146,9 @@ def levers_text(figures: Mapping[str, Any]) -> str:
     again = figures.get("resampled") or {}
     if again.get("tasks"):
         parts.append(f"repeated repairs asked again in {again['tasks']} task(s), {again['fixed']} then passed")
+    for check, c in (figures.get("corrections") or {}).items():
+        parts.append(f"corrected ({check}): {c['tasks']} task(s), {c['fixed']} then passed"
+                     + (f", {c['broke']} broke" if c.get("broke") else ""))
     for check, c in (figures.get("completions") or {}).items():
         parts.append(f"completed after {check}: {c['tasks']} task(s), {c['fixed']} then passed"
                      + (f", {c['broke']} broke" if c.get("broke") else ""))

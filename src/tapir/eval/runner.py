@@ -139,7 +139,9 @@ class TaskResult:
     #: ``resampled:<n>`` (a repair that repeated the failed script was asked again n times, sampled),
     #: ``stood-by`` (given a finding, the model wrote the same script: the finished run is the result),
     #: ``completed:<check>`` (the one step a finding named was appended to the script, which ran to
-    #: its end with it), ``completion-broke:<check>`` (with it appended the run stopped: dropped).
+    #: its end with it), ``completion-broke:<check>`` (with it appended the run stopped: dropped),
+    #: ``corrected:<correction>`` (the line the run stopped on was set right, ``tapir.codegen.corrections``,
+    #: and the run got past it), ``correction-broke:<correction>`` (it stopped there again: dropped).
     events: tuple[str, ...] = ()
 
     @property
@@ -355,7 +357,29 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
         failed, missing, log = _check(task, ex)
         ok = not failed and not missing
         if attempts == 1:
-            first_ok = ok  # the model's script as it wrote it, before any completion
+            first_ok = ok  # the model's script as it wrote it, before any correction or completion
+        # stopped on a match() on the wrong list: the document's list in its place, the script run
+        # again, no model asked; kept only when the run gets past that line
+        correct = getattr(source, "correct", None)
+        while ex.error is not None and ex.setup_error is None and callable(correct):
+            more = correct(request, gen, ex.error.render())
+            if more is None or not more.script:
+                break
+            extra = more.extra or {}
+            done = list(extra.get("corrected") or ("?",))
+            step = folder / f"{task.id.replace('/', '__')}{suffix}~{len(done)}.jsonl" if folder is not None else None
+            try:
+                tried = _execute(task, app, more.script, slot, config, adb_port, step, attempts)
+            except TapirError as exc:
+                tried = _Execution(error=exc)
+            line = extra.get("corrected_line")
+            if tried.setup_error is not None or (tried.error is not None and not _past(tried.error, line)):
+                events.append(f"correction-broke:{done[-1]}")
+                break
+            events.append(f"corrected:{done[-1]}")
+            gen, ex, trace = more, tried, step
+            failed, missing, log = _check(task, ex)
+            ok = not failed and not missing
         # one step short (a dialog's OK never tapped): the source appends it and the script runs
         # again, no model asked and no repair spent; a step that breaks the run is dropped
         complete = getattr(source, "complete", None)
@@ -432,6 +456,12 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
             audited_taps=len(audit.verdicts) if audit else 0, unknown_taps=len(audit.unknown) if audit else 0,
             wrong_taps=tuple(v.as_dict() for v in audit.wrong) if audit else (),
         )
+
+
+def _past(error: TapirError, line: object) -> bool:
+    """Whether a run that stopped on ``error`` got past the script's ``line``."""
+    where = error.span.line if error.span is not None else None
+    return isinstance(line, int) and where is not None and where > line
 
 
 def _first_line(text: str) -> str:

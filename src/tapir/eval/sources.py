@@ -217,7 +217,13 @@ class AdaptedSource:
             return getattr(self.inner, name)
         if name == "complete" and callable(getattr(self.inner, "complete", None)):
             return self._complete
+        if name == "correct" and callable(getattr(self.inner, "correct", None)):
+            return self._correct
         raise AttributeError(name)
+
+    def _correct(self, request: GenerationRequest, previous: Generation, error: str) -> Generation | None:
+        answer = self.inner.correct(request, previous, error)  # type: ignore[attr-defined]
+        return None if answer is None else as_generation(answer)
 
     def _complete(self, request: GenerationRequest, previous: Generation,
                   records: Sequence[Mapping[str, Any]]) -> Generation | None:

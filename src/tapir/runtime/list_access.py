@@ -278,9 +278,9 @@ class ListAccess:
 ELSEWHERE_SIMILARITY = 0.9
 
 
-def documented_elsewhere(document: AppDocument, query: str, besides: Element) -> list[Element]:
+def documented_elsewhere(document: AppDocument, query: str, besides: Element, limit: int = 2) -> list[Element]:
     """The other lists whose documented items include ``query`` (case and space folded; else
-    nearly the same words), those on ``besides``'s screen first, two at most. A no-match error
+    nearly the same words), those on ``besides``'s screen first, ``limit`` at most. A no-match error
     names them: a model that matched on the wrong one of a dialog's two lists ("First name" on the
     sorting order's list, not the sort field's) writes the same line again unless told which list
     has the item."""
@@ -292,4 +292,4 @@ def documented_elsewhere(document: AppDocument, query: str, besides: Element) ->
     if not hits:
         hits = [e for e in lists if max(label_similarity(query, o) for o in e.options) >= ELSEWHERE_SIMILARITY]
     hits.sort(key=lambda e: e.screen != besides.screen)
-    return hits[:2]
+    return hits[:limit]

@@ -1,0 +1,88 @@
+"""A run that stopped on a line the document can set right: that line set right, no model asked.
+
+A small model often picks an item on the wrong list: ``$settings__snooze_options.match("5 minutes")``
+where the minutes are the items of the snooze dialog's list. The run stops with "no item of
+$settings__snooze_options matches '5 minutes'; the document lists '5 minutes' as an item of
+$snooze_time_dialog__radio_button_list", and a repair round shown that hint still writes the same line
+about half the time. The document says which list has the item, so the line can be rewritten on that
+list (``wrong-list``) and run again before the model is asked anything:
+
+* the item is documented on exactly one other list: that list;
+* on several: the one whose name and description share the most words with the task ("snooze"
+  for the snooze dialog, not the reminder duration's), when one shares more than every other.
+
+    fixed = corrected(doc, script, line=3, message="no item of $a matches 'x' (...)", task="...")
+    fixed.script, fixed.check, fixed.line
+
+The harness (``tapir eval --model``) and ``tapir gen --run`` keep the rewritten script only when its
+run gets past the line (``Correction.line``); otherwise the run as the model wrote it goes to repair.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tapir.codegen import language as L
+
+__all__ = ["CORRECTIONS", "Correction", "corrected"]
+
+#: The corrections, by the name events and reports give them.
+CORRECTIONS = ("wrong-list",)
+
+_MATCH = re.compile(r"\$([A-Za-z_][\w%]*)\.match\(\s*(?P<q>'[^'\\]*'|\"[^\"\\]*\")\s*\)")
+_WORD = re.compile(r"[^\W_]+")
+
+
+@dataclass(frozen=True)
+class Correction:
+    #: The whole script with the line rewritten.
+    script: str
+    #: Which correction (``CORRECTIONS``).
+    check: str
+    #: The rewritten line (1-based): a run of ``script`` that stops on it again gained nothing.
+    line: int
+    #: The line as it now reads (for a report or the console).
+    statement: str
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if len(w) > 2}
+
+
+def corrected(doc: L.AppDocument, script: str, line: int | None, message: str, task: str = "") -> Correction | None:
+    """``script`` with its failing ``line`` set right, when the error (``message``) is one the
+    document can answer; None otherwise."""
+    lines = script.splitlines()
+    if line is None or not 1 <= line <= len(lines):
+        return None
+    source = lines[line - 1]
+    for m in _MATCH.finditer(source):
+        name, quoted = m.group(1), m.group("q")
+        if not message.startswith(f"no item of ${name} matches"):
+            continue
+        element = doc.element(name)
+        if element is None:
+            return None
+        query = quoted[1:-1]
+        other = _the_list(doc, L.lists_with_item(doc, query, element), task)
+        if other is None:
+            return None
+        statement = source[:m.start()] + f"${other.name}.match({quoted})" + source[m.end():]
+        lines[line - 1] = statement
+        return Correction("\n".join(lines) + "\n", "wrong-list", line, statement.strip())
+    return None
+
+
+def _the_list(doc: L.AppDocument, lists: list[L.Element], task: str) -> L.Element | None:
+    """The one of ``lists`` the task means: the only one, or the one sharing most words with it."""
+    if len(lists) <= 1:
+        return lists[0] if lists else None
+    wanted = _words(task)
+    scored = []
+    for e in lists:
+        screen = doc.screen(e.screen)
+        said = " ".join([e.name.replace("_", " "), e.description, screen.description if screen else ""])
+        scored.append((len(wanted & _words(said)), e))
+    scored.sort(key=lambda s: -s[0])
+    return scored[0][1] if scored[0][0] > scored[1][0] else None
