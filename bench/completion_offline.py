@@ -85,7 +85,9 @@ def main(argv: list[str] | None = None) -> int:
                     if counts_of(steps, r.id, "correct") >= args.corrections:
                         continue
                     note = repair_note(scripts[r.id], r.error)
-                    fix = corrected(doc, scripts[r.id], note.line, note.message, task.text)
+                    records = [json.loads(line) for line in Path(r.trace).read_text(encoding="utf-8").splitlines()
+                               if line] if r.trace and Path(r.trace).is_file() else []
+                    fix = corrected(doc, scripts[r.id], note.line, note.message, task.text, records)
                     if fix is not None:
                         scripts[r.id] = fix.script
                         given[r.id] = ("correct", fix.line)

@@ -14,6 +14,10 @@ list (``wrong-list``) and run again before the model is asked anything:
     fixed = corrected(doc, script, line=3, message="no item of $a matches 'x' (...)", task="...")
     fixed.script, fixed.check, fixed.line
 
+``permission-in-the-way``: the run stopped because the system's permission prompt covered the app
+("Allow Calendar to access your contacts?": the element could not be reached); ``tap_text("Allow")``
+goes before the line (the guards refuse it unless the run allows it, ``docs/safety.md``).
+
 The harness (``tapir eval --model``) and ``tapir gen --run`` keep the rewritten script only when its
 run gets past the line (``Correction.line``); otherwise the run as the model wrote it goes to repair.
 """
@@ -21,14 +25,17 @@ run gets past the line (``Correction.line``); otherwise the run as the model wro
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from tapir.codegen import language as L
+from tapir.codegen.postchecks import grant_button
 
 __all__ = ["CORRECTIONS", "Correction", "corrected"]
 
 #: The corrections, by the name events and reports give them.
-CORRECTIONS = ("wrong-list",)
+CORRECTIONS = ("wrong-list", "permission-in-the-way")
 
 _MATCH = re.compile(r"\$([A-Za-z_][\w%]*)\.match\(\s*(?P<q>'[^'\\]*'|\"[^\"\\]*\")\s*\)")
 _WORD = re.compile(r"[^\W_]+")
@@ -50,13 +57,20 @@ def _words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if len(w) > 2}
 
 
-def corrected(doc: L.AppDocument, script: str, line: int | None, message: str, task: str = "") -> Correction | None:
+def corrected(doc: L.AppDocument, script: str, line: int | None, message: str, task: str = "",
+              records: Sequence[Mapping[str, Any]] = ()) -> Correction | None:
     """``script`` with its failing ``line`` set right, when the error (``message``) is one the
-    document can answer; None otherwise."""
+    document can answer, or its run's trace (``records``) shows what stood in the way; None
+    otherwise."""
     lines = script.splitlines()
     if line is None or not 1 <= line <= len(lines):
         return None
     source = lines[line - 1]
+    grant = _permission_in_the_way(records, line)
+    if grant is not None:
+        indent = source[:len(source) - len(source.lstrip())]
+        lines[line - 1:line - 1] = [f"{indent}tap_text({grant!r})"]
+        return Correction("\n".join(lines) + "\n", "permission-in-the-way", line + 1, f"tap_text({grant!r})")
     for m in _MATCH.finditer(source):
         name, quoted = m.group(1), m.group("q")
         if not message.startswith(f"no item of ${name} matches"):
@@ -72,6 +86,13 @@ def corrected(doc: L.AppDocument, script: str, line: int | None, message: str, t
         lines[line - 1] = statement
         return Correction("\n".join(lines) + "\n", "wrong-list", line, statement.strip())
     return None
+
+
+def _permission_in_the_way(records: Sequence[Mapping[str, Any]], line: int) -> str | None:
+    """The button that grants the permission prompt the failed action on ``line`` was left facing
+    (``app_after`` of its trace record: the system's prompt over the app), None when none was."""
+    failed = [r for r in records if r.get("event") == "action" and r.get("ok") is False and r.get("line") == line]
+    return grant_button(failed[-1]) if failed else None
 
 
 def _the_list(doc: L.AppDocument, lists: list[L.Element], task: str) -> L.Element | None:

@@ -439,14 +439,15 @@ class Generator:
             return None
         return completed(script, findings)
 
-    def correct(self, script: str, line: int | None, message: str, task: str = "", done: int = 0
-                ) -> Correction | None:
+    def correct(self, script: str, line: int | None, message: str, task: str = "", done: int = 0,
+                records: Sequence[Mapping[str, Any]] = ()) -> Correction | None:
         """``script`` with the line its run stopped on set right (``corrections.corrected``: the
-        list the document gives the item to), None when the error is not one the document answers
-        or ``done`` lines were rewritten already (``GenConfig.corrections``)."""
+        list the document gives the item to, the permission prompt in the way answered), None
+        when neither the error nor the run's ``records`` say how, or ``done`` lines were
+        rewritten already (``GenConfig.corrections``)."""
         if done >= self.config.corrections:
             return None
-        return corrected(self.doc, script, line, message, task)
+        return corrected(self.doc, script, line, message, task, records)
 
     def solve(self, task: str, *, device: Any = None, screen: ScreenInfo | None = None, budget: Budget | None = None,
               on_round: Callable[[Round], None] | None = None, exclude_example: str | None = None,
@@ -485,7 +486,7 @@ class Generator:
                 # the match on a list the item is not on: the document's list, no model asked
                 while outcome.error is not None and (fix := self.correct(
                         gen.script, outcome.error.span.line if outcome.error.span else None, outcome.error.message,
-                        task, len(fixed))) is not None:
+                        task, len(fixed), outcome.records)) is not None:
                     try:
                         tried = device.run(fix.script, output=output)
                     except RunDeclined:

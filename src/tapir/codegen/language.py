@@ -45,8 +45,8 @@ __all__ = [
     "A", "ActionError", "ApiEntry", "AppDocument", "BudgetExceeded", "DeviceError", "Element", "ElementNotFound",
     "Issue", "Kind", "LIST_KINDS", "Screen", "ScreenNotReached", "ScriptError", "SymbolTable", "TapirError",
     "TapirSyntaxError", "UnknownElement", "builtins", "check", "element_methods", "global_functions",
-    "lists_with_item", "load_document", "methods_legal_on", "parse_module", "parses", "run", "runner", "symbols",
-    "transient", "value_methods",
+    "lists_with_item", "load_document", "methods_legal_on", "parse_module", "parses", "permission_prompt", "run",
+    "runner", "symbols", "transient", "value_methods",
 ]
 
 
@@ -124,6 +124,14 @@ def lists_with_item(doc: AppDocument, text: str, besides: Element) -> list[Eleme
     from tapir.runtime.list_access import documented_elsewhere
 
     return documented_elsewhere(doc, text, besides, limit=sum(1 for _ in doc.elements))
+
+
+def permission_prompt(package: object) -> bool:
+    """Whether ``package`` is the system's permission prompt (a dialog over the app, no element of
+    its document; the guards' ``PERMISSION_PACKAGES``)."""
+    from tapir.runtime.guards.sensitive import PERMISSION_PACKAGES
+
+    return package in PERMISSION_PACKAGES
 
 
 def transient(doc: AppDocument, screen: str) -> bool:

@@ -6,6 +6,10 @@ saw them. These checks read what the run did (its trace records, through ``tapir
 ``ScriptRun.records``) against the answer's plan and the document, and give a ``Finding`` that
 goes back to the model like an error:
 
+* ``permission-asked``: the run's last action left the system's permission prompt over the app
+  ("Allow Calendar to access your contacts?"), unanswered; the fix grants it
+  (``tap_text("Allow")``, or "While using the app" where the prompt offers it), which the guards
+  refuse unless the run allows it (``docs/safety.md``);
 * ``screen-walk``: the script goes through one screen's elements in the document's order, a
   call each, instead of doing the task (``tapir.codegen.screen_walk``);
 * ``unused-element``: an element the plan (the answer's ``Elements:`` line) or the script names
@@ -54,19 +58,19 @@ the model anything (``GenConfig.completions``): a run one tap short needs no mod
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from tapir.codegen import language as L
 from tapir.codegen.screen_walk import screen_walk
 
-__all__ = ["POSTCHECKS", "Finding", "completed", "post_run_findings"]
+__all__ = ["POSTCHECKS", "Finding", "completed", "grant_button", "post_run_findings"]
 
 #: The checks, in the order they are reported.
-POSTCHECKS = ("screen-walk", "unused-element", "unconfirmed-input", "dialog-left-open", "form-left-open",
-              "dialog-cancelled", "effect-not-reached", "option-not-picked", "element-not-used", "search-not-typed",
-              "text-not-given")
+POSTCHECKS = ("permission-asked", "screen-walk", "unused-element", "unconfirmed-input", "dialog-left-open",
+              "form-left-open", "dialog-cancelled", "effect-not-reached", "option-not-picked", "element-not-used",
+              "search-not-typed", "text-not-given")
 
 _NAME = re.compile(r"\$?([A-Za-z_][\w%]*)")
 _ELEMENT = re.compile(r"\$([A-Za-z_][\w%]*)")
@@ -160,9 +164,11 @@ def _word_uses(doc: L.AppDocument, form: Callable[[str], str] = str) -> dict[str
     return uses
 
 
-def _options_named(doc: L.AppDocument, task: str) -> list[tuple[str, str]]:
+def _options_named(doc: L.AppDocument, task: str, chosen: Collection[str] = ()) -> list[tuple[str, str]]:
     """``(element, option)`` for each option whose words all appear in ``task`` and one of them is
-    rare in the document or a number (one per element: the option with the most words)."""
+    rare in the document or a number (one per element: the option with the most words). For the
+    lists in ``chosen`` (beside one the run picked from in a dialog) any word will do: a sort
+    dialog's 'Name' beside its 'Descending', for "by name in descending order"."""
     said = _words(task)
     uses = _word_uses(doc)
     named: list[tuple[str, str]] = []
@@ -173,7 +179,8 @@ def _options_named(doc: L.AppDocument, task: str) -> list[tuple[str, str]]:
             # bare numbers are a picker's values ("00" of an hour for a task's "5:00"), not a choice
             if not words or not words <= said or words <= _PLAIN or all(w.isdigit() for w in words):
                 continue
-            if not any(w.isdigit() or uses.get(w, 0) <= RARE_WORD for w in words - _PLAIN):
+            if element.name not in chosen and not any(w.isdigit() or uses.get(w, 0) <= RARE_WORD
+                                                        for w in words - _PLAIN):
                 continue
             if best is None or len(words) > best[0]:
                 best = (len(words), option)
@@ -262,6 +269,28 @@ def _near_screens(doc: L.AppDocument, records: Sequence[Mapping[str, Any]], touc
         if any(path and path[-1].target and (path[-1].target.split("__", 1)[0]) in seen for path in e.paths):
             near.add(e.screen)
     return near
+
+
+def _of_choices(doc: L.AppDocument, name: str) -> bool:
+    """Whether screen ``name`` is a dialog of choices: transient, or with an OK beside a Cancel
+    (a generated document may take a sort dialog for a screen)."""
+    screen = doc.screen(name)
+    return screen is not None and (L.transient(doc, name) or bool(_form_keeps(screen)))
+
+
+def _beside_picks(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The other lists of each dialog where the run tapped an item of a list (``$list.match(...)
+    .tap()``): in a dialog of choices, the list beside the one picked from is likely the task's
+    too (a sort dialog's field beside its order); the list picked from is not (one pick is made)."""
+    picked = set()
+    for r in actions:
+        element = doc.element(_base(r.get("resolved")) or "")
+        if (r.get("call") in _TAPS and r.get("ok", True) and element is not None and element.is_list
+                and element.screen != doc.app.start_screen and _of_choices(doc, element.screen)):
+            picked.add(element)
+    screens = {e.screen for e in picked}
+    names = {e.name for e in picked}
+    return {e.name for e in doc.elements if e.screen in screens and e.is_list and e.name not in names}
 
 
 def _within_reach(doc: L.AppDocument, element: str, near: set[str]) -> bool:
@@ -484,6 +513,12 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
         findings.append(Finding("unconfirmed-input", f"the script made its choice in {dialog}, which closed onto "
                                                      f"{onto}, and then did nothing more: {onto} has {shown}; "
                                                      "tap it to keep the change", _tap(saves)))
+    asked = _permission_asked(actions[-1:])
+    if asked is not None:
+        grant, question = asked
+        findings.append(Finding("permission-asked", f"the script finished with the system asking {question!r} "
+                                                    f"over the app: grant it with tap_text({grant!r}) if the "
+                                                    "task needs it", f"tap_text({grant!r})"))
     opened = _dialog_left_open(doc, actions)
     if opened is not None:
         dialog, confirms = opened
@@ -519,7 +554,7 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
                                                           f"{effect_screen}, where the task's effect is"))
     if task:
         near = _near_screens(doc, records, touched)
-        missed = [(name, option) for name, option in _options_named(doc, task)
+        missed = [(name, option) for name, option in _options_named(doc, task, _beside_picks(doc, actions))
                   if not _picked(records, option) and _within_reach(doc, name, near)]
         if missed:
             shown = "; ".join(f"'{o}' is an option of ${n}: ${n}.match({o!r}).tap()" for n, o in missed[:3])
@@ -578,8 +613,32 @@ def _tap(names: Sequence[str]) -> str | None:
     return f"${names[0]}.tap()" if len(names) == 1 else None
 
 
-#: Checks whose fix does part of the task, not the step that ends it.
-_DOING = frozenset({"option-not-picked", "element-not-used", "text-not-given", "search-not-typed"})
+#: Checks whose fix does part of the task, not the step that ends it (a permission prompt first:
+#: it covers the app, and nothing else can be done before it is answered).
+_DOING = ("permission-asked", "option-not-picked", "element-not-used", "search-not-typed", "text-not-given")
+
+#: A permission prompt's buttons that grant, the narrowest first ("While using the app" before
+#: "Allow": Android 11+ asks both ways).
+_GRANT = ("While using the app", "Only this time", "Allow")
+
+
+def grant_button(record: Mapping[str, Any]) -> str | None:
+    """The text of the button that grants the system's permission prompt an action's trace record
+    left over the app (``app_after``, ``texts_after``); None when it left none."""
+    if not L.permission_prompt(record.get("app_after")):
+        return None
+    shown = {t.strip().casefold(): t.strip() for t in record.get("texts_after") or () if isinstance(t, str)}
+    return next((shown[g.casefold()] for g in _GRANT if g.casefold() in shown), None)
+
+
+def _permission_asked(actions: Sequence[Mapping[str, Any]]) -> tuple[str, str] | None:
+    """(the button that grants, the question) when the last of ``actions`` left the system's
+    permission prompt over the app; None otherwise."""
+    grant = grant_button(actions[-1]) if actions else None
+    if grant is None:
+        return None
+    texts = [t for t in actions[-1].get("texts_after") or () if isinstance(t, str)]
+    return grant, next((t for t in texts if t.rstrip().endswith("?")), texts[0])
 
 _SEARCH = re.compile(r"\bsearch", re.IGNORECASE)
 _PICK = re.compile(r"^\$([A-Za-z_][\w%]*)\.match\(\s*('[^'\\]*'|\"[^\"\\]*\")\s*\)")
@@ -629,7 +688,7 @@ def completed(script: str, findings: Sequence[Finding]) -> tuple[str, Finding] |
     the task names) or took the wrong last step (Cancel): that step needs no model to write it."""
     fixing = [f for f in findings if f.fix]
     # what the task names comes before the tap that closes its screen (Descending, then OK)
-    finding = min(fixing, key=lambda f: f.check not in _DOING, default=None)
+    finding = min(fixing, key=lambda f: _DOING.index(f.check) if f.check in _DOING else len(_DOING), default=None)
     if finding is None or finding.fix is None:
         return None
     lines = script.rstrip().splitlines()

@@ -187,9 +187,11 @@ class ModelSource:
         extra["completed"] = [*done, more[1].check]
         return SourceAnswer(more[0], tokens=None, latency_s=None, extra=extra)
 
-    def correct(self, request: Any, previous: Any, error: str) -> SourceAnswer | None:
+    def correct(self, request: Any, previous: Any, error: str,
+                records: Sequence[Mapping[str, Any]] = ()) -> SourceAnswer | None:
         """``previous`` with the line its run stopped on (``error``, rendered as for ``repair``) set
-        right where the document says how (``Generator.correct``: the list that has the item), for
+        right where the document or the run's trace ``records`` say how (``Generator.correct``: the
+        list that has the item, the permission prompt in the way), for
         the harness to run before it asks for a repair; None when it cannot be, or enough lines
         were rewritten already. ``extra["corrected"]`` lists the corrections, ``extra["corrected_line"]``
         the line the last one rewrote (a run stopping there again gained nothing)."""
@@ -201,7 +203,7 @@ class ModelSource:
         note = repair_note(script, error)
         with self._lock:
             gen = self._generator(request)
-        fix = gen.correct(script, note.line, note.message, request.task.text, len(done))
+        fix = gen.correct(script, note.line, note.message, request.task.text, len(done), records)
         if fix is None:
             return None
         extra["corrected"] = [*done, fix.check]

@@ -358,11 +358,12 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
         ok = not failed and not missing
         if attempts == 1:
             first_ok = ok  # the model's script as it wrote it, before any correction or completion
-        # stopped on a match() on the wrong list: the document's list in its place, the script run
-        # again, no model asked; kept only when the run gets past that line
+        # stopped on a match() on the wrong list, or facing a permission prompt: the line set right
+        # (the document's list; the prompt answered), run again, no model asked; kept only when
+        # the run gets past that line
         correct = getattr(source, "correct", None)
         while ex.error is not None and ex.setup_error is None and callable(correct):
-            more = correct(request, gen, ex.error.render())
+            more = correct(request, gen, ex.error.render(), ex.records)
             if more is None or not more.script:
                 break
             extra = more.extra or {}

@@ -221,8 +221,9 @@ class AdaptedSource:
             return self._correct
         raise AttributeError(name)
 
-    def _correct(self, request: GenerationRequest, previous: Generation, error: str) -> Generation | None:
-        answer = self.inner.correct(request, previous, error)  # type: ignore[attr-defined]
+    def _correct(self, request: GenerationRequest, previous: Generation, error: str,
+                 records: Sequence[Mapping[str, Any]] = ()) -> Generation | None:
+        answer = self.inner.correct(request, previous, error, records)  # type: ignore[attr-defined]
         return None if answer is None else as_generation(answer)
 
     def _complete(self, request: GenerationRequest, previous: Generation,

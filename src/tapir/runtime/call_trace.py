@@ -164,6 +164,11 @@ class CallTrace:
         current = self.screen.current
         record["screen_before"] = c.screen_before
         record["screen_after"] = current.screen if current is not None else None
+        if current is not None and current.screen is None:
+            # a screen no document names (another app's: a permission prompt over the app): which
+            # app, and the texts it shows, so that what comes after can say what was in the way
+            record["app_after"] = current.package
+            record["texts_after"] = _texts(current.tree.nodes)
         record["dumps"] = stats.dumps - c.dumps0
         record["device_actions"] = stats.device_actions - c.actions0
         if c.settle_reason:
@@ -189,3 +194,15 @@ class CallTrace:
         if 1 <= span.line <= len(self._source_lines):
             return self._source_lines[span.line - 1].strip()
         return None
+
+
+def _texts(nodes: Any, limit: int = 8) -> list[str]:
+    """The first ``limit`` distinct texts (or descriptions) of the visible views, in order."""
+    texts: list[str] = []
+    for n in nodes:
+        label = (n.text or n.content_desc).strip()
+        if n.visible and label and label not in texts:
+            texts.append(label[:160])
+            if len(texts) == limit:
+                break
+    return texts
