@@ -273,6 +273,38 @@ def test_gen_run_repairs_a_run_that_finished_without_doing_its_plan(
     assert second["failure"] is None and data["ok"]
 
 
+#: "Stop showing album art": the Settings row picked on the sort dialog's list, which lacks it.
+_WRONG_LIST = ('Plan: open the settings, turn album art off\nElements: \n```python\n'
+               '$songs_screen__more_options_button.tap()\n$sort_dialog__sort_options.match("Settings").tap()\n'
+               'if $settings_screen__album_art_switch.get_attributes()["checked"]:\n'
+               '    $settings_screen__album_art_switch.tap()\n```')
+
+
+@pytest.mark.adb
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("correction", [True, False])
+def test_gen_run_corrects_a_match_on_the_wrong_list(correction: bool, adb_port: int, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """The run stops on a list without the item; the document lists it on the main menu's: the line
+    is rewritten there and run, no model asked, and the round and --report say so."""
+    monkeypatch.setattr("tapir.cli.gen._backend", lambda args: ScriptedBackend([_WRONG_LIST, _WRONG_LIST]))
+    report = tmp_path / "r.json"
+    argv = ["gen", "Stop showing album art in the song lists.", "--doc", MUSIC, "--run", "--device", "sim:music",
+            "--adb-port", str(adb_port), "--yes", "--rounds", "1", "--report", str(report)]
+    code = main(argv if correction else [*argv, "--no-correction"])
+    out, err = capsys.readouterr()
+    (rnd,) = json.loads(report.read_text(encoding="utf-8"))["rounds"]
+    if not correction:
+        assert code == 1 and rnd["corrected"] == [] and "sort_dialog__sort_options" in out
+        return
+    assert code == 0, err
+    assert '$main_menu__options.match("Settings").tap()' in out and "sort_dialog" not in out
+    assert '; corrected line 2 to $main_menu__options.match("Settings").tap() (wrong-list)' in err
+    assert rnd["corrected"] == [{"check": "wrong-list", "line": 2,
+                                 "statement": '$main_menu__options.match("Settings").tap()'}]
+
+
 @pytest.mark.adb
 @pytest.mark.timeout(180)
 def test_gen_run_exits_1_when_the_last_round_is_a_silent_failure(adb_port: int, monkeypatch: pytest.MonkeyPatch,
@@ -370,3 +402,9 @@ def test_no_drafts_reaches_the_local_model_and_the_report(tmp_path: Path, monkey
     assert seen["completion"] is False
     off = script_source(str(gguf), examples=False, completion=False)
     assert off.settings()["completions"] == 0 and off.config.completions == 0
+    assert seen["correction"] is True
+    assert main(["eval", str(SAMPLES / "suite"), "--model", str(gguf), "--no-correction", "--task",
+                 "music/play_song"]) == 2
+    assert seen["correction"] is False
+    off = script_source(str(gguf), examples=False, correction=False)
+    assert off.settings()["corrections"] == 0 and off.config.corrections == 0

@@ -741,11 +741,11 @@ SMOL = find_model("smollm2-135m")
 smol = pytest.mark.skipif(SMOL is None, reason="SmolLM2 is not installed (tapir model install smollm2-135m)")
 
 
-def _smol(cache: Path) -> Any:
+def _smol(cache: Path, ctx: int = 4096) -> Any:
     pytest.importorskip("llama_cpp")
     from tapir.codegen.llama_backend import LlamaCppBackend
 
-    return LlamaCppBackend(SMOL, cache_dir=cache, n_threads=2, n_ctx=4096)  # type: ignore[arg-type]
+    return LlamaCppBackend(SMOL, cache_dir=cache, n_threads=2, n_ctx=ctx)  # type: ignore[arg-type]
 
 
 @smol
@@ -807,3 +807,68 @@ def test_a_prompt_is_counted_without_loading_the_weights(tmp_path: Path) -> None
         backend.close()
     assert task.text in prompt.rest and f"Task: {task.text}" not in prompt.prefix + prompt.rest
     assert 0 < n_prefix < len(tokens)
+
+
+class _FirstAnswer:
+    """SmolLM2 behind the generator, its first answer replaced by a given one (a silent failure a
+    1.5B model writes; SmolLM2's own would be anything): the harness's path from there is real."""
+
+    def __init__(self, inner: Any, first: str) -> None:
+        self.inner, self.first = inner, first
+        self.requests: list[Request] = []
+        self.usages: list[Any] = []
+        self.name = inner.name
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def complete(self, request: Request) -> Any:
+        import dataclasses
+
+        self.requests.append(request)
+        done = self.inner.complete(request)
+        self.usages.append(done.usage)
+        return dataclasses.replace(done, text=self.first) if len(self.requests) == 1 else done
+
+
+@smol
+@pytest.mark.adb
+@pytest.mark.timeout(900)
+def test_smollm2_in_the_harness_retrieves_no_held_out_task_repairs_a_silent_failure_and_hits_the_cache(
+        tmp_path: Path, adb_port: int) -> None:
+    """`tapir eval --model` with SmolLM2 on one sample task, a pool holding the task itself, a
+    near-copy of it and another note task: the prompts show examples, never the task or its
+    near-copy; the first script types the note and never saves it, and the
+    post-run check makes that a repair round, whose prompt reuses the cached prefix."""
+    suite = load_suite(SUITE).select(ids=["notes/write_note"])
+    (task,) = suite.tasks
+    unsaved = "\n".join(line for line in (task.reference or "").splitlines() if "save" not in line) + "\n"
+    pool = tmp_path / "pool.jsonl"
+    near = task.text.replace("Tuesday.", "Tuesday!")
+    other = "Sort the notes by their title"
+    sort = (SUITE / "notes" / "sort_by_title.tap").read_text(encoding="utf-8")
+    records = [json.dumps(_synth_record(t, s)) for t, s in ((task.text, task.reference or ""),
+                                                             (near, task.reference or ""), (other, sort))]
+    pool.write_text("\n".join(records) + "\n", encoding="utf-8")
+    # a context the document's prompt fits whole, with its examples (a small one drops them)
+    backend = _FirstAnswer(_smol(tmp_path / "cache", ctx=8192), _answer(unsaved))
+    try:
+        source = script_source("smollm2-135m", backend=backend, example_files=[pool],  # type: ignore[arg-type]
+                               completion=False, resamples=0, retrieval="tf-idf",
+                               config=GenConfig(max_tokens=48, constrained=False))  # the grammar is not tested here
+        from tapir.eval.sources import AdaptedSource
+
+        data = report_json(run_suite(suite, AdaptedSource(source), EvalConfig(repairs=1, adb_port=adb_port)))
+    finally:
+        backend.inner.close()
+    (t,) = data["tasks"]
+    first, repair = backend.requests
+    import re
+
+    shown = re.findall(r"^Task: (.*)$", "".join(r.user_prefix + r.user_rest for r in (first, repair)), re.M)
+    assert shown and task.text not in shown and near not in shown  # examples, but never these two
+    assert t["events"][0].startswith("postcheck:") and t["attempts"] == 2
+    assert "finished without doing the task" in repair.user_rest and unsaved.strip() in repair.user_rest
+    # the repair's prompt starts as the first one did: its prefix (at least) came from the cache
+    assert backend.usages[1].cached_tokens >= backend.usages[0].prompt_tokens // 2
+    assert t["tokens"]["cached"] >= backend.usages[1].cached_tokens

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from fault_runs import SAMPLES, run_with_faults
 
+from tapir.codegen.corrections import corrected
 from tapir.core.errors import ActionError, AssertionFailed, BudgetExceeded, DeviceError, OutsideApp, ScreenNotReached
 from tapir.docgen.loader import load_document
 from tapir.dsl.budget import Budgets
@@ -251,6 +252,14 @@ def test_a_system_dialog_without_a_watcher_is_a_clear_error(tmp_path: Path, afte
     assert "com.android.permissioncontroller" in error.message and PERMISSION in error.message
     assert out.sim is not None and out.sim.device.dialog is not None  # nothing tapped it away
     assert out.trace_complete()
+    # the trace says what stood in the way (no document names it): the prompt's app and texts,
+    # from which the code generator's correction answers it before the line that stopped
+    failed = [r for r in out.events("action") if r.get("ok") is False]
+    assert failed and failed[-1]["app_after"] == "com.android.permissioncontroller"
+    assert failed[-1]["texts_after"][:2] == [PERMISSION, "Allow"]
+    fix = corrected(load_document(SAMPLES / "music" / "music.yaml"), PLAY, error.span.line if error.span else None,
+                    error.message, "play Lanterns", out.records)
+    assert fix is not None and fix.check == "permission-in-the-way" and fix.statement == "tap_text('Allow')"
 
 
 # -- the app crashes ------------------------------------------------------------------------------

@@ -1,0 +1,268 @@
+"""Model-free fixes of what a small model gets wrong the same way every time: the line a run stopped
+on set right from the document or the trace (``tapir.codegen.corrections``), the search never typed
+and the permission prompt left open (``tapir.codegen.postchecks``), and the harness and ``solve``
+keeping a correction only when the run gets past its line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tapir.codegen.backend import ScriptedBackend
+from tapir.codegen.corrections import corrected
+from tapir.codegen.generate import GenConfig, Generator
+from tapir.codegen.postchecks import completed, grant_button, post_run_findings
+from tapir.codegen.source import script_source
+from tapir.docgen.loader import loads_document
+from tapir.eval import EvalConfig, load_suite, report_json, run_suite
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+SUITE = SAMPLES / "suite"
+
+#: Two dialogs that both list '5 minutes' (the snooze and the reminder), a settings list without
+#: it, a contacts list with a search field beside it, and a sort dialog (not named one, as a
+#: generated document may have it) with two lists.
+SETTINGS = """\
+format: 1
+app: {package: org.t, name: T, start_screen: contacts}
+screens:
+  contacts:
+    description: the contacts
+    signature: {activity: .Main}
+    elements:
+      contacts__list: {kind: list, description: every contact, options: [Alice, Bob],
+                       identifiers: ["//node[@resource-id='l']"]}
+      contacts__search_input: {kind: input, description: searches the contacts,
+                               identifiers: ["//node[@resource-id='q']"]}
+      contacts__settings_list: {kind: list, description: the settings, options: [Theme, Language],
+                                identifiers: ["//node[@resource-id='s']"]}
+  snooze_dialog:
+    description: how long a snooze lasts
+    signature: {activity: .Main}
+    elements:
+      snooze_dialog__minutes: {kind: list, description: the snooze time, options: [5 minutes, 10 minutes],
+                               identifiers: ["//node[@resource-id='sn']"]}
+  reminder_dialog:
+    description: how long the reminder rings
+    signature: {activity: .Main}
+    elements:
+      reminder_dialog__minutes: {kind: list, description: the reminder duration, options: [5 minutes, 1 hour],
+                                 identifiers: ["//node[@resource-id='re']"]}
+  sorting_screen:
+    description: sorting
+    signature: {activity: .Sort}
+    elements:
+      sorting_screen__criteria: {kind: list, description: sort by, options: [Name, Size],
+                                 identifiers: ["//node[@resource-id='c']"]}
+      sorting_screen__order: {kind: list, description: the order, options: [Ascending, Descending],
+                              identifiers: ["//node[@resource-id='o']"]}
+      sorting_screen__cancel_button: {kind: button, description: leaves it, identifiers: ["//node[@text='Cancel']"]}
+      sorting_screen__ok_button: {kind: button, description: sorts, identifiers: ["//node[@text='OK']"]}
+"""
+
+
+def _doc() -> Any:
+    doc = loads_document(SETTINGS, "settings.yaml").document
+    assert doc is not None
+    return doc
+
+
+def _no_item(name: str, query: str) -> str:
+    return f"no item of ${name} matches {query!r} (1 items seen, e.g. 'Theme')"
+
+
+def test_a_match_on_a_list_without_the_item_is_rewritten_on_the_list_the_task_means() -> None:
+    doc = _doc()
+    script = '$contacts__list.match("Bob").tap()\n$contacts__settings_list.match("5 minutes").tap()\n'
+    msg = _no_item("contacts__settings_list", "5 minutes")
+    fix = corrected(doc, script, 2, msg, "set the snooze time to 5 minutes")
+    assert fix is not None and (fix.check, fix.line) == ("wrong-list", 2)
+    assert fix.script == '$contacts__list.match("Bob").tap()\n$snooze_dialog__minutes.match("5 minutes").tap()\n'
+    assert fix.statement == '$snooze_dialog__minutes.match("5 minutes").tap()'
+    reminder = corrected(doc, script, 2, msg, "make the reminder ring for 5 minutes")
+    assert reminder is not None and "$reminder_dialog__minutes.match" in reminder.script
+    # two lists have it and the task names neither: which one is the model's to say
+    assert corrected(doc, script, 2, msg, "wait 5 minutes") is None
+    # another error, another line, another list than the line's, a line that is not there
+    assert corrected(doc, script, 2, "the element is disabled", "set the snooze time to 5 minutes") is None
+    assert corrected(doc, script, 1, msg, "set the snooze time to 5 minutes") is None
+    assert corrected(doc, script, 3, msg, "set the snooze time to 5 minutes") is None
+    assert corrected(doc, script, None, msg, "set the snooze time to 5 minutes") is None
+    # an item no list documents
+    assert corrected(doc, '$contacts__list.match("Carol").tap()\n', 1, _no_item("contacts__list", "Carol")) is None
+
+
+def _prompt_record(line: int, texts: list[str], app: str = "com.google.android.permissioncontroller",
+                   ok: bool = True) -> dict[str, Any]:
+    return {"event": "action", "call": "tap", "element": "$contacts__list", "resolved": "contacts__list",
+            "label": "Bob", "line": line, "ok": ok, "screen_after": None, "app_after": app, "texts_after": texts}
+
+
+def test_a_permission_prompt_in_the_way_is_answered_before_the_line_it_stopped() -> None:
+    doc = _doc()
+    script = "if True:\n    $contacts__list.match('Bob').tap()\n    $contacts__search_input.set_text('x')\n"
+    asks = ["Allow T to access your contacts?", "Allow", "Deny"]
+    records = [_prompt_record(2, asks), _prompt_record(3, asks, ok=False)]
+    fix = corrected(doc, script, 3, "could not reach screen 'contacts'", "find Bob", records)
+    assert fix is not None and (fix.check, fix.line, fix.statement) == ("permission-in-the-way", 4, "tap_text('Allow')")
+    assert fix.script.splitlines()[2:] == ["    tap_text('Allow')", "    $contacts__search_input.set_text('x')"]
+    # another app in the way is not a permission prompt to answer
+    other = [_prompt_record(3, asks, app="com.android.chrome", ok=False)]
+    assert corrected(doc, script, 3, "could not reach screen 'contacts'", "find Bob", other) is None
+
+
+def test_a_permission_prompt_left_open_is_a_finding_that_grants_it() -> None:
+    doc = _doc()
+    script = "$contacts__list.match('Bob').tap()\n"
+    newer = _prompt_record(1, ["Allow T to access this device's location?", "While using the app",
+                               "Only this time", "Don't allow"])
+    (found,) = post_run_findings(doc, script, [newer], task="show Bob")
+    assert found.check == "permission-asked" and found.fix == "tap_text('While using the app')"
+    assert "Allow T to access this device's location?" in found.message
+    assert grant_button(_prompt_record(1, ["Allow T to access your contacts?", "Allow", "Deny"])) == "Allow"
+    assert grant_button({**newer, "app_after": "org.t"}) is None
+    # it goes first: nothing else can be done before the prompt is answered
+    found_too = post_run_findings(doc, script, [newer], task="show Bob, then search 'Carol'")
+    assert {f.check for f in found_too} == {"permission-asked", "search-not-typed", "text-not-given"}
+    assert completed(script, found_too[::-1]) == (script + "tap_text('While using the app')\n", found)
+
+
+def _typed(element: str, text: str) -> dict[str, Any]:
+    return {"event": "action", "call": "set_text", "element": f"${element}", "resolved": element,
+            "args": {"text": text}, "ok": True}
+
+
+def test_a_search_the_task_asks_for_and_the_run_never_typed_is_typed_before_the_pick() -> None:
+    doc = _doc()
+    script = '$contacts__settings_list.match("Theme").tap()\n$contacts__list.match("Alice").tap()\n'
+    picked = [{"event": "action", "call": "tap", "element": f"${name}", "resolved": name, "label": label, "ok": True}
+              for name, label in (("contacts__settings_list", "Theme"), ("contacts__list", "Alice"))]
+    (found,) = post_run_findings(doc, script, picked, task="search contact Alice")
+    assert found.check == "search-not-typed" and found.replaces == 2
+    assert completed(script, [found]) == (
+        '$contacts__settings_list.match("Theme").tap()\n$contacts__search_input.set_text(\'Alice\')\n'
+        '$contacts__list.match("Alice").tap()\n', found)
+    # searched; a task that does not say search
+    assert post_run_findings(doc, script, [_typed("contacts__search_input", "Alice"), *picked],
+                             task="search contact Alice") == []
+    assert post_run_findings(doc, script, picked, task="open contact Alice") == []
+    # no pick to type before: the quoted text is typed at the end
+    (found,) = [f for f in post_run_findings(doc, "$contacts__settings_list.match('Theme').tap()\n", [],
+                                             task="search for 'Carol'") if f.check == "search-not-typed"]
+    assert (found.fix, found.replaces) == ("$contacts__search_input.set_text('Carol')", None)
+
+
+def test_a_list_beside_a_dialog_pick_needs_no_rare_word() -> None:
+    """"by name in descending order": 'Name' is a word of every document, but on the sort dialog,
+    beside the order the run picked, it is the task's; the list picked from is not looked at again
+    ('Ascending' is no choice left when 'Descending' was made)."""
+    doc = _doc()
+    pick = {"event": "action", "call": "tap", "element": "$sorting_screen__order", "resolved": "sorting_screen__order",
+            "label": "Descending", "ok": True, "screen_before": "sorting_screen", "screen_after": "sorting_screen"}
+    script = "$sorting_screen__order.match('Descending').tap()\n"
+    found = [f for f in post_run_findings(doc, script, [pick], task="sort by name in descending order")
+             if f.check == "option-not-picked"]
+    assert [f.fix for f in found] == ["$sorting_screen__criteria.match('Name').tap()"]
+    assert not [f for f in post_run_findings(doc, script, [pick], task="sort ascending or descending by size")
+                if f.fix and "order" in f.fix]
+
+
+# -- in the harness and in solve ---------------------------------------------------------------------
+
+#: album_art_off with the Settings row picked on the sort dialog's list, which lacks it.
+_WRONG_LIST = """\
+$songs_screen__more_options_button.tap()
+$sort_dialog__sort_options.match("Settings").tap()
+if $settings_screen__album_art_switch.get_attributes()["checked"]:
+    $settings_screen__album_art_switch.tap()
+"""
+
+
+def _answer(script: str) -> str:
+    return f"Plan: do it\nElements: \n```python\n{script}```\n"
+
+
+@pytest.mark.adb
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("correction", [True, False])
+def test_a_match_on_the_wrong_list_is_corrected_before_any_repair(adb_port: int, correction: bool) -> None:
+    """The run stops on the sort dialog's list, which has no Settings; the document lists Settings
+    on the main menu's: the harness runs the script with that list, and the task passes with one
+    model call. Without correction the model is asked to repair."""
+    suite = load_suite(SUITE).select(ids=["music/album_art_off"])
+    backend = ScriptedBackend(lambda request: _answer(_WRONG_LIST))
+    source = script_source("scripted", backend=backend, examples=False, correction=correction, resamples=0)
+    from tapir.eval.sources import AdaptedSource
+
+    data = report_json(run_suite(suite, AdaptedSource(source), EvalConfig(repairs=1, adb_port=adb_port)))
+    (t,) = data["tasks"]
+    if correction:
+        assert t["verdict"] == "pass" and t["attempts"] == 1 and t["first_attempt_ok"] is False
+        assert t["events"] == ["corrected:wrong-list"] and len(backend.requests) == 1
+        assert '$main_menu__options.match("Settings").tap()' in t["script"]
+        assert data["corrections"] == {"wrong-list": {"tasks": 1, "fixed": 1, "broke": 0}}
+        assert data["source"]["settings"]["corrections"] == 2
+    else:
+        assert t["verdict"] == "error" and len(backend.requests) == 2 and data["corrections"] == {}
+
+
+class _Correcting:
+    """A source whose failed runs get a given script as their correction (the harness's side of
+    ``correct``), with no model behind it."""
+
+    name = "correcting"
+
+    def __init__(self, script: str, fixed: str, line: int) -> None:
+        self.script, self.fixed, self.line = script, fixed, line
+
+    def settings(self) -> dict[str, Any]:
+        return {}
+
+    def generate(self, request: Any) -> Any:
+        from tapir.eval.sources import Generation
+
+        return Generation(self.script)
+
+    def correct(self, request: Any, previous: Any, error: str, records: Any = ()) -> Any:
+        from tapir.eval.sources import Generation
+
+        if previous.extra.get("corrected"):
+            return None
+        return Generation(self.fixed, extra={"corrected": ["wrong-list"], "corrected_line": self.line})
+
+
+@pytest.mark.adb
+@pytest.mark.timeout(300)
+def test_a_correction_whose_run_stops_on_its_line_again_is_dropped(adb_port: int) -> None:
+    suite = load_suite(SUITE).select(ids=["music/album_art_off"])
+    same = _WRONG_LIST.replace("sort_dialog__sort_options", "songs_screen__song_list")
+    data = report_json(run_suite(suite, _Correcting(_WRONG_LIST, same, 2), EvalConfig(adb_port=adb_port)))
+    (t,) = data["tasks"]
+    assert t["events"] == ["correction-broke:wrong-list"] and t["script"] == _WRONG_LIST
+    assert t["verdict"] == "error" and "sort_dialog__sort_options" in t["error"]
+    assert data["corrections"] == {"wrong-list": {"tasks": 0, "fixed": 0, "broke": 1}}
+
+
+@pytest.mark.adb
+@pytest.mark.timeout(300)
+def test_solve_corrects_the_line_and_says_so_in_the_round(adb_port: int) -> None:
+    from tapir.codegen import language as L
+    from tapir.codegen.device import DeviceSession
+
+    doc_path = SAMPLES / "music" / "music.yaml"
+    doc = L.load_document(doc_path)
+    backend = ScriptedBackend(lambda request: _answer(_WRONG_LIST))
+    gen = Generator(doc, backend, config=GenConfig())
+    device = DeviceSession(doc_path, "sim:music", adb_port=adb_port)
+    result = gen.solve("Stop showing album art in the song lists.", device=device)
+    (rnd,) = result.rounds
+    assert result.ok and len(backend.requests) == 1
+    assert [(c.check, c.line) for c in rnd.corrected] == [("wrong-list", 2)]
+    assert "corrected line 2 to $main_menu__options.match(\"Settings\").tap() (wrong-list)" in rnd.summary()
+    off = Generator(doc, ScriptedBackend(lambda request: _answer(_WRONG_LIST)), config=GenConfig(corrections=0))
+    device = DeviceSession(doc_path, "sim:music", adb_port=adb_port)
+    (first, *_) = off.solve("Stop showing album art in the song lists.", device=device).rounds
+    assert first.corrected == () and first.failure is not None and first.failure.stage == "run"
+
