@@ -266,3 +266,94 @@ def test_solve_corrects_the_line_and_says_so_in_the_round(adb_port: int) -> None
     (first, *_) = off.solve("Stop showing album art in the song lists.", device=device).rounds
     assert first.corrected == () and first.failure is not None and first.failure.stage == "run"
 
+
+
+#: A settings screen of toggles, the two dialogs that list '5 minutes', and an export dialog (a file
+#: name, OK beside Cancel) that the last tap opened.
+TOGGLES = """\
+format: 1
+app: {package: org.t, name: T, start_screen: settings}
+screens:
+  settings:
+    description: the settings
+    signature: {activity: .Settings}
+    elements:
+      settings__private_checkbox: {kind: checkbox, description: shows private contacts,
+                                   identifiers: ["//node[@text='Show private contacts']"]}
+      settings__phone_numbers_checkbox: {kind: checkbox, description: shows the numbers in the list,
+                                         identifiers: ["//node[@text='Show phone numbers']"]}
+      settings__phone_button: {kind: button, description: the phone numbers' format,
+                               identifiers: ["//node[@text='Number format']"]}
+      settings__dial_button: {kind: button, description: dials phone numbers, identifiers: ["//node[@text='Dial']"]}
+      settings__copy_button: {kind: button, description: copies phone numbers, identifiers: ["//node[@text='Copy']"]}
+      settings__reminder_button: {kind: button, description: the max reminder duration, leads_to: reminder_dialog,
+                                  identifiers: ["//node[@text='Max reminder duration']"]}
+      settings__snooze_button: {kind: button, description: the snooze time, leads_to: snooze_dialog,
+                                identifiers: ["//node[@text='Snooze time']"]}
+      settings__export_button: {kind: button, description: exports the contacts, leads_to: export_dialog,
+                                identifiers: ["//node[@text='Export']"]}
+  snooze_dialog:
+    description: how long a snooze lasts
+    signature: {activity: .Settings}
+    elements:
+      snooze_dialog__minutes: {kind: list, description: the snooze time, options: [5 minutes, 10 minutes],
+                               identifiers: ["//node[@resource-id='sn']"]}
+  reminder_dialog:
+    description: the max reminder duration
+    signature: {activity: .Settings}
+    elements:
+      reminder_dialog__minutes: {kind: list, description: how long the reminder rings, options: [5 minutes, 1 hour],
+                                 identifiers: ["//node[@resource-id='re']"]}
+  export_dialog:
+    description: exports to a file
+    signature: {activity: .Settings}
+    elements:
+      export_dialog__file_name_input: {kind: input, description: the file's name,
+                                       identifiers: ["//node[@resource-id='f']"]}
+      export_dialog__cancel_button: {kind: button, description: leaves it, identifiers: ["//node[@text='Cancel']"]}
+      export_dialog__ok_button: {kind: button, description: exports, identifiers: ["//node[@text='OK']"]}
+"""
+
+
+def _toggles() -> Any:
+    doc = loads_document(TOGGLES, "toggles.yaml").document
+    assert doc is not None
+    return doc
+
+
+def _tap(element: str, label: str, before: str = "settings", after: str = "settings") -> dict[str, Any]:
+    return {"event": "action", "call": "tap", "element": f"${element}", "resolved": element, "label": label,
+            "ok": True, "screen_before": before, "screen_after": after}
+
+
+def test_the_toggle_beside_the_one_the_run_ticked_is_named_by_two_plain_words() -> None:
+    """"show phone numbers" names the checkbox beside the one the run ticked, though "phone" and
+    "number" are words of the whole document; without a toggle ticked, they name nothing."""
+    doc = _toggles()
+    script = "$settings__private_checkbox.tap()\n"
+    (found,) = post_run_findings(doc, script, [_tap("settings__private_checkbox", "Show private contacts")],
+                                 task="show phone numbers in the list")
+    assert found.check == "element-not-used" and found.fix == "$settings__phone_numbers_checkbox.tap()"
+    snooze = _tap("settings__snooze_button", "Snooze time", after="snooze_dialog")
+    assert not [f for f in post_run_findings(doc, "$settings__snooze_button.tap()\n", [snooze],
+                                             task="show phone numbers in the list") if f.check == "element-not-used"]
+
+
+def test_an_option_two_lists_have_is_picked_on_the_one_the_task_names() -> None:
+    doc = _toggles()
+    opened = _tap("settings__reminder_button", "Max reminder duration", after="reminder_dialog")
+    found = [f for f in post_run_findings(doc, "$settings__reminder_button.tap()\n", [opened],
+                                          task="change the max reminder duration to 5 minutes")
+             if f.check == "option-not-picked"]
+    assert [f.fix for f in found] == ["$reminder_dialog__minutes.match('5 minutes').tap()"]
+    both = [f for f in post_run_findings(doc, "$settings__reminder_button.tap()\n", [opened], task="wait 5 minutes")
+            if f.check == "option-not-picked"]
+    assert both and both[0].fix is None  # which one is the model's to say
+
+
+def test_a_dialog_form_the_last_tap_opened_is_confirmed_with_its_ok() -> None:
+    doc = _toggles()
+    opened = _tap("settings__export_button", "Export", after="export_dialog")
+    found = [f for f in post_run_findings(doc, "$settings__export_button.tap()\n", [opened], task="export my contacts")
+             if f.check == "dialog-left-open"]
+    assert [f.fix for f in found] == ["$export_dialog__ok_button.tap()"]

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tapir.codegen import language as L
-from tapir.codegen.postchecks import grant_button
+from tapir.codegen.postchecks import closest_to_task, grant_button
 
 __all__ = ["CORRECTIONS", "Correction", "corrected"]
 
@@ -38,7 +38,6 @@ __all__ = ["CORRECTIONS", "Correction", "corrected"]
 CORRECTIONS = ("wrong-list", "permission-in-the-way")
 
 _MATCH = re.compile(r"\$([A-Za-z_][\w%]*)\.match\(\s*(?P<q>'[^'\\]*'|\"[^\"\\]*\")\s*\)")
-_WORD = re.compile(r"[^\W_]+")
 
 
 @dataclass(frozen=True)
@@ -51,10 +50,6 @@ class Correction:
     line: int
     #: The line as it now reads (for a report or the console).
     statement: str
-
-
-def _words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if len(w) > 2}
 
 
 def corrected(doc: L.AppDocument, script: str, line: int | None, message: str, task: str = "",
@@ -97,13 +92,5 @@ def _permission_in_the_way(records: Sequence[Mapping[str, Any]], line: int) -> s
 
 def _the_list(doc: L.AppDocument, lists: list[L.Element], task: str) -> L.Element | None:
     """The one of ``lists`` the task means: the only one, or the one sharing most words with it."""
-    if len(lists) <= 1:
-        return lists[0] if lists else None
-    wanted = _words(task)
-    scored = []
-    for e in lists:
-        screen = doc.screen(e.screen)
-        said = " ".join([e.name.replace("_", " "), e.description, screen.description if screen else ""])
-        scored.append((len(wanted & _words(said)), e))
-    scored.sort(key=lambda s: -s[0])
-    return scored[0][1] if scored[0][0] > scored[1][0] else None
+    name = closest_to_task(doc, [e.name for e in lists], task)
+    return doc.element(name) if name is not None else None

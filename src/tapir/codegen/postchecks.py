@@ -21,20 +21,24 @@ goes back to the model like an error:
 * ``dialog-left-open``: the run's last action opened a dialog (a transient screen of the
   document, not its launch screen) with a button that decides (named for one of Yes, Delete,
   Save, Apply...; or, in a generated document, Android's positive button beside a negative one:
-  a question; not a plain OK, which an information dialog has), and the script ended there: the
-  confirmation the task needs ("Delete all events?") was never given;
+  a question; or an OK beside a Cancel: a form in a dialog; not a plain OK alone, which an
+  information dialog has), and the script ended there: the confirmation the task needs ("Delete
+  all events?", the export's OK) was never given;
 * ``effect-not-reached``: the task names an effect screen (``expect_screen``) and no action of
   the run ended on it;
 * ``option-not-picked``: the task's words name an option the document lists for an element
   ("descending" for a sort order's 'Descending', "to 3" with "column" for '3 columns') and the run
   never tapped, typed or picked anything so labelled (the model chose the neighbouring list, or
   stopped one step short). Only an option on a screen the run showed or stopped one step short of:
-  one elsewhere belongs to another feature of the app;
+  one elsewhere belongs to another feature of the app. Beside a list the run picked from in a
+  dialog, any word names one ("by name" for the sort field beside the order). Of two lists with
+  the option, the fix picks the one whose words the task says ("max reminder duration");
 * ``element-not-used``: the task's words name an element by the label the document gives it
   ('Enable delivery reports', 'Start week on Sunday', 'Max reminder duration': two or more words
   that are not numbers, and either three besides the verbs or one rare in the document) and the
   run never acted on it, nor on anything else so labelled. A small model often toggles the
-  setting next to the one the task names.
+  setting next to the one the task names; beside a toggle the run tapped, any two words name one
+  (it ticked 'Show private contacts' for "show phone numbers", the next checkbox).
 * ``search-not-typed``: the task says to search ("search contact Alice") and the run typed into
   none of the document's search fields (an input named or described as one): a small model picks
   the result from the list it already shows. The fix types the term (what the script picks with
@@ -65,7 +69,7 @@ from typing import Any
 from tapir.codegen import language as L
 from tapir.codegen.screen_walk import screen_walk
 
-__all__ = ["POSTCHECKS", "Finding", "completed", "grant_button", "post_run_findings"]
+__all__ = ["POSTCHECKS", "Finding", "closest_to_task", "completed", "grant_button", "post_run_findings"]
 
 #: The checks, in the order they are reported.
 POSTCHECKS = ("permission-asked", "screen-walk", "unused-element", "unconfirmed-input", "dialog-left-open",
@@ -217,10 +221,11 @@ def _stem(word: str) -> str:
     return word
 
 
-def _elements_named(doc: L.AppDocument, task: str) -> list[tuple[str, str, int]]:
+def _elements_named(doc: L.AppDocument, task: str, beside: Collection[str] = ()) -> list[tuple[str, str, int]]:
     """``(element, label, words)`` for each element whose label's words all appear in ``task``:
     two or more that are neither plain nor numbers, and either three that are not verbs either
-    or one of those rare in the document."""
+    or one of those rare in the document; for an element of ``beside`` (a toggle beside the one
+    the run toggled) any two will do."""
     said = {_stem(w) for w in _words(task)}
     uses = _word_uses(doc, _stem)
     named = []
@@ -234,8 +239,8 @@ def _elements_named(doc: L.AppDocument, task: str) -> list[tuple[str, str, int]]
         # three other words ('Max reminder duration'), or a rare one ('Enable delivery reports'),
         # are what it names
         specific = content - _VERBS
-        if len(content) < 2 or not words <= said or (len(specific) < 3 and all(uses.get(w, 0) > RARE_WORD
-                                                                               for w in specific)):
+        if len(content) < 2 or not words <= said or (element.name not in beside and len(specific) < 3
+                                                     and all(uses.get(w, 0) > RARE_WORD for w in specific)):
             continue
         named.append((element.name, label, len(words)))
     return named
@@ -269,6 +274,41 @@ def _near_screens(doc: L.AppDocument, records: Sequence[Mapping[str, Any]], touc
         if any(path and path[-1].target and (path[-1].target.split("__", 1)[0]) in seen for path in e.paths):
             near.add(e.screen)
     return near
+
+
+_TOGGLES = frozenset({L.Kind.CHECKBOX, L.Kind.SWITCH})
+
+
+def _toggles_beside(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The other toggles (checkboxes, switches) of each screen where the run tapped one: a small
+    model often toggles the setting next to the one the task names ("show phone numbers", and
+    'Show private contacts' ticked), and there the task's words need not be rare."""
+    tapped = set()
+    for r in actions:
+        element = doc.element(_base(r.get("resolved")) or "")
+        if r.get("call") in _TAPS and r.get("ok", True) and element is not None and element.kind in _TOGGLES:
+            tapped.add(element)
+    screens = {e.screen for e in tapped}
+    names = {e.name for e in tapped}
+    return {e.name for e in doc.elements
+            if e.screen in screens and e.kind in _TOGGLES and not e.item_of and e.name not in names}
+
+
+def closest_to_task(doc: L.AppDocument, names: Sequence[str], task: str) -> str | None:
+    """The one of the elements ``names`` the task means: the only one, or the one whose name,
+    description and screen's description share more words with ``task`` than each other's; None
+    when none does."""
+    if len(names) <= 1:
+        return names[0] if names else None
+    wanted = {w for w in _words(task) if len(w) > 2}
+    scored = []
+    for name in names:
+        e = doc.element(name)
+        screen = doc.screen(e.screen) if e is not None else None
+        said = " ".join([name.replace("_", " "), e.description if e else "", screen.description if screen else ""])
+        scored.append((len(wanted & _words(said)), name))
+    scored.sort(key=lambda s: -s[0])
+    return scored[0][1] if scored[0][0] > scored[1][0] else None
 
 
 def _of_choices(doc: L.AppDocument, name: str) -> bool:
@@ -336,8 +376,9 @@ def _dialog_left_open(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]]) 
     if screen is None or after == doc.app.start_screen:  # a launch screen named "main_menu" is no dialog
         return None
     asks = any(_android(e, "button2") for e in screen.elements)  # an AlertDialog with a negative button
-    # "yes_button", "delete_button"; or the positive button beside a negative one
-    confirms = _buttons(screen, _DECIDE, "button1" if asks else None)
+    # "yes_button", "delete_button"; or the positive button beside a negative one; or an OK
+    # beside a Cancel (a form in a dialog: export's file name, never sent off)
+    confirms = _buttons(screen, _DECIDE, "button1" if asks else None) or _form_keeps(screen)
     return (after, confirms) if confirms else None
 
 
@@ -558,11 +599,14 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
                   if not _picked(records, option) and _within_reach(doc, name, near)]
         if missed:
             shown = "; ".join(f"'{o}' is an option of ${n}: ${n}.match({o!r}).tap()" for n, o in missed[:3])
-            fix = f"${missed[0][0]}.match({missed[0][1]!r}).tap()" if len(missed) == 1 else None
+            # one option, or the one on the list the task names (its 'max reminder duration' dialog)
+            meant = missed[0] if len(missed) == 1 else next(
+                (m for m in missed if m[0] == closest_to_task(doc, [n for n, _ in missed], task)), None)
+            fix = f"${meant[0]}.match({meant[1]!r}).tap()" if meant is not None else None
             findings.append(Finding("option-not-picked", f"the script finished, but never picked what the task "
                                                          f"names: {shown}", fix))
     if task:
-        labelled = _elements_named(doc, task)
+        labelled = _elements_named(doc, task, _toggles_beside(doc, actions))
         if labelled and not any(name in touched or _picked(records, label) for name, label, _ in labelled):
             most = max(n for _, _, n in labelled)
             best = [name for name, _, n in labelled if n == most]
