@@ -357,3 +357,21 @@ def test_a_dialog_form_the_last_tap_opened_is_confirmed_with_its_ok() -> None:
     found = [f for f in post_run_findings(doc, "$settings__export_button.tap()\n", [opened], task="export my contacts")
              if f.check == "dialog-left-open"]
     assert [f.fix for f in found] == ["$export_dialog__ok_button.tap()"]
+
+
+def test_a_switch_tapped_twice_in_a_row_is_a_finding_whose_fix_removes_the_second_tap() -> None:
+    """"Turn on the Gym alarm", its switch tapped on line 2 and again on line 3: off again. The fix
+    removes line 3; a task that says to toggle twice, or a tap between the two, gives no finding."""
+    doc = _toggles()
+    script = "$settings__snooze_button.tap()\n$settings__private_checkbox.tap()\n$settings__private_checkbox.tap()\n"
+    tick = {**_tap("settings__private_checkbox", "Show private contacts"), "line": 2}
+    records = [{**_tap("settings__snooze_button", "Snooze time"), "line": 1}, tick, {**tick, "line": 3}]
+    (found,) = [f for f in post_run_findings(doc, script, records, task="show private contacts")
+                if f.check == "toggled-back"]
+    assert (found.fix, found.replaces) == ("", 3) and "on line 2 and again on line 3" in found.message
+    assert completed(script, [found]) == ("$settings__snooze_button.tap()\n$settings__private_checkbox.tap()\n", found)
+    assert not [f for f in post_run_findings(doc, script, records, task="toggle private contacts twice")
+                if f.check == "toggled-back"]
+    between = [records[1], {**records[0], "line": 3}, {**tick, "line": 4}]
+    assert not [f for f in post_run_findings(doc, script + "$settings__private_checkbox.tap()\n", between,
+                                             task="show private contacts") if f.check == "toggled-back"]

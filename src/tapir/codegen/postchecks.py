@@ -10,6 +10,10 @@ goes back to the model like an error:
   ("Allow Calendar to access your contacts?"), unanswered; the fix grants it
   (``tap_text("Allow")``, or "While using the app" where the prompt offers it), which the guards
   refuse unless the run allows it (``docs/safety.md``);
+* ``toggled-back``: the run tapped the same checkbox or switch (the same item's) twice in a row,
+  from two unindented lines: the second tap undid the first ("turn on the Gym alarm", its switch
+  tapped on line 2 and again on line 3). The fix removes the second line; a task that says twice,
+  again, back or toggle gives no finding;
 * ``screen-walk``: the script goes through one screen's elements in the document's order, a
   call each, instead of doing the task (``tapir.codegen.screen_walk``);
 * ``unused-element``: an element the plan (the answer's ``Elements:`` line) or the script names
@@ -72,9 +76,9 @@ from tapir.codegen.screen_walk import screen_walk
 __all__ = ["POSTCHECKS", "Finding", "closest_to_task", "completed", "grant_button", "post_run_findings"]
 
 #: The checks, in the order they are reported.
-POSTCHECKS = ("permission-asked", "screen-walk", "unused-element", "unconfirmed-input", "dialog-left-open",
-              "form-left-open", "dialog-cancelled", "effect-not-reached", "option-not-picked", "element-not-used",
-              "search-not-typed", "text-not-given")
+POSTCHECKS = ("permission-asked", "toggled-back", "screen-walk", "unused-element", "unconfirmed-input",
+              "dialog-left-open", "form-left-open", "dialog-cancelled", "effect-not-reached", "option-not-picked",
+              "element-not-used", "search-not-typed", "text-not-given")
 
 _NAME = re.compile(r"\$?([A-Za-z_][\w%]*)")
 _ELEMENT = re.compile(r"\$([A-Za-z_][\w%]*)")
@@ -108,7 +112,8 @@ class Finding:
     #: asking the model (``complete``). None when the finding leaves a choice open.
     fix: str | None = None
     #: The script's line (1-based) that ``fix`` takes the place of (the Cancel tapped instead of
-    #: the OK); None: ``fix`` is appended.
+    #: the OK; an empty ``fix``: the line goes, a switch tapped a second time); None: ``fix`` is
+    #: appended.
     replaces: int | None = None
 
     def render(self) -> str:
@@ -309,6 +314,32 @@ def closest_to_task(doc: L.AppDocument, names: Sequence[str], task: str) -> str 
         scored.append((len(wanted & _words(said)), name))
     scored.sort(key=lambda s: -s[0])
     return scored[0][1] if scored[0][0] > scored[1][0] else None
+
+
+_AGAIN = re.compile(r"\b(twice|again|back|toggle)\b", re.IGNORECASE)
+
+
+def _toggled_back(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]], script: str, task: str
+                  ) -> tuple[str, int, int] | None:
+    """(the toggle, the line of its first tap, the line of the second) when the run tapped the same
+    checkbox or switch (the same item's, for a list's) twice in a row from two unindented lines of
+    the script: a small model that writes the switch's tap twice turns it on and off again. None
+    when the task says to (twice, again, back, toggle)."""
+    if _AGAIN.search(task):
+        return None
+    lines = script.splitlines()
+    taps = [r for r in actions if r.get("call") != "match"]  # a match() reads, it does not act
+    for before, after in zip(taps, taps[1:], strict=False):
+        element = doc.element(_base(after.get("resolved")) or "")
+        first, second = before.get("line"), after.get("line")
+        if (element is None or element.kind not in _TOGGLES or after.get("call") not in _TAPS
+                or before.get("call") != after.get("call") or before.get("element") != after.get("element")
+                or before.get("resolved") != after.get("resolved") or not before.get("ok", True)
+                or not after.get("ok", True) or not isinstance(first, int) or not isinstance(second, int)
+                or first == second or not 1 <= second <= len(lines) or lines[second - 1][:1].isspace()):
+            continue
+        return str(after.get("element")), first, second
+    return None
 
 
 def _of_choices(doc: L.AppDocument, name: str) -> bool:
@@ -560,6 +591,12 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
         findings.append(Finding("permission-asked", f"the script finished with the system asking {question!r} "
                                                     f"over the app: grant it with tap_text({grant!r}) if the "
                                                     "task needs it", f"tap_text({grant!r})"))
+    twice = _toggled_back(doc, actions, script, task or "")
+    if twice is not None:
+        toggle, first, second = twice
+        findings.append(Finding("toggled-back", f"the script tapped {toggle} on line {first} and again on line "
+                                                f"{second}, nothing between: the second tap undid the first", "",
+                                second))
     opened = _dialog_left_open(doc, actions)
     if opened is not None:
         dialog, confirms = opened
@@ -659,7 +696,8 @@ def _tap(names: Sequence[str]) -> str | None:
 
 #: Checks whose fix does part of the task, not the step that ends it (a permission prompt first:
 #: it covers the app, and nothing else can be done before it is answered).
-_DOING = ("permission-asked", "option-not-picked", "element-not-used", "search-not-typed", "text-not-given")
+_DOING = ("permission-asked", "toggled-back", "option-not-picked", "element-not-used", "search-not-typed",
+          "text-not-given")
 
 #: A permission prompt's buttons that grant, the narrowest first ("While using the app" before
 #: "Allow": Android 11+ asks both ways).
@@ -730,7 +768,7 @@ def completed(script: str, findings: Sequence[Finding]) -> tuple[str, Finding] |
     the place of the line it replaces (``Finding.replaces``), and that finding; None when no
     finding has one. The run stopped one step short (the dialog's OK, the screen's Save, the option
     the task names) or took the wrong last step (Cancel): that step needs no model to write it."""
-    fixing = [f for f in findings if f.fix]
+    fixing = [f for f in findings if f.fix or (f.fix == "" and f.replaces is not None)]
     # what the task names comes before the tap that closes its screen (Descending, then OK)
     finding = min(fixing, key=lambda f: _DOING.index(f.check) if f.check in _DOING else len(_DOING), default=None)
     if finding is None or finding.fix is None:
@@ -739,7 +777,10 @@ def completed(script: str, findings: Sequence[Finding]) -> tuple[str, Finding] |
     if finding.replaces is not None:
         if not 1 <= finding.replaces <= len(lines):
             return None
-        lines[finding.replaces - 1] = finding.fix
+        if finding.fix:
+            lines[finding.replaces - 1] = finding.fix
+        else:  # the line is one too many: it goes
+            del lines[finding.replaces - 1]
     else:
         lines.append(finding.fix)
     return "\n".join(lines) + "\n", finding
