@@ -81,6 +81,8 @@ def test_a_match_on_a_list_without_the_item_is_rewritten_on_the_list_the_task_me
     assert fix is not None and (fix.check, fix.line) == ("wrong-list", 2)
     assert fix.script == '$contacts__list.match("Bob").tap()\n$snooze_dialog__minutes.match("5 minutes").tap()\n'
     assert fix.statement == '$snooze_dialog__minutes.match("5 minutes").tap()'
+    # a plan that named the list is read as naming the new one (else its element counts as unused)
+    assert fix.plan(["$contacts__settings_list", "contacts__list"]) == ("$snooze_dialog__minutes", "contacts__list")
     reminder = corrected(doc, script, 2, msg, "make the reminder ring for 5 minutes")
     assert reminder is not None and "$reminder_dialog__minutes.match" in reminder.script
     # two lists have it and the task names neither: which one is the model's to say

@@ -50,6 +50,16 @@ class Correction:
     line: int
     #: The line as it now reads (for a report or the console).
     statement: str
+    #: The element the line named, and the one it names now (``wrong-list``): a plan that named
+    #: the first is read as naming the second (the post-run checks would miss it otherwise).
+    replaced: tuple[str, str] | None = None
+
+    def plan(self, elements: Sequence[str]) -> tuple[str, ...]:
+        """The answer's ``Elements:`` with the replaced element's name changed."""
+        if self.replaced is None:
+            return tuple(elements)
+        was, now = self.replaced
+        return tuple(e[:len(e) - len(e.lstrip("$"))] + now if e.lstrip("$") == was else e for e in elements)
 
 
 def corrected(doc: L.AppDocument, script: str, line: int | None, message: str, task: str = "",
@@ -79,7 +89,7 @@ def corrected(doc: L.AppDocument, script: str, line: int | None, message: str, t
             return None
         statement = source[:m.start()] + f"${other.name}.match({quoted})" + source[m.end():]
         lines[line - 1] = statement
-        return Correction("\n".join(lines) + "\n", "wrong-list", line, statement.strip())
+        return Correction("\n".join(lines) + "\n", "wrong-list", line, statement.strip(), (name, other.name))
     return None
 
 

@@ -493,7 +493,8 @@ class Generator:
                         break
                     if tried.error is not None and (tried.error.span is None or tried.error.span.line <= fix.line):
                         break  # stopped there again (or before): the model's own line goes to repair
-                    gen = dataclasses.replace(gen, answer=dataclasses.replace(gen.answer, script=fix.script))
+                    gen = dataclasses.replace(gen, answer=dataclasses.replace(
+                        gen.answer, script=fix.script, elements=fix.plan(gen.answer.elements)))
                     fixed.append(fix)
                     outcome = tried
                 if outcome.error is not None:

@@ -208,6 +208,8 @@ class ModelSource:
             return None
         extra["corrected"] = [*done, fix.check]
         extra["corrected_line"] = fix.line
+        if "elements" in extra:
+            extra["elements"] = list(fix.plan(extra["elements"]))
         return SourceAnswer(fix.script, tokens=None, latency_s=None, extra=extra)
 
     def _findings(self, request: Any, previous: Any, records: Sequence[Mapping[str, Any]]) -> tuple[Finding, ...]:
