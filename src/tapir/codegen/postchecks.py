@@ -288,15 +288,7 @@ def _toggles_beside(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]]) ->
     """The other toggles (checkboxes, switches) of each screen where the run tapped one: a small
     model often toggles the setting next to the one the task names ("show phone numbers", and
     'Show private contacts' ticked), and there the task's words need not be rare."""
-    tapped = set()
-    for r in actions:
-        element = doc.element(_base(r.get("resolved")) or "")
-        if r.get("call") in _TAPS and r.get("ok", True) and element is not None and element.kind in _TOGGLES:
-            tapped.add(element)
-    screens = {e.screen for e in tapped}
-    names = {e.name for e in tapped}
-    return {e.name for e in doc.elements
-            if e.screen in screens and e.kind in _TOGGLES and not e.item_of and e.name not in names}
+    return _beside(doc, actions, lambda e: e.kind in _TOGGLES and not e.item_of)
 
 
 def closest_to_task(doc: L.AppDocument, names: Sequence[str], task: str) -> str | None:
@@ -353,15 +345,18 @@ def _beside_picks(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]]) -> s
     """The other lists of each dialog where the run tapped an item of a list (``$list.match(...)
     .tap()``): in a dialog of choices, the list beside the one picked from is likely the task's
     too (a sort dialog's field beside its order); the list picked from is not (one pick is made)."""
-    picked = set()
-    for r in actions:
-        element = doc.element(_base(r.get("resolved")) or "")
-        if (r.get("call") in _TAPS and r.get("ok", True) and element is not None and element.is_list
-                and element.screen != doc.app.start_screen and _of_choices(doc, element.screen)):
-            picked.add(element)
-    screens = {e.screen for e in picked}
-    names = {e.name for e in picked}
-    return {e.name for e in doc.elements if e.screen in screens and e.is_list and e.name not in names}
+    return _beside(doc, actions, lambda e: e.is_list, lambda screen: screen != doc.app.start_screen
+                   and _of_choices(doc, screen))
+
+
+def _beside(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]], kind: Callable[[L.Element], bool],
+            where: Callable[[str], bool] = lambda screen: True) -> set[str]:
+    """The elements of ``kind`` on the screens (those ``where`` admits) where the run tapped one of
+    that kind, less the ones it tapped."""
+    tapped = {e for r in actions if r.get("call") in _TAPS and r.get("ok", True)
+              and (e := doc.element(_base(r.get("resolved")) or "")) is not None and kind(e) and where(e.screen)}
+    screens = {e.screen for e in tapped}
+    return {e.name for e in doc.elements if e.screen in screens and kind(e)} - {e.name for e in tapped}
 
 
 def _within_reach(doc: L.AppDocument, element: str, near: set[str]) -> bool:

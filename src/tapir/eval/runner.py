@@ -368,11 +368,8 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
                 break
             extra = more.extra or {}
             done = list(extra.get("corrected") or ("?",))
-            step = folder / f"{task.id.replace('/', '__')}{suffix}~{len(done)}.jsonl" if folder is not None else None
-            try:
-                tried = _execute(task, app, more.script, slot, config, adb_port, step, attempts)
-            except TapirError as exc:
-                tried = _Execution(error=exc)
+            step = _step_trace(folder, task, f"{suffix}~{len(done)}")
+            tried = _rerun(task, app, more.script, slot, config, adb_port, step, attempts)
             line = extra.get("corrected_line")
             if tried.setup_error is not None or (tried.error is not None and not _past(tried.error, line)):
                 events.append(f"correction-broke:{done[-1]}")
@@ -389,11 +386,8 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
             if more is None or not more.script:
                 break
             done = list((more.extra or {}).get("completed") or ("?",))
-            step = folder / f"{task.id.replace('/', '__')}{suffix}+{len(done)}.jsonl" if folder is not None else None
-            try:
-                tried = _execute(task, app, more.script, slot, config, adb_port, step, attempts)
-            except TapirError as exc:
-                tried = _Execution(error=exc)
+            step = _step_trace(folder, task, f"{suffix}+{len(done)}")
+            tried = _rerun(task, app, more.script, slot, config, adb_port, step, attempts)
             if tried.setup_error is not None or tried.error is not None or not tried.finished:
                 events.append(f"completion-broke:{done[-1]}")
                 break
@@ -457,6 +451,20 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
             audited_taps=len(audit.verdicts) if audit else 0, unknown_taps=len(audit.unknown) if audit else 0,
             wrong_taps=tuple(v.as_dict() for v in audit.wrong) if audit else (),
         )
+
+
+def _step_trace(folder: Path | None, task: Task, mark: str) -> Path | None:
+    """The trace file of a model-free fix's run (``mark``: the attempt's suffix and the fix's)."""
+    return folder / f"{task.id.replace('/', '__')}{mark}.jsonl" if folder is not None else None
+
+
+def _rerun(task: Task, app: AppSpec, script: str, slot: str, config: EvalConfig, adb_port: int | None,
+           trace: Path | None, attempt: int) -> _Execution:
+    """A fixed script run as its attempt's was; a device that cannot be reached is its error."""
+    try:
+        return _execute(task, app, script, slot, config, adb_port, trace, attempt)
+    except TapirError as exc:
+        return _Execution(error=exc)
 
 
 def _past(error: TapirError, line: object) -> bool:
