@@ -6,14 +6,6 @@ saw them. These checks read what the run did (its trace records, through ``tapir
 ``ScriptRun.records``) against the answer's plan and the document, and give a ``Finding`` that
 goes back to the model like an error:
 
-* ``permission-asked``: the run's last action left the system's permission prompt over the app
-  ("Allow Calendar to access your contacts?"), unanswered; the fix grants it
-  (``tap_text("Allow")``, or "While using the app" where the prompt offers it), which the guards
-  refuse unless the run allows it (``docs/safety.md``);
-* ``toggled-back``: the run tapped the same checkbox or switch (the same item's) twice in a row,
-  from two unindented lines: the second tap undid the first ("turn on the Gym alarm", its switch
-  tapped on line 2 and again on line 3). The fix removes the second line; a task that says twice,
-  again, back or toggle gives no finding;
 * ``screen-walk``: the script goes through one screen's elements in the document's order, a
   call each, instead of doing the task (``tapir.codegen.screen_walk``);
 * ``unused-element``: an element the plan (the answer's ``Elements:`` line) or the script names
@@ -22,6 +14,14 @@ goes back to the model like an error:
   confirming element (Save, OK, Done, Add...) was followed by no tap on one, nor ``enter()``; or
   the run's last action was a choice in a dialog that closed onto a screen with a Save, Apply or
   Done (customize colors: the theme picked, never saved);
+* ``permission-asked``: the run's last action left the system's permission prompt over the app
+  ("Allow Calendar to access your contacts?"), unanswered; the fix grants it
+  (``tap_text("Allow")``, or "While using the app" where the prompt offers it), which the guards
+  refuse unless the run allows it (``docs/safety.md``);
+* ``toggled-back``: the run tapped the same checkbox or switch (the same item's) twice in a row,
+  from two unindented lines: the second tap undid the first ("turn on the Gym alarm", its switch
+  tapped on line 2 and again on line 3). The fix removes the second line; a task that says twice,
+  again, back or toggle gives no finding;
 * ``dialog-left-open``: the run's last action opened a dialog (a transient screen of the
   document, not its launch screen) with a button that decides (named for one of Yes, Delete,
   Save, Apply...; or, in a generated document, Android's positive button beside a negative one:
@@ -76,7 +76,7 @@ from tapir.codegen.screen_walk import screen_walk
 __all__ = ["POSTCHECKS", "Finding", "closest_to_task", "completed", "grant_button", "post_run_findings"]
 
 #: The checks, in the order they are reported.
-POSTCHECKS = ("permission-asked", "toggled-back", "screen-walk", "unused-element", "unconfirmed-input",
+POSTCHECKS = ("screen-walk", "unused-element", "unconfirmed-input", "permission-asked", "toggled-back",
               "dialog-left-open", "form-left-open", "dialog-cancelled", "effect-not-reached", "option-not-picked",
               "element-not-used", "search-not-typed", "text-not-given")
 
