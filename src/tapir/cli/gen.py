@@ -33,8 +33,8 @@ def register(sub: Subparsers) -> None:
             "does a run that finished without doing what its plan names (post-run checks, --no-postchecks).\n"
             "A run one step short (a dialog's OK never tapped) gets that step appended and runs again before\n"
             "the model is asked (--no-completion); a run that stopped on a .match() on a list the document\n"
-            "does not give the item to has that line rewritten on the list it does, and runs again\n"
-            "(--no-correction).\n"
+            "does not give the item to has that line rewritten on the list it does (one stopped by a\n"
+            "permission prompt gets it answered first), and runs again (--no-correction).\n"
             "When a repair does worse (it breaks a script that ran to its end), that earlier script is kept.\n"
             "Only the script goes to stdout; the plan, each round and the token accounting go to stderr.\n\n"
             "Model output is untrusted code (docs/safety.md): before each run the script is shown and,\n"
@@ -104,8 +104,8 @@ def register(sub: Subparsers) -> None:
                         "Save) to a run that finished one step short; the model is asked instead")
     p.add_argument("--no-correction", action="store_true",
                    help="with --run: do not set right the line a run stopped on when the document says how (a "
-                        ".match() on a list that lacks the item, rewritten on the list the document gives it to); "
-                        "the model is asked instead")
+                        ".match() on a list that lacks the item, rewritten on the list the document gives it to; a "
+                        "permission prompt in the way, answered); the model is asked instead")
     p.add_argument("--no-grammar", action="store_true", help="do not constrain the answer")
     p.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (0: greedy, the default)")
     p.add_argument("--threads", type=int, metavar="N", help="CPU threads for the local model")
