@@ -115,6 +115,27 @@ def test_a_permission_prompt_in_the_way_is_answered_before_the_line_it_stopped()
     assert corrected(doc, script, 3, "could not reach screen 'contacts'", "find Bob", other) is None
 
 
+def test_an_option_the_run_passed_by_is_picked_before_the_line_it_stopped() -> None:
+    """"set the snooze time to 10 minutes and sort": the run opened the snooze dialog and went on
+    without picking; the line after stopped. The pick the task names goes before that line; with
+    the pick made, or a task that names no option, nothing is corrected."""
+    doc = _doc()
+    script = "$contacts__settings_list.match('Theme').tap()\n$sorting_screen__ok_button.tap()\n"
+    opened = {**_tap("contacts__settings_list", "Theme", "contacts", "snooze_dialog"), "line": 1}
+    stopped = {"event": "action", "call": "tap", "element": "$sorting_screen__ok_button", "line": 2, "ok": False,
+               "screen_before": "snooze_dialog", "screen_after": "snooze_dialog"}
+    fix = corrected(doc, script, 2, "could not reach screen 'sorting_screen'", "set the snooze time to 10 minutes",
+                    [opened, stopped])
+    assert fix is not None and (fix.check, fix.line) == ("pick-skipped", 3)
+    assert fix.script.splitlines() == ["$contacts__settings_list.match('Theme').tap()",
+                                       "$snooze_dialog__minutes.match('10 minutes').tap()",
+                                       "$sorting_screen__ok_button.tap()"]
+    picked = {**_tap("snooze_dialog__minutes", "10 minutes", "snooze_dialog", "contacts"), "line": 1}
+    assert corrected(doc, script, 2, "could not reach", "set the snooze time to 10 minutes",
+                     [opened, picked, stopped]) is None
+    assert corrected(doc, script, 2, "could not reach", "sort the contacts", [opened, stopped]) is None
+
+
 def test_a_permission_prompt_left_open_is_a_finding_that_grants_it() -> None:
     doc = _doc()
     script = "$contacts__list.match('Bob').tap()\n"

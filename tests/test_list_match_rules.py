@@ -90,3 +90,38 @@ def test_an_embedding_match_must_beat_the_lists_topic_alone() -> None:
     assert _match(g, ["Friends"], "Pals") is None
     assert _match(g, ["Friends", "Family"], "Pals") == "Friends"  # it leads "Family" by far
     assert _match(g, ["Family", "Classmates"], "Kin") == "Family"
+
+
+#: A settings screen as Simple Mobile Tools draws it: each row its own holder with its own id, in
+#: one column with section labels and rows of other sections; the document's list is named by its
+#: first row's XPath and lists the other rows' texts as its options (the DroidTask file manager).
+SETTINGS = doc(("settings", (el("settings__general_options", "list", rid("favorites_holder"),
+                                options=("Manage favorites", "Manage shown tabs", "Font size")),)))
+
+
+def _settings() -> V:
+    def row(holder: str, label: str) -> V:
+        return V("RelativeLayout", V("TextView", rid=holder.replace("_holder", ""), text=label),
+                 rid=holder, clickable=True)
+    return V("FrameLayout", V("ScrollView", V("LinearLayout",
+        V("TextView", rid="general_label", text="GENERAL"), row("favorites_holder", "Manage favorites"),
+        row("tabs_holder", "Manage shown tabs"), row("font_holder", "Font size"),
+        V("TextView", rid="visibility_label", text="VISIBILITY"), row("hidden_holder", "Show hidden items"),
+        rid="settings_holder"), rid="settings_scroll", scrollable=True))
+
+
+def test_a_list_named_by_its_first_row_has_the_rows_beside_it_for_items() -> None:
+    g = Grounder(SETTINGS, config=EXACT)
+    tree = screen(_settings())
+    items = g.items("settings__general_options", tree)
+    assert [i.resource_name for i in items] == ["favorites_holder", "tabs_holder", "font_holder"]
+    found = g.match_item("settings__general_options", items, tree, "Manage shown tabs")
+    assert found is not None and found.node.resource_name == "tabs_holder"
+    # without the options the document gives, the row is all the list has (nothing says more)
+    bare = Grounder(doc(("settings", (el("settings__general_options", "list", rid("favorites_holder")),))),
+                    config=EXACT)
+    assert [i.text for i in bare.items("settings__general_options", tree)] == ["Manage favorites"]
+    # a real list, whose items show its options, is left as it is
+    assert _match(Grounder(doc(("groups", (el("groups__groups_list", "list", rid("groups_list"),
+                                              options=("Family", "Work")),))), config=EXACT),
+                  ["Family", "Work"], "Work") == "Work"

@@ -18,6 +18,11 @@ list (``wrong-list``) and run again before the model is asked anything:
 ("Allow Calendar to access your contacts?": the element could not be reached); ``tap_text("Allow")``
 goes before the line (the guards refuse it unless the run allows it, ``docs/safety.md``).
 
+``pick-skipped``: the run stopped on a line after passing by the option the task names without
+picking it ("Switch custom colors to light and save it": the theme dialog opened, the Save that
+only a new theme shows was not there). The post-run check ``option-not-picked``, read on the run
+up to the line, names the pick; it goes before the line.
+
 The harness (``tapir eval --model``) and ``tapir gen --run`` keep the rewritten script only when its
 run gets past the line (``Correction.line``); otherwise the run as the model wrote it goes to repair.
 """
@@ -30,12 +35,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from tapir.codegen import language as L
-from tapir.codegen.postchecks import closest_to_task, grant_button
+from tapir.codegen.postchecks import closest_to_task, grant_button, post_run_findings
 
 __all__ = ["CORRECTIONS", "Correction", "corrected"]
 
 #: The corrections, by the name events and reports give them.
-CORRECTIONS = ("wrong-list", "permission-in-the-way")
+CORRECTIONS = ("wrong-list", "permission-in-the-way", "pick-skipped")
 
 _MATCH = re.compile(r"\$([A-Za-z_][\w%]*)\.match\(\s*(?P<q>'[^'\\]*'|\"[^\"\\]*\")\s*\)")
 
@@ -90,7 +95,27 @@ def corrected(doc: L.AppDocument, script: str, line: int | None, message: str, t
         statement = source[:m.start()] + f"${other.name}.match({quoted})" + source[m.end():]
         lines[line - 1] = statement
         return Correction("\n".join(lines) + "\n", "wrong-list", line, statement.strip(), (name, other.name))
+    pick = _pick_skipped(doc, lines, line, task, records)
+    if pick is not None:
+        indent = source[:len(source) - len(source.lstrip())]
+        lines[line - 1:line - 1] = [f"{indent}{pick}"]
+        return Correction("\n".join(lines) + "\n", "pick-skipped", line + 1, pick)
     return None
+
+
+def _pick_skipped(doc: L.AppDocument, lines: list[str], line: int, task: str,
+                  records: Sequence[Mapping[str, Any]]) -> str | None:
+    """The pick of the option the task names that the run up to ``line`` never made, when the
+    post-run checks read on that part of the run name one (``option-not-picked`` with a fix);
+    None otherwise (no task, no trace, no such option, or several to choose from)."""
+    if not task:
+        return None
+    first = next((i for i, r in enumerate(records) if r.get("event") == "action" and r.get("line") == line), None)
+    if first is None:
+        return None
+    before = "\n".join(lines[:line - 1]) + "\n"
+    findings = post_run_findings(doc, before, records[:first], task=task)
+    return next((f.fix for f in findings if f.check == "option-not-picked" and f.fix), None)
 
 
 def _permission_in_the_way(records: Sequence[Mapping[str, Any]], line: int) -> str | None:

@@ -61,7 +61,7 @@ from tapir.runtime.grounding.fuzzy import (
     words,
 )
 from tapir.runtime.grounding.identifiers import Labels, evaluate, labels, positional, renamed_identifier
-from tapir.runtime.grounding.items import item_nodes, match_attributes, match_text
+from tapir.runtime.grounding.items import item_nodes, match_attributes, match_text, option_rows
 from tapir.runtime.grounding.result import Grounding, ScreenMatch
 from tapir.runtime.grounding.screen_view import ScreenView
 from tapir.runtime.grounding.screens import ScreenIdentifier
@@ -658,7 +658,8 @@ class Grounder:
         found = self.ground(element.name, tree)
         if found is None:
             raise ElementNotFound(f"{element.name} is not on the screen ({self.last_detail})")
-        return item_nodes(tree, found.node, self._holds_one_item(element, self.view(tree)))
+        items = item_nodes(tree, found.node, self._holds_one_item(element, self.view(tree)))
+        return option_rows(tree, found.node, items, element.options) or items
 
     def _holds_one_item(self, element: Element, view: ScreenView) -> Callable[[UINode], bool]:
         """Whether a list's lone child holds the parts of one item: the list's item children

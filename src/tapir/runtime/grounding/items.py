@@ -10,7 +10,8 @@ lone child is an item when it is interactive (clickable, long-clickable, checkab
 caller says it holds the parts of one item (``is_item``: the grounder asks whether the list's
 item children are found in it). Headers and footers are left out: when one shape (class and
 resource id) covers most children, children of other shapes are not items ("Recent" headers,
-"Load more" footers). Invisible children are never items.
+"Load more" footers). Invisible children are never items. A list the document names by its first
+row, its other rows being that row's siblings, has those siblings for items (``option_rows``).
 
 **Attributes.** ``node_attributes`` is the dict ``get_attributes()`` returns (the registry's
 keys). As upstream does, ``selected`` is true for a checked *or* selected view; for a list item
@@ -85,6 +86,36 @@ def item_nodes(tree: UITree, container: UINode, is_item: Callable[[UINode], bool
     if count >= 2 and count / len(kids) >= _DOMINANT_SHARE and len(shapes) > 1:
         return [k for k in kids if (k.class_name, k.resource_id) == shape]
     return kids
+
+
+def option_rows(tree: UITree, container: UINode, items: list[UINode], options: tuple[str, ...]) -> list[UINode] | None:
+    """The rows of a list the document names by one of its rows, or None when it does not.
+
+    Generated documents often give a list of settings the XPath of its first row
+    (``settings_manage_favorites_holder``) and the other rows' texts as its options ('Manage
+    shown tabs', 'Font size'): the rows are the row's siblings, each its own view with its own id,
+    not children of one container. When the items found show at most one documented option and
+    the siblings of the container (or of its parent) show two or more, the siblings that show an
+    option are the list's rows, the container among them."""
+    wanted = {fold(o) for o in options if o.strip()}
+    if len(wanted) < 2:
+        return None
+
+    def shows(node: UINode) -> bool:
+        return any(fold(s) in wanted for s in item_strings(tree, node))
+
+    if sum(shows(i) for i in items) >= 2:
+        return None
+    row: UINode | None = container
+    for _ in range(2):
+        parent = tree.parent(row.id) if row is not None else None
+        if row is None or parent is None:
+            return None
+        rows = [k for k in _visible_children(tree, parent) if k.id == row.id or shows(k)]
+        if sum(shows(k) for k in rows) >= 2:
+            return rows
+        row = parent
+    return None
 
 
 def _visible_children(tree: UITree, node: UINode) -> list[UINode]:
