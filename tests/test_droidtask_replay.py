@@ -206,6 +206,10 @@ def test_navigation_takes_the_tab_that_leads_to_the_target(upstream: Path, tmp_p
     # onto about_firefox_screen is named by that screen, and the item is scrolled to
     ("firefox", "task4", "$about_firefox_screen__navigate_up_button.tap()", ["Menu", "Settings", "About Firefox"],
      "Navigate up"),
+    # the general settings list is named by its first row (Manage favorites); its other rows, each
+    # its own holder beside it, are its items: the path's 'Manage shown tabs' is one of them
+    ("filemanager", "task10", "$manage_visible_tabs_dialog__manage_visible_tabs_holder.match('Recent files').tap()",
+     ["More options", "Settings", "Manage shown tabs"], "Recent files"),
 ])
 def test_navigation_on_imported_documents(upstream: Path, tmp_path: Path, app: str, task: str, line: str,
                                           navigated: list[str], tapped: str) -> None:
