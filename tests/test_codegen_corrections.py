@@ -134,6 +134,11 @@ def test_an_option_the_run_passed_by_is_picked_before_the_line_it_stopped() -> N
     assert corrected(doc, script, 2, "could not reach", "set the snooze time to 10 minutes",
                      [opened, picked, stopped]) is None
     assert corrected(doc, script, 2, "could not reach", "sort the contacts", [opened, stopped]) is None
+    # a run that stopped on its first step passed by nothing; a line on that very list is another error
+    assert corrected(doc, script, 2, "could not reach", "set the snooze time to 10 minutes", [stopped]) is None
+    on_list = "$contacts__settings_list.match('Theme').tap()\n$snooze_dialog__minutes.match('10 min').tap()\n"
+    assert corrected(doc, on_list, 2, "could not reach", "set the snooze time to 10 minutes",
+                     [opened, stopped]) is None
 
 
 def test_a_permission_prompt_left_open_is_a_finding_that_grants_it() -> None:

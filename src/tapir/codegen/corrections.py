@@ -113,9 +113,15 @@ def _pick_skipped(doc: L.AppDocument, lines: list[str], line: int, task: str,
     first = next((i for i, r in enumerate(records) if r.get("event") == "action" and r.get("line") == line), None)
     if first is None:
         return None
+    ran = records[:first]
+    if not any(r.get("event") == "action" and r.get("ok", True) for r in ran):
+        return None  # nothing was passed by: the run stopped on its first step
     before = "\n".join(lines[:line - 1]) + "\n"
-    findings = post_run_findings(doc, before, records[:first], task=task)
-    return next((f.fix for f in findings if f.check == "option-not-picked" and f.fix), None)
+    findings = post_run_findings(doc, before, ran, task=task)
+    pick = next((f.fix for f in findings if f.check == "option-not-picked" and f.fix), None)
+    if pick is None or pick.split(".", 1)[0] in lines[line - 1]:
+        return None  # the line itself acts on that list: its error is another matter
+    return pick
 
 
 def _permission_in_the_way(records: Sequence[Mapping[str, Any]], line: int) -> str | None:

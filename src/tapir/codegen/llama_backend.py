@@ -390,8 +390,8 @@ class _Decoder:
     the grammar accepts a newline (the end of a statement) or the closing fence, that token is
     taken. Inside a string or brackets neither is accepted, and a small model can go on there
     until the limit (an argument list that never ends), so the string's quote and then a
-    closing bracket are taken first. The script is then shorter than the model wanted, but it
-    parses; the completion says ``closed``.
+    closing bracket are taken first, and in an ``if`` or ``for`` header the colon. The script is
+    then shorter than the model wanted, but it parses; the completion says ``closed``.
     """
 
     def __init__(self, llm: Any, request: Request) -> None:
@@ -415,6 +415,10 @@ class _Decoder:
         self.closed = False
         self._enders = [t for t in (self._single("```"), self._single("\n")) if t is not None]
         self._closers = [t for t in (self._single(c) for c in ")]}") if t is not None]
+        # an `if`/`for` header's condition ends only at its colon (neither a newline nor a bracket
+        # is accepted there; "x == '' and x == '' and ..." went on to the limit); the body's one
+        # statement is then the model's, and the closing goes on after it
+        self._colon = [t for t in (self._single(":"),) if t is not None]
         self._quotes = {q: t for q in "\"'" if (t := self._single(q)) is not None}
         self._line = ""  # the text of the current line so far: is a string open?
 
@@ -497,7 +501,7 @@ class _Decoder:
         quote = self._open_quote()
         if quote is not None:  # inside a string every bracket is text: only its quote ends it
             return [self._quotes[quote]] if quote in self._quotes else []
-        return self._enders + self._closers
+        return self._enders + self._closers + self._colon
 
     def close(self) -> None:
         if self.grammar is not None:
