@@ -236,7 +236,8 @@ def test_the_ast_generator_reaches_the_interesting_nodes() -> None:
     """Guard against a vacuous property: generated programs contain calls, loops and elements."""
     seen: set[type] = set()
 
-    @settings(max_examples=25, deadline=None, database=None)
+    # derandomized: 25 random draws missed a function definition now and then (a flaky CI)
+    @settings(max_examples=60, deadline=None, database=None, derandomize=True)
     @given(st.lists(stmts(), min_size=1, max_size=6))
     def collect(body: list[A.Stmt]) -> None:
         for s in body:
