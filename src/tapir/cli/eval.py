@@ -91,7 +91,8 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--no-correction", action="store_true",
                    help="with --model: do not set right the line a run stopped on when the document says how (a "
                         ".match() on a list that lacks the item, rewritten on the list the document gives it to; a "
-                        "permission prompt in the way, answered); the model is asked instead")
+                        "permission prompt in the way, answered; the option the task names, passed by, picked "
+                        "before the line); the model is asked instead")
     p.add_argument("--no-loop-stop", action="store_true",
                    help="with --model: let an answer that repeats itself run on to the token limit")
     p.add_argument("--resamples", type=int, metavar="N",

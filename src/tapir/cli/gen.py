@@ -105,7 +105,8 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--no-correction", action="store_true",
                    help="with --run: do not set right the line a run stopped on when the document says how (a "
                         ".match() on a list that lacks the item, rewritten on the list the document gives it to; a "
-                        "permission prompt in the way, answered); the model is asked instead")
+                        "permission prompt in the way, answered; the option the task names, passed by, picked "
+                        "before the line); the model is asked instead")
     p.add_argument("--no-grammar", action="store_true", help="do not constrain the answer")
     p.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (0: greedy, the default)")
     p.add_argument("--threads", type=int, metavar="N", help="CPU threads for the local model")
