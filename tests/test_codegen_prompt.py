@@ -168,13 +168,14 @@ class _SmallContext(ScriptedBackend):
 
 @pytest.mark.parametrize("ctx", [8192, 4096, 3000, 2400])
 def test_the_prompt_always_fits_the_models_context(ctx: int) -> None:
-    """``auto`` takes the described document when it fits, else the screens relevant to the task
-    (not names only, which loses tasks); the whole request then fits beside the answer's tokens."""
+    """``auto`` takes the largest form that fits: the described document, else names only, else
+    the screens relevant to the task; the whole request then fits beside the answer's tokens."""
     doc = _doc("music")
     backend = _SmallContext(ctx)
     g = Generator(doc, backend, config=GenConfig())
     described = backend.count_tokens(render_prefix(doc, "described"))
-    expected = "described" if described <= ctx - 1300 else "focused"
+    names = backend.count_tokens(render_prefix(doc, "names"))
+    expected = "described" if described <= ctx - 1300 else "names" if names <= ctx - 1300 else "focused"
     assert g.style == expected
     p = g.prompt("Play the song Lanterns")
     assert backend.count_tokens(p.system + p.prefix + p.rest) + g.config.max_tokens <= ctx

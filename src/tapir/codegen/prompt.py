@@ -34,13 +34,13 @@ from tapir.codegen.examples import Example
 __all__ = ["PROMPT_STYLES", "PROMPT_VERSION", "Prompt", "RepairNote", "ScreenInfo", "build_prompt", "relevant_screens",
            "render_prefix", "render_screens", "render_summary_prefix", "task_words"]
 
-#: ``auto``: ``described`` when it fits the model's context, else ``focused``; ``described``: every
-#: element with its description; ``names``: the paper's compressed form (only on request: it loses
-#: tasks to ``focused``); ``focused``: a cached summary of every screen, then the elements of the
-#: screens relevant to the task only (after the cached part, so the prefix stays the same for every task).
+#: ``auto``: the largest form that fits the model's context (``described``, else ``names``, else
+#: ``focused``); ``described``: every element with its description; ``names``: the paper's
+#: compressed form; ``focused``: a cached summary of every screen, then the elements of the screens
+#: relevant to the task only (after the cached part, so the prefix stays the same for every task).
 PROMPT_STYLES = ("auto", "described", "names", "focused")
 
-PROMPT_VERSION = "5"
+PROMPT_VERSION = "4"
 
 SYSTEM = (
     "Imagine that you are an agent using a smartphone to complete a task. You need to write scripts to "
@@ -141,21 +141,13 @@ class Prompt:
 
 
 def _api_lines() -> list[str]:
-    """The registry's API as the prompt lists it: what a script written against the document's
-    elements needs. Entries marked ``in_prompts=False`` (the screen-level actions such as
-    ``tap_text`` and ``swipe``, ``run_flow``, ``allow``) are left out: about 600 tokens that no
-    generated script used, in every prompt."""
     out = []
     for m in L.element_methods():
-        if not m.in_prompts:
-            continue
         kinds = set(m.kinds)
         only = "" if kinds == set(L.Kind) else " Only on " + ", ".join(sorted(k.value for k in kinds)) + "."
         receiver = "$list" if kinds <= set(L.LIST_KINDS) else "$element"
         out.append(f"- {m.signature(receiver)}: {m.doc}{only}")
     for g in L.global_functions():
-        if not g.in_prompts:
-            continue
         out.append(f"- {g.signature(None)}: {g.doc}")
     out.append("- $list[index] -> element; len($list) -> int; for item in $list: ... (items, from the top; "
                "the list scrolls as needed)")
