@@ -274,3 +274,40 @@ def test_the_http_backend_gives_the_same_script_as_the_in_process_model(backend:
     assert local.completion.text and remote.completion.text == local.completion.text
     assert remote.script == local.script and L.parses(remote.script) is None
     assert remote.usage.ttft_s is not None and remote.usage.generated_tokens > 0
+
+
+def test_an_answer_closed_inside_an_if_condition_ends_at_its_colon(backend: object) -> None:
+    """Near the token limit an answer is closed, not cut. In an ``if`` condition neither a newline
+    nor a bracket is accepted, and SmolLM2 went on "x == '' and x == '' and ..." to the limit (an
+    answer that did not parse): the colon ends the condition, then the body's one statement, then
+    the fence, and the script parses."""
+    from tapir.codegen.backend import Request
+    from tapir.codegen.llama_backend import _Decoder
+    from tapir.codegen.script_grammar import answer_grammar
+
+    doc = L.load_document(document_path("music"))
+    llm = backend._model()  # type: ignore[attr-defined]
+    cond = 'item.get_text() == ""'
+    head = (f"Plan: find it\nElements: $songs_screen__song_list\n```python\n"
+            f"for item in $songs_screen__song_list:\n    if {cond} and {cond}")  # SmolLM2 goes on: " and ..."
+    decoder = _Decoder(llm, Request("", "", "", grammar=answer_grammar(doc).to_gbnf()))
+    try:
+        tokens = llm.tokenize(head.encode("utf-8"), add_bos=False, special=False)
+        for tok in tokens:
+            decoder._take(tok)
+        llm.reset()
+        llm.eval(llm.tokenize(b"", add_bos=True, special=False) + tokens)
+        out: list[int] = []
+        while len(out) < 48:
+            tok = decoder.next_token(closing=True)
+            if tok is None:
+                break
+            out.append(tok)
+            llm.eval([tok])
+    finally:
+        decoder.close()
+    text = llm.detokenize(out).decode("utf-8")
+    assert text.startswith(":"), text
+    assert decoder.closed and "```" in text, text
+    script = (head + text).split("```python\n", 1)[1].split("```", 1)[0]
+    assert L.parses(script) is None, script

@@ -121,7 +121,10 @@ def test_a_list_named_by_its_first_row_has_the_rows_beside_it_for_items() -> Non
     bare = Grounder(doc(("settings", (el("settings__general_options", "list", rid("favorites_holder")),))),
                     config=EXACT)
     assert [i.text for i in bare.items("settings__general_options", tree)] == ["Manage favorites"]
-    # a real list, whose items show its options, is left as it is
-    assert _match(Grounder(doc(("groups", (el("groups__groups_list", "list", rid("groups_list"),
-                                              options=("Family", "Work")),))), config=EXACT),
-                  ["Family", "Work"], "Work") == "Work"
+    # a real list is never a row: a songs list scrolled to one documented song keeps its one row,
+    # though a view beside it shows another documented song
+    songs = doc(("songs", (el("songs__list", "list", rid("song_list"), options=("Lanterns", "Driftwood")),)))
+    beside = screen(V("FrameLayout", V("TextView", rid="now_playing", text="Driftwood"),
+                      V("RecyclerView", V("LinearLayout", V("TextView", text="Lanterns"), clickable=True),
+                        rid="song_list")))
+    assert [i.short_class for i in Grounder(songs, config=EXACT).items("songs__list", beside)] == ["LinearLayout"]

@@ -96,9 +96,10 @@ def option_rows(tree: UITree, container: UINode, items: list[UINode], options: t
     shown tabs', 'Font size'): the rows are the row's siblings, each its own view with its own id,
     not children of one container. When the items found show at most one documented option and
     the siblings of the container (or of its parent) show two or more, the siblings that show an
-    option are the list's rows, the container among them."""
+    option are the list's rows, the container among them. A real list's container (an adapter or
+    scroll view) is never a row: a list scrolled to one documented item stays that list."""
     wanted = {fold(o) for o in options if o.strip()}
-    if len(wanted) < 2:
+    if len(wanted) < 2 or container.scrollable or container.short_class.endswith(ADAPTER_VIEWS + SCROLL_VIEWS):
         return None
 
     def shows(node: UINode) -> bool:
@@ -106,10 +107,10 @@ def option_rows(tree: UITree, container: UINode, items: list[UINode], options: t
 
     if sum(shows(i) for i in items) >= 2:
         return None
-    row: UINode | None = container
+    row = container
     for _ in range(2):
-        parent = tree.parent(row.id) if row is not None else None
-        if row is None or parent is None:
+        parent = tree.parent(row.id)
+        if parent is None:
             return None
         rows = [k for k in _visible_children(tree, parent) if k.id == row.id or shows(k)]
         if sum(shows(k) for k in rows) >= 2:
