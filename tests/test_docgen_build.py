@@ -281,6 +281,35 @@ def test_a_positioned_queue_ends_with_the_plain_id() -> None:
     assert all(c.anchor for c in identifier_queue([top]).identifiers)
 
 
+def test_a_list_in_a_pager_fragment_is_told_apart_by_its_fragment() -> None:
+    """Two tabs of a pager show the same layout (Contacts and Groups: a ``fragment_list`` in a
+    ``fragment_wrapper``, the groups' one a level deeper): the nearest ancestor with an id is in
+    both, so only the fragment above it tells the contacts list from the groups list. Without it
+    the contacts list had no identifier and left the document (the DroidTask contacts recording:
+    'Bob' was in no list of the document the model saw)."""
+    def tab(fragment: str, deeper: bool) -> TreeIndex:
+        lst = node("androidx.recyclerview.widget.RecyclerView", (0, 300, 1080, 2000), rid="org.x:id/fragment_list",
+                   scrollable="true")
+        if deeper:
+            lst = node("android.widget.FrameLayout", (0, 300, 1080, 2000), lst, rid="org.x:id/fastscroller")
+        return TreeIndex(parse_uiautomator(hierarchy(node(
+            "android.widget.FrameLayout", (0, 0, 1080, 2400),
+            node("android.view.ViewGroup", (0, 300, 1080, 2000),
+                 node("android.widget.RelativeLayout", (0, 300, 1080, 2000), lst, rid="org.x:id/fragment_wrapper"),
+                 rid=f"org.x:id/{fragment}")))))
+
+    contacts, groups = tab("contacts_fragment", False), tab("groups_fragment", True)
+    seen = Sighting(contacts, contacts.tree.find(lambda n: n.resource_name == "fragment_list")[0].id)
+    queue = identifier_queue([seen], [Absence(groups)]).identifiers
+    assert [c.xpath() for c in queue] == [
+        "//node[@resource-id='org.x:id/contacts_fragment']//node[@resource-id='org.x:id/fragment_list']",
+        "//node[@resource-id='org.x:id/fragment_list']",  # the plain id last, as for any positioned queue
+    ]
+    # where the nearest ancestor tells it apart, the farther ones are not tried
+    other = Sighting(groups, groups.tree.find(lambda n: n.resource_name == "fragment_list")[0].id)
+    assert identifier_queue([other], [Absence(contacts)]).identifiers[0].anchor == "org.x:id/fastscroller"
+
+
 def test_rows_are_found_by_the_label_inside_them() -> None:
     def tab(label: str, x: int) -> str:
         return node("android.widget.LinearLayout", (x, 0, x + 100, 100),

@@ -397,7 +397,9 @@ class ScriptWriter:
             items = item_nodes(tree, hit[0])
             for index, item in enumerate(items):
                 if item.id in path:
-                    rank = (0 if element.screen == screen else 1, -len(tree.ancestors(hit[0].id)))
+                    # of two lists finding the same view, the one whose better identifier finds
+                    # it (the groups list by its position, not the contacts list by its plain id)
+                    rank = (0 if element.screen == screen else 1, -len(tree.ancestors(hit[0].id)), hit[1])
                     candidates.append((rank, element, item, index))
         if not candidates:
             return None

@@ -373,7 +373,7 @@ class _DocumentBuilder:
             title = first.toolbar_title
             text = (f"The '{title}' screen" if title and looks_static(title) else "A screen") + (
                 f" of {short}" if short else "")
-            lists = [d.display for d in s.elements if d.role == "list"]
+            lists = list(dict.fromkeys(d.display for d in s.elements if d.role == "list"))
             if lists:
                 text += f", showing {_quote_list(lists)}"
         return text + "."

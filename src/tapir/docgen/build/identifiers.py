@@ -36,6 +36,8 @@ ATTRIBUTES = {"rid": "resource-id", "text": "text", "desc": "content-desc", "cls
 MAX_TEXT = 60
 #: At most this many identifiers per element.
 MAX_QUEUE = 3
+#: Ancestor ids beyond the nearest tried as an element's position, when none nearer tells it apart.
+MAX_FARTHER = 3
 
 Props = tuple[tuple[str, str], ...]
 
@@ -180,6 +182,29 @@ def _anchor(node: UINode, tree: UITree, scope: int | None) -> str:
     return ""
 
 
+def _ids_above(node: UINode, tree: UITree, scope: int | None) -> list[str]:
+    """The resource ids of the ancestors of ``node`` (below ``scope``), nearest first."""
+    out: list[str] = []
+    for a in tree.ancestors(node.id):
+        if scope is not None and a.id == scope:
+            break
+        if a.resource_id and a.resource_id not in out:
+            out.append(a.resource_id)
+    return out
+
+
+def _farther_anchors(sightings: Sequence[Sighting], tried: str) -> list[str]:
+    """Ancestor ids above every sighting, nearest first, other than ``tried`` (the nearest one's):
+    the same layout in two fragments of a pager (a list on the Contacts tab and one on the Groups
+    tab, both ``fragment_list`` in a ``fragment_wrapper``) is told apart only by the fragment
+    around it, further up."""
+    chains = [_ids_above(s.index.tree.node(s.node), s.index.tree, s.scope) for s in sightings]
+    if not chains:
+        return []
+    common = [a for a in chains[0] if a != tried and all(a in c for c in chains[1:])]
+    return common[:MAX_FARTHER]
+
+
 def _label(node: UINode, tree: UITree) -> str:
     """The first text below a clickable (or selected) node without text of its own (a row's or a
     tab's label)."""
@@ -260,6 +285,18 @@ def identifier_queue(sightings: Sequence[Sighting], absences: Sequence[Absence] 
             kept.append(c)
         else:
             refused += 1
+    if not kept:
+        # nothing near tells it apart: an ancestor further up may (the fragment of its tab)
+        tried = next((c.anchor for c in cands if c.anchor), "")
+        plain = [c for c in cands if not c.anchor]
+        for anchor in _farther_anchors(sightings, tried):
+            for c in (Conjunction(p.props, anchor) for p in plain):
+                if len(kept) >= limit:
+                    break
+                if check(c, sightings, absences):
+                    kept.append(c)
+                else:
+                    refused += 1
     fallback = _id_fallback(cands, kept, sightings)
     if fallback is not None and len(kept) < limit:
         kept.append(fallback)
