@@ -16,6 +16,7 @@ from tapir.core.document import Dialect, Identifier
 from tapir.core.errors import DocumentError, UsageError
 from tapir.docgen.build import BuildOptions, build_document, read_trace
 from tapir.docgen.build.anatomy import Anatomy
+from tapir.docgen.build.elements import collect
 from tapir.docgen.build.graph import Edge, screen_paths
 from tapir.docgen.build.grouping import group_states
 from tapir.docgen.build.identifiers import LABELLED, Absence, Conjunction, Sighting, TreeIndex, identifier_queue
@@ -308,6 +309,33 @@ def test_a_list_in_a_pager_fragment_is_told_apart_by_its_fragment() -> None:
     # where the nearest ancestor tells it apart, the farther ones are not tried
     other = Sighting(groups, groups.tree.find(lambda n: n.resource_name == "fragment_list")[0].id)
     assert identifier_queue([other], [Absence(contacts)]).identifiers[0].anchor == "org.x:id/fastscroller"
+
+
+def test_a_list_seen_empty_is_still_the_list() -> None:
+    """A folder with files, then an empty one: the empty RecyclerView has no items, so it is no
+    element there, but its identifiers rightly find it. It used to count as a hierarchy without
+    the list, which every identifier of the list failed: the file manager's and the calendar's
+    folder lists left their documents."""
+    def folder(*names: str) -> Anatomy:
+        rows = [node("android.widget.LinearLayout", (0, 300 + i * 150, 1080, 450 + i * 150),
+                     node("android.widget.TextView", (0, 300 + i * 150, 800, 450 + i * 150), text=name,
+                          rid="org.x:id/item_name"), rid="org.x:id/item_holder", clickable="true")
+                for i, name in enumerate(names)]
+        return Anatomy.of(parse_uiautomator(hierarchy(node(
+            "android.widget.FrameLayout", (0, 0, 1080, 2400),
+            node("android.widget.TextView", (0, 100, 1080, 200), text="Folders", rid="org.x:id/title"),
+            node("android.widget.FrameLayout", (0, 300, 1080, 2400),
+                 node("androidx.recyclerview.widget.RecyclerView", (0, 300, 1080, 2400), *rows,
+                      rid="org.x:id/items_list", scrollable="true"), rid="org.x:id/items_fastscroller")))),
+            activity=".MainActivity")
+
+    anatomies = {"full": folder("Alarms", "DCIM", "Music"), "empty": folder()}
+    assert anatomies["empty"].empty_lists == {"L:items_fastscroller>RecyclerView#items_list"}
+    (group,) = group_states(anatomies)
+    draft = collect(group, {sid: TreeIndex(a.tree) for sid, a in anatomies.items()})
+    (lst,) = [d for d in draft.elements if d.role == "list"]
+    assert [c.xpath() for c in lst.identifiers][0] == "//node[@resource-id='org.x:id/items_list']"
+    assert lst.examples == ["Alarms", "DCIM", "Music"]
 
 
 def test_rows_are_found_by_the_label_inside_them() -> None:

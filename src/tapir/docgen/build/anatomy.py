@@ -275,6 +275,20 @@ class Anatomy:
             node = t.parent(nid) if nid in t else None
         return Role("single", self.key_of[first.id]) if first is not None else None
 
+    @cached_property
+    def empty_lists(self) -> frozenset[str]:
+        """The keys lists would have here that show no item (an empty folder's RecyclerView): no
+        element, as nothing is in them, but the list's view all the same."""
+        out: set[str] = set()
+        for nid in self.order:
+            node = self.tree.node(nid)
+            if nid in self.lists or nid in self.in_item or self.kept[nid]:
+                continue
+            if not (is_collection(node) or node.scrollable):
+                continue
+            out.add("L:" + self._relative_key(nid, None))
+        return frozenset(out)
+
     def keys_around(self, node_id: int) -> list[str]:
         """The element keys the node and the views around it (nearest first) have, or would have
         were they elements here: a view interactive only in other hierarchies of its screen (the

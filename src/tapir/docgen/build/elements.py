@@ -18,6 +18,7 @@ dropped, and why is kept for the report.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -366,7 +367,9 @@ def _identify(d: ElementDraft, group: ScreenGroup, index_of: dict[str, TreeIndex
     else:
         sightings = [Sighting(index_of[s.state], s.node) for s in d.seen]
         states_with = {s.state for s in d.seen}
-        absences = [Absence(index_of[sid]) for sid in group.states if sid not in states_with]
+        # a hierarchy showing the list empty is no absence: its identifiers rightly find it there
+        absences = [Absence(index_of[sid]) for sid in group.states if sid not in states_with
+                    and not (d.role == "list" and re.sub(r"#\d+$", "", d.key) in group.anatomies[sid].empty_lists)]
     result = identifier_queue(sightings, absences, limit)
     d.identifiers = result.identifiers
     d.changed = result.changed
