@@ -276,6 +276,23 @@ def identifier_queue(sightings: Sequence[Sighting], absences: Sequence[Absence] 
                      limit: int = MAX_QUEUE) -> QueueResult:
     """The checked identifiers of one element, most precise first (see the module docstring)."""
     cands, changed = candidates(sightings)
+    kept, refused = _checked(cands, sightings, absences, limit)
+    if not kept:
+        # nothing near tells it apart: an ancestor further up may (the fragment of its tab)
+        tried = next((c.anchor for c in cands if c.anchor), "")
+        plain = [c for c in cands if not c.anchor]
+        farther = [Conjunction(p.props, a) for a in _farther_anchors(sightings, tried) for p in plain]
+        kept, more = _checked(farther, sightings, absences, limit)
+        refused += more
+    fallback = _id_fallback(cands, kept, sightings)
+    if fallback is not None and len(kept) < limit:
+        kept.append(fallback)
+    return QueueResult(kept, changed, refused)
+
+
+def _checked(cands: Sequence[Conjunction], sightings: Sequence[Sighting], absences: Sequence[Absence],
+             limit: int) -> tuple[list[Conjunction], int]:
+    """The first ``limit`` candidates that pass ``check``, and how many were refused before."""
     kept: list[Conjunction] = []
     refused = 0
     for c in cands:
@@ -285,22 +302,7 @@ def identifier_queue(sightings: Sequence[Sighting], absences: Sequence[Absence] 
             kept.append(c)
         else:
             refused += 1
-    if not kept:
-        # nothing near tells it apart: an ancestor further up may (the fragment of its tab)
-        tried = next((c.anchor for c in cands if c.anchor), "")
-        plain = [c for c in cands if not c.anchor]
-        for anchor in _farther_anchors(sightings, tried):
-            for c in (Conjunction(p.props, anchor) for p in plain):
-                if len(kept) >= limit:
-                    break
-                if check(c, sightings, absences):
-                    kept.append(c)
-                else:
-                    refused += 1
-    fallback = _id_fallback(cands, kept, sightings)
-    if fallback is not None and len(kept) < limit:
-        kept.append(fallback)
-    return QueueResult(kept, changed, refused)
+    return kept, refused
 
 
 def _id_fallback(cands: Sequence[Conjunction], kept: Sequence[Conjunction],
