@@ -66,11 +66,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         report = json.loads(args.report.read_text(encoding="utf-8"))
-        tasks = report["tasks"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        print(f"{args.report}: not a tapir eval report ({exc})", file=sys.stderr)
+        result = counterfactual(report["tasks"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        print(f"{args.report}: not a tapir eval report ({type(exc).__name__}: {exc})", file=sys.stderr)
         return 2
-    print(json.dumps({"report": str(args.report), **counterfactual(tasks)}, indent=1))
+    print(json.dumps({"report": str(args.report), **result}, indent=1))
     return 0
 
 

@@ -47,6 +47,7 @@ def test_the_first_finished_run_decides_where_the_report_keeps_it(tmp_path: Path
 
 def test_not_a_report_is_one_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
-    bad.write_text("{}", encoding="utf-8")
-    out = subprocess.run([sys.executable, str(BENCH), str(bad)], capture_output=True, text=True)
-    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "not a tapir eval report" in out.stderr
+    for text in ("{}", '{"tasks": [{"id": "a/b"}]}', '{"tasks": [1]}', "not json"):
+        bad.write_text(text, encoding="utf-8")
+        out = subprocess.run([sys.executable, str(BENCH), str(bad)], capture_output=True, text=True)
+        assert out.returncode == 2 and out.stderr.count("\n") == 1 and "not a tapir eval report" in out.stderr
