@@ -43,6 +43,21 @@ goes back to the model like an error:
   run never acted on it, nor on anything else so labelled. A small model often toggles the
   setting next to the one the task names; beside a toggle the run tapped, any two words name one
   (it ticked 'Show private contacts' for "show phone numbers", the next checkbox).
+* ``control-not-used``: the task's words name a control by the words of its id ('album art' of
+  ``album_art_switch``, "call" of ``call_button``, "minute" of ``minutes_input``) on a screen where
+  the run acted, and the run never acted on it nor on anything else its id's words name. The words
+  are the id's less those that say the control's kind (button, switch, input...); at least one of
+  them used on at most two screens of the document (not the app's vocabulary: "note" in a notes
+  app), none of them quoted in the task (the quoted note 'Diary' is data, not the Diary tab), none
+  standing next to a word of what the run acted on ("mobile number" when it typed the number: the
+  word says which number, not which control), and the task not a question ("how many...", "print
+  the number"), which reads and acts on nothing. A small model taps the SMS button beside Call, or
+  sets the theme on the screen of the album art switch. Only a button's fix is a statement (a tap);
+  a toggle's or a field's is the model's to write.
+* ``toggle-only-read``: the run read a checkbox's or a switch's state and tapped nothing after it,
+  and the task is no question: the condition it read went the wrong way ("untick Eggs", and
+  ``if not ...["checked"]:`` before the tap), or the body never tapped ("switch on every alarm
+  that is off", the state read twice). The model is told what ``checked`` means and asked again.
 * ``search-not-typed``: the task says to search ("search contact Alice") and the run typed into
   none of the document's search fields (an input named or described as one): a small model picks
   the result from the list it already shows. The fix types the term (what the script picks with
@@ -78,7 +93,7 @@ __all__ = ["POSTCHECKS", "Finding", "closest_to_task", "completed", "grant_butto
 #: The checks, in the order they are reported.
 POSTCHECKS = ("screen-walk", "unused-element", "unconfirmed-input", "permission-asked", "toggled-back",
               "dialog-left-open", "form-left-open", "dialog-cancelled", "effect-not-reached", "option-not-picked",
-              "element-not-used", "search-not-typed", "text-not-given")
+              "element-not-used", "control-not-used", "toggle-only-read", "search-not-typed", "text-not-given")
 
 _NAME = re.compile(r"\$?([A-Za-z_][\w%]*)")
 _ELEMENT = re.compile(r"\$([A-Za-z_][\w%]*)")
@@ -649,7 +664,22 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
             findings.append(Finding("element-not-used", f"the script finished, but never acted on what the task "
                                                         f"names: {shown}; act on it (the runtime goes to its "
                                                         f"screen)", fix))
+    only_read = _toggle_only_read(doc, actions, task) if task else None
+    if only_read is not None:
+        findings.append(Finding("toggle-only-read", f"the script read ${only_read} and tapped nothing after it: the "
+                                                    "task changes something; its 'checked' is True while it is "
+                                                    "ticked or on, so tap it where that is not what the task wants"))
     searched = _search_not_typed(doc, script, actions, task) if task else None
+    # a search field the task names is search-not-typed's to tell, with the term to type
+    if task and searched is None and not any(f.check == "element-not-used" for f in findings):
+        controls = _controls_named(doc, task, actions, touched, records)
+        if controls:
+            shown = "; ".join(f"${name} ({' '.join(words)!r})" for name, words in controls)
+            element = doc.element(controls[0][0]) if len(controls) == 1 else None
+            fix = f"${element.name}.tap()" if element is not None and element.kind is L.Kind.BUTTON else None
+            findings.append(Finding("control-not-used", f"the script finished, but never acted on what the task "
+                                                        f"names, on a screen where it acted: {shown}; act on it "
+                                                        "if the task needs it", fix))
     if searched is not None:
         field, term, line = searched
         shown = f"${field}.set_text({term!r})" if field else "set_text into the app's search field"
@@ -680,6 +710,91 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
     return findings
 
 
+#: Words of an id that say what kind of control it is, not which one.
+_KIND_WORDS = frozenset({"button", "btn", "switch", "checkbox", "check", "input", "edit", "text", "txt", "list",
+                         "tab", "item", "row", "title", "label", "field", "value", "menu", "option", "dialog",
+                         "screen", "bar", "toolbar", "container", "layout", "fab", "icon", "image", "img", "more",
+                         "navigate", "up", "back", "home", "action", "holder", "id", "et", "tv", "iv", "ib"})
+#: The kinds of control a task names by what it does.
+_CONTROLS = frozenset({L.Kind.BUTTON, L.Kind.SWITCH, L.Kind.CHECKBOX, L.Kind.INPUT, L.Kind.TAB})
+#: A question: the task reads, it acts on nothing.
+_ASKS = re.compile(r"^\s*(how|what|which|who|when|where|is|are|does|do|check)\b|\bprint (the|it|them|how|what)\b",
+                   re.IGNORECASE)
+#: A word of ids on more screens than this is the app's vocabulary, not one control's.
+SPREAD_SCREENS = 2
+
+
+def _id_words(name: str, plain: bool = False) -> frozenset[str]:
+    """The words of an id that say which control it is ('album art' of ``album_art_switch``); with
+    ``plain``, its plain words too ('all' of ``delete_all_button``)."""
+    words = {_stem(w) for w in _words(name.replace("_", " "))} - _KIND_WORDS
+    return frozenset(w for w in words if not w.isdigit() and (plain and w in _PLAIN or w not in _PLAIN and len(w) > 2))
+
+
+def _task_sequence(task: str) -> list[str]:
+    """The task's words in order, in the form ``_words`` and ``_stem`` give them."""
+    return [_stem(next(iter(_words(w)), w)) for w in _WORD.findall(task.lower())]
+
+
+def _controls_named(doc: L.AppDocument, task: str, actions: Sequence[Mapping[str, Any]], touched: set[str],
+                    records: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[str]]]:
+    """``(element, words)`` for each control the task names by its id's words on a screen where the
+    run acted, which the run never used (``control-not-used`` in the module docstring)."""
+    if _ASKS.search(task):
+        return []
+    quoted = {_stem(w) for q in quoted_texts(task) for w in _words(q)}
+    said = {_stem(w) for w in _words(task)} - quoted
+    spread: dict[str, set[str]] = {}
+    for screen in doc.screens:
+        for word in _id_words(screen.name) | {w for e in screen.elements for w in _id_words(e.local_name)}:
+            spread.setdefault(word, set()).add(screen.name)
+    used = [e for name in touched if (e := doc.element(name)) is not None]
+    used_words = {w for e in used for w in _id_words(e.local_name)}
+    sequence = _task_sequence(task)
+
+    def qualifies(word: str) -> bool:  # "mobile number", the number typed: it says which number
+        at = [i for i, w in enumerate(sequence) if w == word]
+        return any(0 <= j < len(sequence) and sequence[j] in used_words for i in at for j in (i - 1, i + 1))
+
+    # the screen an action's element is on (the runtime may have navigated there first)
+    acted = dict.fromkeys([*(s for r in actions if isinstance(s := r.get("screen_before"), str)),
+                           *(e.screen for e in used)])
+    named: list[tuple[str, list[str]]] = []
+    for screen_name in acted:
+        shown = doc.screen(screen_name)
+        controls = [e for e in (shown.elements if shown is not None else ()) if e.kind in _CONTROLS
+                    and not e.item_of]
+        words = {e.name: _id_words(e.local_name) for e in controls}
+        for e in controls:
+            own = words[e.name]
+            # every word of the id is the task's: 'delete all' is not "delete the last photo"
+            if (not own or not _id_words(e.local_name, plain=True) <= said or e.name in touched or own & used_words
+                    or all(len(spread.get(w, ())) > SPREAD_SCREENS for w in own)
+                    or any(own & words[o.name] for o in controls if o is not e)
+                    or any(_picked(records, w) for w in own) or any(qualifies(w) for w in own)):
+                continue
+            named.append((e.name, sorted(own)))
+    return named
+
+
+def _toggle_only_read(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]], task: str) -> str | None:
+    """The toggle the run read (``toggle-only-read`` in the module docstring) and tapped nothing
+    after; None when the run tapped after its first read, read no toggle, or the task asks."""
+    if _ASKS.search(task):
+        return None
+    read: str | None = None
+    for r in actions:
+        if r.get("call") in _TAPS and r.get("ok", True):
+            if read is not None:
+                return None
+            continue
+        name = _base(r.get("resolved")) or _base(r.get("child")) or _base(r.get("element"))
+        element = doc.element(name) if name else None
+        if read is None and element is not None and element.kind in _TOGGLES and r.get("ok", True):
+            read = element.name
+    return read
+
+
 #: Kinds of element whose use is a tap.
 _TAPPED = frozenset({L.Kind.BUTTON, L.Kind.CHECKBOX, L.Kind.SWITCH, L.Kind.TAB, L.Kind.OTHER, L.Kind.IMAGE})
 
@@ -691,8 +806,8 @@ def _tap(names: Sequence[str]) -> str | None:
 
 #: Checks whose fix does part of the task, not the step that ends it (a permission prompt first:
 #: it covers the app, and nothing else can be done before it is answered).
-_DOING = ("permission-asked", "toggled-back", "option-not-picked", "element-not-used", "search-not-typed",
-          "text-not-given")
+_DOING = ("permission-asked", "toggled-back", "option-not-picked", "element-not-used", "control-not-used",
+          "search-not-typed", "text-not-given")
 
 #: A permission prompt's buttons that grant, the narrowest first ("While using the app" before
 #: "Allow": Android 11+ asks both ways).
