@@ -50,6 +50,14 @@ screens:
       edit_contact_screen__mobile_button: {kind: button, description: the number's type,
                                            identifiers: ["//node[@resource-id='type']"]}
       edit_contact_screen__save_button: {kind: button, description: keeps it, identifiers: ["//node[@text='Save']"]}
+  search_screen:
+    description: searches the contacts
+    signature: {activity: .Search}
+    elements:
+      search_screen__search_input: {kind: input, description: the search term,
+                                    identifiers: ["//node[@resource-id='q']"]}
+      search_screen__result_list: {kind: list, description: the contacts found, options: [Anna, Bob],
+                                   identifiers: ["//node[@resource-id='r']"]}
   settings_screen:
     description: the settings
     signature: {activity: .Settings}
@@ -176,3 +184,35 @@ def test_the_sample_notes_untick_read_the_wrong_way_goes_back_to_the_model(adb_p
     (t,) = data["tasks"]
     assert t["verdict"] == "pass" and t["attempts"] == 2 and t["events"] == ["postcheck:toggle-only-read"]
     assert "'checked' is True while it is ticked or on" in backend.requests[1].user_rest
+
+
+@pytest.mark.adb
+@pytest.mark.timeout(300)
+def test_a_pick_after_a_search_from_another_screens_list_is_set_on_the_results(adb_port: int) -> None:
+    """The model's script of a real run: Kestrel typed into the search, then the song picked from
+    the songs screen's list (the runtime went back there; the task says from the results). The
+    pick is set on the search screen's list, without the model."""
+    suite = load_suite(SUITE).select(ids=["music/search_and_play"])
+    script = ('$search_screen__search_input.set_text("Kestrel")\n$search_screen__result_list.wait()\n'
+              '$songs_screen__song_list.match("Signal Lost").tap()\n')
+    backend = ScriptedBackend(lambda request: _answer(script))
+    source = script_source("scripted", backend=backend, examples=False, resamples=0)
+    data = report_json(run_suite(suite, AdaptedSource(source), EvalConfig(repairs=1, adb_port=adb_port)))
+    (t,) = data["tasks"]
+    assert t["verdict"] == "pass" and t["events"] == ["completed:search-left"] and len(backend.requests) == 1
+    assert t["script"].splitlines()[2] == '$search_screen__result_list.match("Signal Lost").tap()'
+
+
+def test_search_left_names_the_results_and_sets_the_pick_on_them() -> None:
+    script = '$search_screen__search_input.set_text("Anna")\n$contacts_screen__contact_list.match("Anna").tap()\n'
+    typed = _act("search_screen__search_input", "set_text", line=1)
+    picked = _act("contacts_screen__contact_list", "match", line=2)
+    (found,) = [f for f in post_run_findings(_doc(), script, [typed, picked], task="Search Anna and open her")
+                if f.check == "search-left"]
+    assert found.fix == '$search_screen__result_list.match("Anna").tap()' and found.replaces == 2
+    # picked from the results, or the task never said search: nothing to say
+    results = _act("search_screen__result_list", "match", line=2)
+    assert not [f for f in post_run_findings(_doc(), script, [typed, results], task="Search Anna and open her")
+                if f.check == "search-left"]
+    assert not [f for f in post_run_findings(_doc(), script, [typed, picked], task="Open Anna")
+                if f.check == "search-left"]

@@ -63,6 +63,11 @@ goes back to the model like an error:
   the result from the list it already shows. The fix types the term (what the script picks with
   ``.match()``, when the task says it; else the text the task quotes) into the one search field
   (the document's only one, or the one beside the list picked from), before that pick.
+* ``search-left``: the task says to search, the run typed into a search field, and the next list
+  it picked from is on another screen, though the search field's screen has its own: a small
+  model types the term, then picks from the list it knows ("Search for Kestrel and play 'Signal
+  Lost' from the results", the song picked on the songs screen, the runtime going back there).
+  The fix names the search screen's one list on that line instead.
 * ``text-not-given``: the task quotes a text (a name, a title, a message: 'Summer drive') and the
   run never typed it, nor tapped or picked anything showing it. A small model often opens the
   right form and types nothing, or types the old name. Typed with the same words but other
@@ -93,7 +98,8 @@ __all__ = ["POSTCHECKS", "Finding", "closest_to_task", "completed", "grant_butto
 #: The checks, in the order they are reported.
 POSTCHECKS = ("screen-walk", "unused-element", "unconfirmed-input", "permission-asked", "toggled-back",
               "dialog-left-open", "form-left-open", "dialog-cancelled", "effect-not-reached", "option-not-picked",
-              "element-not-used", "control-not-used", "toggle-only-read", "search-not-typed", "text-not-given")
+              "element-not-used", "control-not-used", "toggle-only-read", "search-not-typed", "search-left",
+              "text-not-given")
 
 _NAME = re.compile(r"\$?([A-Za-z_][\w%]*)")
 _ELEMENT = re.compile(r"\$([A-Za-z_][\w%]*)")
@@ -690,6 +696,16 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
                                                     f"search field: {shown}"
                                                     + (" before picking the result" if line is not None else ""),
                                 fix, line if fix is not None else None))
+    left = _search_left(doc, script, actions, task) if task and searched is None else None
+    if left is not None:
+        field, picked, results, line = left
+        shown = ", ".join(f"${r}" for r in results)
+        fix = None
+        if len(results) == 1 and line is not None and 1 <= line <= len(script.splitlines()):
+            fix = script.splitlines()[line - 1].replace(f"${picked}", f"${results[0]}")
+        findings.append(Finding("search-left", f"the script typed into ${field}, then picked from ${picked} on "
+                                               f"another screen: the search's results are in {shown}",
+                                fix, line if fix is not None else None))
     if task:
         quoted = quoted_texts(task)
         missing = [q for q in quoted if not _picked(records, _given(q))]
@@ -807,7 +823,7 @@ def _tap(names: Sequence[str]) -> str | None:
 #: Checks whose fix does part of the task, not the step that ends it (a permission prompt first:
 #: it covers the app, and nothing else can be done before it is answered).
 _DOING = ("permission-asked", "toggled-back", "option-not-picked", "element-not-used", "control-not-used",
-          "search-not-typed", "text-not-given")
+          "search-not-typed", "search-left", "text-not-given")
 
 #: A permission prompt's buttons that grant, the narrowest first ("While using the app" before
 #: "Allow": Android 11+ asks both ways).
@@ -871,6 +887,39 @@ def _search_not_typed(doc: L.AppDocument, script: str, actions: Sequence[Mapping
         beside = [e for e in fields if element is not None and e.screen == element.screen]
         field = beside[0] if len(beside) == 1 else None
     return (field.name if field is not None else None), term, line
+
+
+def _search_left(doc: L.AppDocument, script: str, actions: Sequence[Mapping[str, Any]], task: str
+                 ) -> tuple[str, str, list[str], int | None] | None:
+    """(the search field typed into last, the list picked from after it on another screen, the
+    lists of the field's screen, the script's line of that pick); None when the task does not
+    say search, the run picked from its field's screen, or that screen has no list of its own."""
+    if not _SEARCH.search(task):
+        return None
+    typed: tuple[int, L.Element] | None = None
+    for i, r in enumerate(actions):
+        name = _base(r.get("resolved")) or _base(r.get("element"))
+        element = doc.element(name) if name else None
+        if (r.get("call") == "set_text" and r.get("ok", True) and element is not None
+                and element.kind is L.Kind.INPUT and _SEARCH.search(f"{element.local_name} {element.description}")):
+            typed = (i, element)
+    if typed is None:
+        return None
+    at, field = typed
+    screen = doc.screen(field.screen)
+    results = [e.name for e in (screen.elements if screen is not None else ()) if e.is_list and not e.item_of]
+    if not results:
+        return None
+    for r in actions[at + 1:]:
+        name = _base(r.get("element"))
+        element = doc.element(name) if name else None
+        if element is None or r.get("call") not in ("match", "tap", "item"):
+            continue
+        if not element.is_list or element.screen == field.screen:
+            return None
+        line = r.get("line")
+        return field.name, element.name, results, line if isinstance(line, int) else None
+    return None
 
 
 def completed(script: str, findings: Sequence[Finding]) -> tuple[str, Finding] | None:
