@@ -696,7 +696,7 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
                                                     f"search field: {shown}"
                                                     + (" before picking the result" if line is not None else ""),
                                 fix, line if fix is not None else None))
-    left = _search_left(doc, script, actions, task) if task and searched is None else None
+    left = _search_left(doc, actions, task) if task and searched is None else None
     if left is not None:
         field, picked, results, line = left
         shown = ", ".join(f"${r}" for r in results)
@@ -889,7 +889,7 @@ def _search_not_typed(doc: L.AppDocument, script: str, actions: Sequence[Mapping
     return (field.name if field is not None else None), term, line
 
 
-def _search_left(doc: L.AppDocument, script: str, actions: Sequence[Mapping[str, Any]], task: str
+def _search_left(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]], task: str
                  ) -> tuple[str, str, list[str], int | None] | None:
     """(the search field typed into last, the list picked from after it on another screen, the
     lists of the field's screen, the script's line of that pick); None when the task does not
