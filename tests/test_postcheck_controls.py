@@ -121,17 +121,24 @@ def _answer(script: str) -> str:
     return f"Plan: do it\nElements: \n```python\n{script}```\n"
 
 
+def _run(task_id: str, adb_port: int, first: str, then: str = "") -> tuple[dict[str, Any], ScriptedBackend]:
+    """One sample task through ``tapir eval``'s loop (one repair allowed), with a model that
+    writes ``first`` and then, asked again, ``then``."""
+    suite = load_suite(SUITE).select(ids=[task_id])
+    backend = ScriptedBackend(lambda request: _answer(then if then and len(backend.requests) > 1 else first))
+    source = script_source("scripted", backend=backend, examples=False, resamples=0)
+    data = report_json(run_suite(suite, AdaptedSource(source), EvalConfig(repairs=1, adb_port=adb_port)))
+    (t,) = data["tasks"]
+    return t, backend
+
+
 @pytest.mark.adb
 @pytest.mark.timeout(300)
 def test_the_sample_contacts_call_is_completed_without_the_model(adb_port: int) -> None:
     """The model's script of a real run: the contact opened, SMS tapped. The check appends the
     Call tap; the run passes with one model call."""
-    suite = load_suite(SUITE).select(ids=["contacts/call_anna"])
     script = '$contacts_screen__contact_list.match("Anna Schmidt").tap()\n$contact_details_screen__sms_button.tap()\n'
-    backend = ScriptedBackend(lambda request: _answer(script))
-    source = script_source("scripted", backend=backend, examples=False, resamples=0)
-    data = report_json(run_suite(suite, AdaptedSource(source), EvalConfig(repairs=1, adb_port=adb_port)))
-    (t,) = data["tasks"]
+    t, backend = _run("contacts/call_anna", adb_port, script)
     assert t["verdict"] == "pass" and t["first_attempt_ok"] is False
     assert t["events"] == ["completed:control-not-used"] and len(backend.requests) == 1
     assert t["script"].rstrip().endswith("$contact_details_screen__call_button.tap()")
@@ -142,14 +149,9 @@ def test_the_sample_contacts_call_is_completed_without_the_model(adb_port: int) 
 def test_the_sample_music_switch_goes_back_to_the_model(adb_port: int) -> None:
     """The theme set on the screen of the album art switch: a repair round names the switch; the
     model's second script taps it and the task passes."""
-    suite = load_suite(SUITE).select(ids=["music/album_art_off"])
     wrong = ('$songs_screen__more_options_button.tap()\n$main_menu__options.match("Settings").tap()\n'
              '$settings_screen__theme_row.tap()\n$theme_dialog__theme_options.match("Dark").tap()\n')
-    right = '$settings_screen__album_art_switch.tap()\n'
-    backend = ScriptedBackend(lambda request: _answer(right if len(backend.requests) > 1 else wrong))
-    source = script_source("scripted", backend=backend, examples=False, resamples=0)
-    data = report_json(run_suite(suite, AdaptedSource(source), EvalConfig(repairs=1, adb_port=adb_port)))
-    (t,) = data["tasks"]
+    t, backend = _run("music/album_art_off", adb_port, wrong, "$settings_screen__album_art_switch.tap()\n")
     assert t["verdict"] == "pass" and t["attempts"] == 2 and t["events"] == ["postcheck:control-not-used"]
     assert "album_art_switch" in backend.requests[1].user_rest
 
@@ -172,16 +174,11 @@ def test_a_toggle_read_and_never_tapped_is_a_finding_unless_the_task_asks() -> N
 def test_the_sample_notes_untick_read_the_wrong_way_goes_back_to_the_model(adb_port: int) -> None:
     """The model's script of a real run: Eggs is ticked, ``if not checked`` skipped the tap, and the
     run ended silently. The repair round says what 'checked' means; the second script unticks."""
-    suite = load_suite(SUITE).select(ids=["notes/untick_eggs"])
     pick = '$note_screen__item_list.match("Eggs")'
     wrong = (f'$notes_screen__note_list.match("Shopping list").tap()\n'
              f'if not {pick}.get_attributes($note_screen__item_checkbox)["checked"]:\n'
              f'    {pick}.tap($note_screen__item_checkbox)\n')
-    right = wrong.replace("if not ", "if ")
-    backend = ScriptedBackend(lambda request: _answer(right if len(backend.requests) > 1 else wrong))
-    source = script_source("scripted", backend=backend, examples=False, resamples=0)
-    data = report_json(run_suite(suite, AdaptedSource(source), EvalConfig(repairs=1, adb_port=adb_port)))
-    (t,) = data["tasks"]
+    t, backend = _run("notes/untick_eggs", adb_port, wrong, wrong.replace("if not ", "if "))
     assert t["verdict"] == "pass" and t["attempts"] == 2 and t["events"] == ["postcheck:toggle-only-read"]
     assert "'checked' is True while it is ticked or on" in backend.requests[1].user_rest
 
@@ -192,13 +189,9 @@ def test_a_pick_after_a_search_from_another_screens_list_is_set_on_the_results(a
     """The model's script of a real run: Kestrel typed into the search, then the song picked from
     the songs screen's list (the runtime went back there; the task says from the results). The
     pick is set on the search screen's list, without the model."""
-    suite = load_suite(SUITE).select(ids=["music/search_and_play"])
     script = ('$search_screen__search_input.set_text("Kestrel")\n$search_screen__result_list.wait()\n'
               '$songs_screen__song_list.match("Signal Lost").tap()\n')
-    backend = ScriptedBackend(lambda request: _answer(script))
-    source = script_source("scripted", backend=backend, examples=False, resamples=0)
-    data = report_json(run_suite(suite, AdaptedSource(source), EvalConfig(repairs=1, adb_port=adb_port)))
-    (t,) = data["tasks"]
+    t, backend = _run("music/search_and_play", adb_port, script)
     assert t["verdict"] == "pass" and t["events"] == ["completed:search-left"] and len(backend.requests) == 1
     assert t["script"].splitlines()[2] == '$search_screen__result_list.match("Signal Lost").tap()'
 
