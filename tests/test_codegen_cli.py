@@ -408,3 +408,26 @@ def test_no_drafts_reaches_the_local_model_and_the_report(tmp_path: Path, monkey
     assert seen["correction"] is False
     off = script_source(str(gguf), examples=False, correction=False)
     assert off.settings()["corrections"] == 0 and off.config.corrections == 0
+
+
+@pytest.mark.adb
+@pytest.mark.timeout(180)
+def test_gen_run_stops_on_a_guard_refusal_and_says_how_to_allow_it(adb_port: int, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """The call the task asks for is refused without --allow: one round, the script on stdout, exit
+    1, and the last line says it is the person's to allow; with --allow call it runs."""
+    call = ('Plan: call her\nElements: $contacts_screen__contact_list\n```python\n'
+            '$contacts_screen__contact_list.match("Anna Schmidt").tap()\n'
+            '$contact_details_screen__call_button.tap()\n```')
+    backend = ScriptedBackend([call, call])
+    monkeypatch.setattr("tapir.cli.gen._backend", lambda args: backend)
+    argv = ["gen", "Call Anna Schmidt", "--doc", str(SAMPLES / "contacts" / "contacts.yaml"), "--run", "--device",
+            "sim:contacts", "--adb-port", str(adb_port), "--yes", "--rounds", "3"]
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code == 1 and len(backend.requests) == 1 and "round 2:" not in err
+    last = err.rstrip().splitlines()[-1]
+    assert "stopped: a guard refused an action on line 2, which is yours to allow" in last
+    assert "--allow call" in last
+    assert out.endswith("$contact_details_screen__call_button.tap()\n")
+    assert main([*argv, "--allow", "call"]) == 0 and len(backend.requests) == 2

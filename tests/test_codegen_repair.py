@@ -18,6 +18,7 @@ from tapir.core.errors import (
     ElementNotFound,
     ScreenNotReached,
     ScriptError,
+    SensitiveActionRefused,
     TapirSyntaxError,
     UnknownElement,
 )
@@ -111,7 +112,7 @@ def test_requests_carry_the_grammar_and_the_settings(music: L.AppDocument) -> No
     (ActionError("set_text() is not possible on a button"), "illegal-action"),
     (ActionError("no item of $a matches 'x'"), "match-index"), (ActionError("index 7 out of range"), "match-index"),
     (ScriptError("name 'x' is not defined"), "script-logic"), (BudgetExceeded("x"), "budget"),
-    (DeviceError("x"), "device"),
+    (DeviceError("x"), "device"), (SensitiveActionRefused("x"), "refused"),
 ])
 def test_runtime_errors_are_categorized(error: L.TapirError, category: str) -> None:
     assert categorize(error) == category
@@ -141,6 +142,22 @@ def test_a_run_failure_goes_back_with_the_screen_and_the_fix_runs(music: L.AppDo
     app = device.last_app()
     assert app is not None and app.state.now_playing is not None
     assert app.state.song(app.state.now_playing).title == "Midnight Drive" and app.state.playing
+
+
+@pytest.mark.adb
+def test_a_guard_refusal_stops_the_loop_for_the_user_to_allow(adb_port: int) -> None:
+    """"Call Anna": the guard refuses the call, which the task asked for. Asked to repair, a model
+    writes around the guard (seen with Qwen: the next script left the call out); the refusal is the
+    person's to lift with --allow, so the loop stops there and keeps the script."""
+    contacts = L.load_document(SAMPLES / "contacts" / "contacts.yaml")
+    script = '$contacts_screen__contact_list.match("Anna Schmidt").tap()\n$contact_details_screen__call_button.tap()\n'
+    backend = ScriptedBackend([_answer(script)] * 3)
+    device = DeviceSession(SAMPLES / "contacts" / "contacts.yaml", "sim:contacts", adb_port=adb_port)
+    result = Generator(contacts, backend).solve("Call Anna Schmidt", device=device)
+    assert result.stopped == "refused" and len(result.rounds) == 1 and len(backend.requests) == 1
+    failure = result.rounds[0].failure
+    assert failure is not None and failure.category == "refused" and failure.line == 2
+    assert "--allow call" in failure.message and result.script == script
 
 
 @pytest.mark.adb

@@ -295,6 +295,10 @@ def _outcome(result: Any, *, ran: bool, postchecks: bool = True) -> str:
         if best is not None and best.index != len(result.rounds):
             return (f"stopped by {result.stopped}: kept round {best.index}'s script, which ran to its end without "
                     "doing what its plan names (the repairs after it did worse)")
+        if result.stopped == "refused" and kept is not None:
+            at = f" on line {kept.line}" if kept.line else ""
+            return (f"stopped: a guard refused an action{at}, which is yours to allow, not the model's to work "
+                    f"around: {kept.message}")
         if result.stopped == "stood-by":
             return ("stopped: the model wrote the same script again after the post-run check's finding; it ran "
                     "to its end, and the check doubts it did what its plan names (read it and its output)")

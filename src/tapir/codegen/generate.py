@@ -56,6 +56,7 @@ CATEGORIES = {
     "script-logic": "script logic",
     "budget": "budget exceeded",
     "device": "device failure",
+    "refused": "refused by a guard",
     "post-run-check": "finished without doing the task",
 }
 
@@ -198,8 +199,9 @@ class Round:
 class SolveResult:
     task: str
     rounds: list[Round] = field(default_factory=list)
-    #: ``ok``, ``rounds`` or ``tokens`` (which budget ended the loop), ``device``, or ``stood-by``
-    #: (given a post-run finding, the model wrote the same script again).
+    #: ``ok``, ``rounds`` or ``tokens`` (which budget ended the loop), ``device``, ``refused`` (a
+    #: guard refused an action: the user's to allow), or ``stood-by`` (given a post-run finding,
+    #: the model wrote the same script again).
     stopped: str = "ok"
 
     @property
@@ -263,6 +265,8 @@ def categorize(error: L.TapirError) -> str:
         return "illegal-action"
     if isinstance(error, L.BudgetExceeded):
         return "budget"
+    if isinstance(error, L.SafetyError):
+        return "refused"
     if isinstance(error, L.DeviceError):
         return "device"
     return "script-logic"
@@ -536,6 +540,10 @@ class Generator:
                 return result
             if failure.category == "device":
                 result.stopped = "device"
+                return result
+            # a guard's refusal is the user's to lift (--allow), not the model's to write around
+            if failure.category == "refused":
+                result.stopped = "refused"
                 return result
             if len(result.rounds) >= budget.rounds:
                 result.stopped = "rounds"

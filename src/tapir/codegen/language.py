@@ -26,6 +26,7 @@ from tapir.core.errors import (
     BudgetExceeded,
     DeviceError,
     ElementNotFound,
+    SafetyError,
     ScreenNotReached,
     ScriptError,
     TapirError,
@@ -43,8 +44,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "A", "ActionError", "ApiEntry", "AppDocument", "BudgetExceeded", "DeviceError", "Element", "ElementNotFound",
-    "Issue", "Kind", "LIST_KINDS", "Screen", "ScreenNotReached", "ScriptError", "SymbolTable", "TapirError",
-    "TapirSyntaxError", "UnknownElement", "builtins", "check", "element_methods", "global_functions",
+    "Issue", "Kind", "LIST_KINDS", "SafetyError", "Screen", "ScreenNotReached", "ScriptError", "SymbolTable",
+    "TapirError", "TapirSyntaxError", "UnknownElement", "builtins", "check", "element_methods", "global_functions",
     "lists_with_item", "load_document", "methods_legal_on", "parse_module", "parses", "permission_prompt", "run",
     "runner", "symbols", "transient", "value_methods",
 ]
