@@ -236,6 +236,42 @@ def test_a_match_on_the_wrong_list_is_corrected_before_any_repair(adb_port: int,
         assert t["verdict"] == "error" and len(backend.requests) == 2 and data["corrections"] == {}
 
 
+#: A real run's script (notes/clear_done_items): ``$list.match(item)`` for the loop's own item.
+_BY_ITEM = """\
+$notes_screen__note_list.match("Shopping list").tap()
+for item in $note_screen__item_list:
+    if $note_screen__item_list.match(item).get_attributes($note_screen__item_checkbox)["checked"]:
+        $note_screen__item_list.match(item).tap($note_screen__item_delete_button)
+"""
+
+_NOT_A_TEXT = "match() argument 'query' must be str | dict, not element"
+
+
+def test_a_match_given_the_loops_item_is_the_item_throughout_the_loop() -> None:
+    fixed = corrected(_doc(), _BY_ITEM, 3, _NOT_A_TEXT)
+    assert fixed is not None and fixed.check == "match-by-item" and fixed.line == 3
+    assert fixed.script.splitlines()[2:] == ['    if item.get_attributes($note_screen__item_checkbox)["checked"]:',
+                                             "        item.tap($note_screen__item_delete_button)"]
+    # another list's match(item), another error, a name no loop binds: not this correction's
+    other = "for item in $a_list:\n    $b_list.match(item).tap()\n"
+    assert corrected(_doc(), other, 2, _NOT_A_TEXT) is None
+    assert corrected(_doc(), _BY_ITEM, 3, "no item of $note_screen__item_list matches 'x'") is None
+    assert corrected(_doc(), "x = 1\n$a_list.match(x).tap()\n", 2, _NOT_A_TEXT) is None
+
+
+@pytest.mark.adb
+@pytest.mark.timeout(300)
+def test_the_sample_ticked_items_removed_through_match_of_the_item_pass_without_a_repair(adb_port: int) -> None:
+    suite = load_suite(SUITE).select(ids=["notes/clear_done_items"])
+    backend = ScriptedBackend(lambda request: _answer(_BY_ITEM))
+    source = script_source("scripted", backend=backend, examples=False, resamples=0)
+    from tapir.eval.sources import AdaptedSource
+
+    data = report_json(run_suite(suite, AdaptedSource(source), EvalConfig(repairs=1, adb_port=adb_port)))
+    (t,) = data["tasks"]
+    assert t["verdict"] == "pass" and t["events"] == ["corrected:match-by-item"] and len(backend.requests) == 1
+
+
 class _Correcting:
     """A source whose failed runs get a given script as their correction (the harness's side of
     ``correct``), with no model behind it."""

@@ -1,6 +1,8 @@
-"""``control-not-used``: the task names a control by its id's words on a screen where the run
-acted, and the run never used it (the SMS button tapped beside Call, the theme set beside the album
-art switch). Unit cases on a small document, then the sample apps end to end on the simulator."""
+"""The checks on a task's controls: ``control-not-used`` (the task names a control by its id's
+words on a screen where the run acted, and the run never used it: the SMS button tapped beside
+Call), ``search-left``, and the toggles' (``toggle-only-read``, ``toggle-undone``: a box ticked
+for "tick everything" that was ticked already). Unit cases on a small document, then the sample
+apps end to end on the simulator."""
 
 from __future__ import annotations
 
@@ -10,8 +12,9 @@ from typing import Any
 import pytest
 
 from tapir.codegen.backend import ScriptedBackend
-from tapir.codegen.postchecks import post_run_findings
+from tapir.codegen.postchecks import completed, post_run_findings
 from tapir.codegen.source import script_source
+from tapir.codegen.toggles import guarded_tap, read_fix, wanted_state
 from tapir.docgen.loader import loads_document
 from tapir.eval import EvalConfig, load_suite, report_json, run_suite
 from tapir.eval.sources import AdaptedSource
@@ -171,16 +174,17 @@ def test_a_toggle_read_and_never_tapped_is_a_finding_unless_the_task_asks() -> N
 
 @pytest.mark.adb
 @pytest.mark.timeout(300)
-def test_the_sample_notes_untick_read_the_wrong_way_goes_back_to_the_model(adb_port: int) -> None:
+def test_the_sample_notes_untick_read_the_wrong_way_is_turned_round(adb_port: int) -> None:
     """The model's script of a real run: Eggs is ticked, ``if not checked`` skipped the tap, and the
-    run ended silently. The repair round says what 'checked' means; the second script unticks."""
+    run ended silently. The task says untick: the condition is turned round, and the run passes."""
     pick = '$note_screen__item_list.match("Eggs")'
     wrong = (f'$notes_screen__note_list.match("Shopping list").tap()\n'
              f'if not {pick}.get_attributes($note_screen__item_checkbox)["checked"]:\n'
              f'    {pick}.tap($note_screen__item_checkbox)\n')
     t, backend = _run("notes/untick_eggs", adb_port, wrong, wrong.replace("if not ", "if "))
-    assert t["verdict"] == "pass" and t["attempts"] == 2 and t["events"] == ["postcheck:toggle-only-read"]
-    assert "'checked' is True while it is ticked or on" in backend.requests[1].user_rest
+    # "untick": the condition is turned round without the model
+    assert t["verdict"] == "pass" and t["events"] == ["completed:toggle-only-read"] and len(backend.requests) == 1
+    assert t["script"].splitlines()[1].startswith(f"if {pick}.get_attributes(")
 
 
 @pytest.mark.adb
@@ -209,3 +213,95 @@ def test_search_left_names_the_results_and_sets_the_pick_on_them() -> None:
                 if f.check == "search-left"]
     assert not [f for f in post_run_findings(_doc(), script, [typed, picked], task="Open Anna")
                 if f.check == "search-left"]
+
+
+# -- toggles: the state before a tap, and which way the task wants it (tapir.codegen.toggles) ------
+
+
+@pytest.mark.parametrize(("task", "wanted"), [
+    ("Tick everything on my Lisbon packing list.", True),
+    ("Switch on every alarm that is off.", True),
+    ("Turn the Gym alarm on", True),
+    ("Eggs are not bought yet; untick them on the shopping list.", False),
+    ("Disable delivery reports", False),
+    ("Turn album art off", False),
+    ("Remove the ticked items from the shopping list.", None),  # says which items, not which way
+    ("Tick Bread and untick Eggs", None),  # both ways: no direction to guess
+    ("Is the Gym alarm on?", None),
+    ("Stop alarms from vibrating.", None),
+])
+def test_the_way_a_task_wants_its_toggles(task: str, wanted: bool | None) -> None:
+    assert wanted_state(task) is wanted
+
+
+def _box(item: int, checked: bool, line: int = 3) -> dict[str, Any]:
+    return {"event": "action", "call": "tap", "element": f"$settings_screen__album_art_switch[{item}]",
+            "resolved": "settings_screen__album_art_switch", "ok": True, "line": line, "checked": checked,
+            "text": f"row {item}", "screen_before": "settings_screen", "screen_after": "settings_screen"}
+
+
+LOOP = "for item in $contacts_screen__contact_list:\n    item.tap($settings_screen__album_art_switch)\n"
+
+
+def _undone(task: str, records: list[dict[str, Any]], script: str = LOOP) -> list[Any]:
+    return [f for f in post_run_findings(_doc(), script, records, task=task) if f.check == "toggle-undone"]
+
+
+def test_a_tap_on_a_toggle_already_as_the_task_wants_it_is_a_finding_whose_fix_guards_the_loop() -> None:
+    (found,) = _undone("Turn everything on", [_box(0, False, 2), _box(1, True, 2)])
+    assert "('row 1') on line 2, which was already ticked or on" in found.message and found.replaces == 2
+    assert found.fix == ('    if not item.get_attributes($settings_screen__album_art_switch)["checked"]:\n'
+                         '        item.tap($settings_screen__album_art_switch)')
+    # turning off: the loop taps only what is on
+    (off,) = _undone("Turn everything off", [_box(0, False, 2)])
+    assert off.fix is not None and 'if item.get_attributes(' in off.fix
+    # every tap changed what the task wants changed, or the task says no way: nothing to say
+    assert _undone("Turn everything on", [_box(0, False, 2), _box(1, False, 2)]) == []
+    assert _undone("Flip the switches", [_box(1, True, 2)]) == []
+    # a record without the state (an older trace, a view that is no toggle) tells nothing
+    assert _undone("Turn everything on", [{**_box(1, True, 2), "checked": None}]) == []
+
+
+def test_a_lone_tap_on_a_toggle_already_on_goes_and_other_lines_are_the_models() -> None:
+    (found,) = _undone("Turn album art on", [_box(0, True, 1)], "$settings_screen__album_art_switch.tap()\n")
+    assert found.fix == "" and found.replaces == 1
+    assert completed("$settings_screen__album_art_switch.tap()\nback()\n", [found]) == ("back()\n", found)
+    # a tap inside an if: the model's to say
+    script = "if x:\n    $settings_screen__album_art_switch.tap()\n"
+    assert guarded_tap(script, 2, True) is None
+
+
+def test_the_read_fix_turns_the_condition_round_or_gives_the_body_its_tap() -> None:
+    read = 'for item in $l:\n    if not item.get_attributes($s__box)["checked"]:\n        item.get_text()\n'
+    assert read_fix(read, "s__box", True) == (
+        '    if not item.get_attributes($s__box)["checked"]:\n        item.tap($s__box)', 2)
+    assert read_fix(read, "s__box", False) == (
+        '    if item.get_attributes($s__box)["checked"]:\n        item.tap($s__box)', 2)
+    tapped = 'if $l.match("Eggs").get_attributes($s__box)["checked"]:\n    $l.match("Eggs").tap($s__box)\n'
+    assert read_fix(tapped, "s__box", False) is None  # already right: nothing to change
+    assert read_fix(tapped, "s__box", None) is None  # no way said and a tap there: the model's
+    assert read_fix(tapped, "s__other", True) is None
+
+
+@pytest.mark.adb
+@pytest.mark.timeout(300)
+def test_the_sample_packing_list_ticked_in_a_loop_is_guarded_without_the_model(adb_port: int) -> None:
+    """The model's script of a real run: every item's box tapped, Passport's already ticked (the
+    trace's ``checked`` says so), so it came out unticked. The loop's tap is guarded by the state."""
+    script = ('$notes_screen__note_list.match("Packing for Lisbon").tap()\nfor item in $note_screen__item_list:\n'
+              '    item.tap($note_screen__item_checkbox)\n$note_screen__navigate_up_button.tap()\n')
+    t, backend = _run("notes/tick_all_packing", adb_port, script)
+    assert t["verdict"] == "pass" and t["events"] == ["completed:toggle-undone"] and len(backend.requests) == 1
+    assert t["script"].splitlines()[2].strip() == 'if not item.get_attributes($note_screen__item_checkbox)["checked"]:'
+
+
+@pytest.mark.adb
+@pytest.mark.timeout(300)
+def test_the_sample_alarms_read_and_never_switched_get_the_tap_without_the_model(adb_port: int) -> None:
+    """The model's script of a real run: the state of each alarm's switch read twice, nothing
+    tapped. The ``if`` gets the tap as its body's first statement."""
+    script = ('$clock_screen__alarm_tab.tap()\nfor item in $alarm_screen__alarm_list:\n'
+              '    if not item.get_attributes($alarm_screen__alarm_switch)["checked"]:\n'
+              '        item.get_attributes($alarm_screen__alarm_switch)\n')
+    t, backend = _run("clock/enable_all_alarms", adb_port, script)
+    assert t["verdict"] == "pass" and t["events"] == ["completed:toggle-only-read"] and len(backend.requests) == 1

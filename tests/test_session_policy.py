@@ -294,6 +294,22 @@ def test_a_script_loop_that_breaks_reads_one_item_without_scrolling_the_list(mus
     assert [r["args"] for r in trace.events("action") if r["call"] == "item"] == [{"index": 0}]
 
 
+def test_a_loop_whose_body_removes_its_item_visits_the_item_that_moved_up() -> None:
+    """Deleting Eggs (ticked) moves Bread up into its place: the loop visits that place again
+    instead of going on to Coffee beans and leaving Bread unseen."""
+    app: Any = get_app("notes")
+    doc = load_document(REPO / "samples" / "notes" / "notes.yaml")
+    rt, _, _ = make_runtime(app, doc, safety=Safety.from_options(allow=["delete"]))
+    result = run(rt, '$notes_screen__note_list.match("Shopping list").tap()\nseen = []\n'
+                     "for item in $note_screen__item_list:\n"
+                     "    seen.append(item.get_text())\n"
+                     '    if item.get_text() in ("Eggs", "Bread"):\n'
+                     "        item.tap($note_screen__item_delete_button)\n")
+    assert result.ok, result.error
+    assert result.variables["seen"] == repr(["Milk", "Eggs", "Bread", "Coffee beans", "Tomatoes"])
+    assert [i.text for i in app.state.note(1).items] == ["Milk", "Coffee beans", "Tomatoes"]
+
+
 def test_an_element_absent_from_the_screen_reached_names_that_screen(music_doc: AppDocument) -> None:
     app: Any = get_app("music")
     rt, _, trace = make_runtime(app, music_doc)

@@ -67,6 +67,20 @@ def test_a_failing_run_is_traced_up_to_and_including_the_error() -> None:
     assert trace.records[-1]["stats"]["dumps"] == rt.stats.dumps
 
 
+def test_a_tap_on_a_toggle_records_its_state_before_the_tap() -> None:
+    """A tap on a box says whether it was ticked before: the tap on Passport's (ticked) unticked
+    it, which the state after cannot tell apart from a tap that ticked an unticked one."""
+    doc = load_document(REPO / "samples" / "notes" / "notes.yaml")
+    source = ("$notes_screen__note_list.match('Packing for Lisbon').tap()\n"
+              "for item in $note_screen__item_list:\n    item.tap($note_screen__item_checkbox)\n")
+    rt, _, trace = make_runtime(get_app("notes"), doc, source=source)
+    assert run_script(source, lambda: rt, output=None).error is None
+    taps = [a for a in trace.events("action") if a["call"] == "tap"]
+    assert "checked" not in taps[0]  # the note's row holds no box
+    assert [(a["text"], a["checked"]) for a in taps[1:]] == [
+        ("Passport", True), ("Charger", False), ("Sunscreen", False), ("Rain jacket", False)]
+
+
 @pytest.mark.adb
 @pytest.mark.timeout(120)
 def test_tapir_run_writes_the_trace_file(tmp_path: Path, capsys: pytest.CaptureFixture[str],

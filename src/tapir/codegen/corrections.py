@@ -23,6 +23,11 @@ picking it ("Switch custom colors to light and save it": the theme dialog opened
 only a new theme shows was not there). The post-run check ``option-not-picked``, read on the run
 up to the line, names the pick; it goes before the line.
 
+``match-by-item``: the run stopped because ``.match()`` was given an element: inside ``for item
+in $list:``, a small model writes ``$list.match(item)`` for the loop's item ("match() argument
+'query' must be str | dict, not element"). The loop's item is that item: ``$list.match(item)``
+becomes ``item`` throughout the loop's body.
+
 The harness (``tapir eval --model``) and ``tapir gen --run`` keep the rewritten script only when its
 run gets past the line (``Correction.line``); otherwise the run as the model wrote it goes to repair.
 """
@@ -40,9 +45,12 @@ from tapir.codegen.postchecks import closest_to_task, grant_button, post_run_fin
 __all__ = ["CORRECTIONS", "Correction", "corrected"]
 
 #: The corrections, by the name events and reports give them.
-CORRECTIONS = ("wrong-list", "permission-in-the-way", "pick-skipped")
+CORRECTIONS = ("wrong-list", "permission-in-the-way", "pick-skipped", "match-by-item")
 
 _MATCH = re.compile(r"\$([A-Za-z_][\w%]*)\.match\(\s*(?P<q>'[^'\\]*'|\"[^\"\\]*\")\s*\)")
+#: ``$list.match(item)`` with a name for the query (an item the loop already holds).
+_MATCH_NAME = re.compile(r"\$([A-Za-z_][\w%]*)\.match\(\s*([A-Za-z_]\w*)\s*\)")
+_FOR = re.compile(r"^(\s*)for\s+([A-Za-z_]\w*)\s+in\s+\$([A-Za-z_][\w%]*)\s*:\s*$")
 
 
 @dataclass(frozen=True)
@@ -95,6 +103,10 @@ def corrected(doc: L.AppDocument, script: str, line: int | None, message: str, t
         statement = source[:m.start()] + f"${other.name}.match({quoted})" + source[m.end():]
         lines[line - 1] = statement
         return Correction("\n".join(lines) + "\n", "wrong-list", line, statement.strip(), (name, other.name))
+    if "match() argument 'query'" in message and message.endswith("not element"):
+        fixed = _match_by_item(lines, line)
+        if fixed is not None:
+            return Correction("\n".join(fixed) + "\n", "match-by-item", line, fixed[line - 1].strip())
     pick = _pick_skipped(doc, lines, line, task, records)
     if pick is not None:
         indent = source[:len(source) - len(source.lstrip())]
@@ -122,6 +134,34 @@ def _pick_skipped(doc: L.AppDocument, lines: list[str], line: int, task: str,
     if pick is None or pick.split(".", 1)[0] in lines[line - 1]:
         return None  # the line itself acts on that list: its error is another matter
     return pick
+
+
+def _match_by_item(lines: list[str], line: int) -> list[str] | None:
+    """The lines with ``$list.match(item)`` made ``item`` throughout the loop ``for item in
+    $list:`` that holds ``line``: the loop's item already is the list's item (the error said the
+    query is an element, not a text). None when ``line`` has no such call in such a loop."""
+    m = _MATCH_NAME.search(lines[line - 1])
+    if m is None:
+        return None
+    listed, name = m.groups()
+    depth = len(lines[line - 1]) - len(lines[line - 1].lstrip())
+    for start in range(line - 2, -1, -1):
+        loop = _FOR.match(lines[start])
+        indent = len(lines[start]) - len(lines[start].lstrip())
+        if lines[start].strip() and indent < depth:
+            if loop is None or loop.group(2) != name or loop.group(3) != listed:
+                depth = indent  # an if or another loop between: look further out
+                if indent == 0 and loop is None:
+                    return None
+                continue
+            call = re.compile(rf"\${re.escape(listed)}\.match\(\s*{re.escape(name)}\s*\)")
+            out = list(lines)
+            for i in range(start + 1, len(lines)):
+                if lines[i].strip() and len(lines[i]) - len(lines[i].lstrip()) <= indent:
+                    break
+                out[i] = call.sub(name, lines[i])
+            return out
+    return None
 
 
 def _permission_in_the_way(records: Sequence[Mapping[str, Any]], line: int) -> str | None:

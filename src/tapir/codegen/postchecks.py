@@ -22,6 +22,10 @@ goes back to the model like an error:
   from two unindented lines: the second tap undid the first ("turn on the Gym alarm", its switch
   tapped on line 2 and again on line 3). The fix removes the second line; a task that says twice,
   again, back or toggle gives no finding;
+* ``toggle-undone``: the task's words turn toggles on ("tick everything", "switch on") or off
+  ("untick", "disable"), and the run tapped a checkbox or switch that already was so (the state
+  its trace record had before the tap): the tap undid it. A loop's tap is guarded by the state,
+  a lone tap's line goes (``tapir.codegen.toggles``);
 * ``dialog-left-open``: the run's last action opened a dialog (a transient screen of the
   document, not its launch screen) with a button that decides (named for one of Yes, Delete,
   Save, Apply...; or, in a generated document, Android's positive button beside a negative one:
@@ -57,7 +61,9 @@ goes back to the model like an error:
 * ``toggle-only-read``: the run read a checkbox's or a switch's state and tapped nothing after it,
   and the task is no question: the condition it read went the wrong way ("untick Eggs", and
   ``if not ...["checked"]:`` before the tap), or the body never tapped ("switch on every alarm
-  that is off", the state read twice). The model is told what ``checked`` means and asked again.
+  that is off", the state read twice). The model is told what ``checked`` means; where the task's
+  words say which way ("untick", "switch on"), the ``if`` is set right without it: turned round,
+  or given the tap (``tapir.codegen.toggles``).
 * ``search-not-typed``: the task says to search ("search contact Alice") and the run typed into
   none of the document's search fields (an input named or described as one): a small model picks
   the result from the list it already shows. The fix types the term (what the script picks with
@@ -92,14 +98,15 @@ from typing import Any
 
 from tapir.codegen import language as L
 from tapir.codegen.screen_walk import screen_walk
+from tapir.codegen.toggles import guarded_tap, read_fix, taps_undone, wanted_state
 
 __all__ = ["POSTCHECKS", "Finding", "closest_to_task", "completed", "grant_button", "post_run_findings"]
 
 #: The checks, in the order they are reported.
 POSTCHECKS = ("screen-walk", "unused-element", "unconfirmed-input", "permission-asked", "toggled-back",
-              "dialog-left-open", "form-left-open", "dialog-cancelled", "effect-not-reached", "option-not-picked",
-              "element-not-used", "control-not-used", "toggle-only-read", "search-not-typed", "search-left",
-              "text-not-given")
+              "toggle-undone", "dialog-left-open", "form-left-open", "dialog-cancelled", "effect-not-reached",
+              "option-not-picked", "element-not-used", "control-not-used", "toggle-only-read", "search-not-typed",
+              "search-left", "text-not-given")
 
 _NAME = re.compile(r"\$?([A-Za-z_][\w%]*)")
 _ELEMENT = re.compile(r"\$([A-Za-z_][\w%]*)")
@@ -613,6 +620,19 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
         findings.append(Finding("toggled-back", f"the script tapped {toggle} on line {first} and again on line "
                                                 f"{second}, nothing between: the second tap undid the first", "",
                                 second))
+    wanted = wanted_state(task) if task else None
+    undone = taps_undone(actions, {e.name for e in doc.elements if e.kind in _TOGGLES}, wanted) \
+        if wanted is not None and twice is None else []
+    if undone:
+        undid = undone[0]
+        at = undid.get("line")
+        fix = guarded_tap(script, at, wanted) if isinstance(at, int) and wanted is not None else None
+        what = f"{undid.get('element')}" + (f" ({undid['text']!r})" if undid.get("text") else "")
+        state = "ticked or on" if wanted else "unticked or off"
+        findings.append(Finding("toggle-undone", f"the script tapped {what} on line {at}, which was already "
+                                                 f"{state}, as the task wants it: the tap undid it; tap a toggle "
+                                                 "only where get_attributes(...)[\"checked\"] says it is not so yet",
+                                fix, at if fix is not None else None))
     opened = _dialog_left_open(doc, actions)
     if opened is not None:
         dialog, confirms = opened
@@ -672,9 +692,11 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
                                                         f"screen)", fix))
     only_read = _toggle_only_read(doc, actions, task) if task else None
     if only_read is not None:
+        mended = read_fix(script, only_read, wanted)
         findings.append(Finding("toggle-only-read", f"the script read ${only_read} and tapped nothing after it: the "
                                                     "task changes something; its 'checked' is True while it is "
-                                                    "ticked or on, so tap it where that is not what the task wants"))
+                                                    "ticked or on, so tap it where that is not what the task wants",
+                                *(mended or (None, None))))
     searched = _search_not_typed(doc, script, actions, task) if task else None
     # a search field the task names is search-not-typed's to tell, with the term to type
     if task and searched is None and not any(f.check == "element-not-used" for f in findings):
@@ -822,8 +844,8 @@ def _tap(names: Sequence[str]) -> str | None:
 
 #: Checks whose fix does part of the task, not the step that ends it (a permission prompt first:
 #: it covers the app, and nothing else can be done before it is answered).
-_DOING = ("permission-asked", "toggled-back", "option-not-picked", "element-not-used", "control-not-used",
-          "search-not-typed", "search-left", "text-not-given")
+_DOING = ("permission-asked", "toggled-back", "toggle-undone", "option-not-picked", "element-not-used",
+          "control-not-used", "search-not-typed", "search-left", "text-not-given")
 
 #: A permission prompt's buttons that grant, the narrowest first ("While using the app" before
 #: "Allow": Android 11+ asks both ways).

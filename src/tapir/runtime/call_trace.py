@@ -18,6 +18,7 @@ from typing import Any
 
 from tapir.core.errors import Span, TapirError
 from tapir.dsl.values import ElementHandle
+from tapir.hierarchy.model import UINode, UITree
 from tapir.runtime.grounding.items import node_text
 from tapir.runtime.screen_cache import ScreenCache
 from tapir.runtime.screenshots import StepScreenshots
@@ -26,6 +27,8 @@ from tapir.runtime.trace import TraceSink
 
 #: Fields that differ between identical reads (when and how long), left out of the comparison.
 _VOLATILE = frozenset({"seq", "t", "ms", "dumps", "settled"})
+#: Calls whose record says the tapped view's checked state before the tap.
+_TAPS = frozenset({"tap", "long_tap"})
 
 
 class CallTrace:
@@ -154,6 +157,12 @@ class CallTrace:
             record["bounds"] = list(bounds_tuple(t.node.bounds))
             record["text"] = node_text(t.obs.tree, t.node) or None
             record["label"] = action_label(t.obs.tree, t.node)
+            if c.name in _TAPS:
+                checked = _checked_before(t.obs.tree, t.node)
+                if checked is not None:
+                    # the state the tap changed: a tap on a box already ticked unticks it, which
+                    # only the state before tells (tapir.codegen's toggle checks read it)
+                    record["checked"] = checked
         if c.point is not None:
             record["point"] = list(c.point)
         if c.navigation is not None and c.navigation.steps:
@@ -206,3 +215,14 @@ def _texts(nodes: Any, limit: int = 8) -> list[str]:
             if len(texts) == limit:
                 break
     return texts
+
+
+def _checked_before(tree: UITree, node: UINode) -> bool | None:
+    """Whether the tapped view was checked before the tap: its own state when it is checkable,
+    else that of the one checkable view inside it (a settings row around its checkbox); None when
+    it has none, or several."""
+    if node.checkable:
+        return bool(node.checked)
+    inside = [n for n in tree.descendants(node.id) if n.checkable]
+    return bool(inside[0].checked) if len(inside) == 1 else None
+

@@ -11,7 +11,7 @@ first item does not scroll through the whole list.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from tapir.core.document import AppDocument, Element
@@ -119,17 +119,6 @@ class ListAccess:
             _, view = self.scroll_list(el, state, view, "down", span, c)
             scrolls += 1
         return state
-
-    def iter_items(self, handle: ElementHandle, span: Span, c: CallFacts) -> Iterator[ElementHandle]:
-        """The list's items in order, each reached only when asked for (see the module docstring)."""
-        el = self.list_element(handle, span, "iteration")
-        index = 0
-        while True:
-            state = self.scan(el, span, c, until=lambda st, i=index: len(st.sigs) > i)  # type: ignore[misc]
-            if index >= len(state.sigs):
-                return
-            yield handle.at(index)
-            index += 1
 
     def item_node(self, el: Element, index: int, span: Span, c: CallFacts, *, act: bool,
                   from_top: bool = True) -> tuple[UINode, Observation]:

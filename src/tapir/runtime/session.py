@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,7 @@ from tapir.runtime.device import Device
 from tapir.runtime.grounding.items import node_attributes, node_text
 from tapir.runtime.guards import Guards
 from tapir.runtime.list_access import ListAccess
+from tapir.runtime.lists import Sig
 from tapir.runtime.navigation import Navigator
 from tapir.runtime.path_steps import PathSteps
 from tapir.runtime.reaching import Reacher
@@ -261,13 +263,38 @@ class DeviceRuntime:
 
     def iter_items(self, handle: ElementHandle, span: Span) -> Iterator[ElementHandle]:
         """The items of a list in order, each reached only when the loop asks for it (a loop that
-        breaks after the first item does not scroll the list); one ``item`` trace line each."""
+        breaks after the first item does not scroll the list); one ``item`` trace line each.
+
+        The loop's body may change the list. When it removed its item ("delete every ticked
+        item"), the next item moved up into its place: the place is visited again (the item that
+        came after now shows there) rather than skipping that item. When it moved its item further
+        down (a checklist that sorts ticked items last), the item is not visited twice: an item
+        (by its texts) is visited at most as often as the list shows it."""
         index = 0
+        # the place of the item visited last, its signature and that of the item after it
+        last: tuple[int, Sig, Sig] | None = None
+        visited: Counter[Sig] = Counter()
         while True:
             def get(c: CallFacts, i: int = index) -> ElementHandle | None:
+                nonlocal index, last
                 el = self.lists.list_element(handle, span, "iteration")
-                state = self.lists.scan(el, span, c, until=lambda st: len(st.sigs) > i)
-                return handle.at(i) if i < len(state.sigs) else None
+                if last is not None:
+                    at, here, after = last
+                    state = self.lists.scan(el, span, c, until=lambda st: len(st.sigs) > at)
+                    if at < len(state.sigs) and after is not None and after != here and state.sigs[at] == after:
+                        i = at  # removed: its place holds the next item now
+                while True:
+                    state = self.lists.scan(el, span, c, until=lambda st, j=i: len(st.sigs) > j)  # type: ignore[misc]
+                    if i >= len(state.sigs):
+                        return None
+                    sig = state.sigs[i]
+                    if sig is None or visited[sig] < state.sigs.count(sig):
+                        break
+                    i += 1  # moved here from a place visited before
+                visited[sig] += 1
+                index = i
+                last = (i, sig, state.sigs[i + 1] if i + 1 < len(state.sigs) else None)
+                return handle.at(i)
 
             found: ElementHandle | None = self.calls.run("item", handle, None, span, self._confined(span, get),
                                                          action=False, args={"index": index})
