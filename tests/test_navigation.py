@@ -156,6 +156,8 @@ class ScriptedHost:
         self.package = package
         self.seq = 0
         self.done: list[str] = []
+        #: the script's chosen item of each list (``NavigationHost.chosen_item``)
+        self.chosen: dict[str, str] = {}
 
     def observe(self) -> Observation:
         self.seq += 1
@@ -163,6 +165,9 @@ class ScriptedHost:
 
     def where(self, obs: Observation) -> str:
         return repr(obs.screen) if obs.package == "org.t" else f"another app ({obs.package})"
+
+    def chosen_item(self, list_name: str) -> str | None:
+        return self.chosen.get(list_name)
 
     def step_available(self, step: Step, obs: Observation) -> bool:
         if step.target is None:

@@ -310,6 +310,35 @@ def test_a_loop_whose_body_removes_its_item_visits_the_item_that_moved_up() -> N
     assert [i.text for i in app.state.note(1).items] == ["Milk", "Coffee beans", "Tomatoes"]
 
 
+def test_a_path_through_an_items_menu_takes_the_item_the_script_matched(music_doc: AppDocument) -> None:
+    """The delete dialog is reached through a song's own menu: which song's is the script's
+    choice, and it made one (Cinder). Before, navigation refused the step ("acts on an item of
+    $songs_screen__song_list without saying which")."""
+    app: Any = get_app("music")
+    rt, _, trace = make_runtime(app, music_doc, safety=Safety.from_options(allow=["delete"]))
+    before = [s.title for s in app.state.songs]
+    result = run(rt, '$songs_screen__song_list.match("Cinder").tap()\n$delete_song_dialog__delete_button.tap()\n')
+    assert result.ok, result.error
+    assert [s.title for s in app.state.songs] == [t for t in before if t != "Cinder"]
+    steps = [r["step"] for r in trace.events("navigation")]
+    assert steps[0] == "songs_screen__song_more_button.match('Cinder').tap()"
+
+
+def test_a_read_inside_a_loop_reaches_the_page_of_the_loops_item() -> None:
+    """``for item in $favourites:`` then a read on the contact's page: the page is reached by
+    tapping the item the loop is at (a route through the list's ``leads_to``), one favourite each."""
+    app: Any = get_app("contacts")
+    doc = load_document(REPO / "samples" / "contacts" / "contacts.yaml")
+    rt, _, trace = real(app, doc)
+    result = run(rt, "names = []\nfor item in $favourites_screen__favourite_list:\n"
+                     "    names.append($contact_details_screen__name_text.get_text())\n")
+    assert result.ok, result.error
+    assert result.variables["names"] == repr(sorted(c.name for c in app.state.contacts if c.favourite))
+    taps = [r["step"] for r in trace.events("navigation") if ".match(" in r["step"]]
+    assert taps == [f"favourites_screen__favourite_list.match({n!r}).tap()" for n in ("Anna Schmidt", "Maya Patel",
+                                                                                      "Tom Becker")]
+
+
 def test_an_element_absent_from_the_screen_reached_names_that_screen(music_doc: AppDocument) -> None:
     app: Any = get_app("music")
     rt, _, trace = make_runtime(app, music_doc)

@@ -34,7 +34,9 @@ screens, or choose something the script did not:
 
 * a step on a list item that does not say which item (``$songs__list.tap()``, or an element
   inside an item such as ``$songs__song_more_button.tap()``): which song's menu opens is the
-  script's choice, not the navigator's;
+  script's choice, not the navigator's. Where the script made that choice (it matched an item of
+  that list, or its loop is at one), the step acts on that item and is no risk
+  (``Navigator._chosen_items``);
 * a *destructive* step (its element's name, label or matched item says delete, remove, clear,
   reset, discard, sign out...) or a *sensitive* one (send, pay, buy, call, share, install...),
   or a step on an element the document marks ``sensitive: true``;
@@ -118,6 +120,11 @@ class NavigationHost(Protocol):
 
     def launch_app(self, span: Span | None) -> Observation:
         """Bring the document's app to the front."""
+        ...
+
+    def chosen_item(self, list_name: str) -> str | None:
+        """The item of the list the script chose last (the text it matched, or the text of the
+        item its loop is at), None when it chose none."""
         ...
 
     def scroll_screen(self, obs: Observation, span: Span | None, direction: str = "down") -> Observation | None:
@@ -333,7 +340,7 @@ def step_risk(document: AppDocument, step: Step) -> str | None:
             said.extend(_words(step.match))
     if el.sensitive or (el.item_of and (parent := document.element(el.item_of)) is not None and parent.sensitive):
         return f"{step} is marked sensitive in the app document"
-    if el.item_of is not None and step.action in ("tap", "long_tap"):
+    if el.item_of is not None and step.action in ("tap", "long_tap") and step.match is None:
         return f"{step} acts on an item of ${el.item_of} without saying which"
     if el.is_list and step.match is None and step.action in ("tap", "long_tap"):
         return f"{step} taps an item of ${el.name} without saying which"
@@ -378,7 +385,7 @@ class Navigator:
 
         def add(paths: tuple[tuple[Step, ...], ...], own: bool) -> None:
             for p in paths:
-                p = name_items(doc, p, element.screen)
+                p = self._chosen_items(name_items(doc, p, element.screen), own)
                 if p and p not in seen:
                     seen.add(p)
                     out.append(DocPath(p, own))
@@ -400,6 +407,27 @@ class Navigator:
                 for other in sibling.elements:
                     add(other.paths, False)
         return out
+
+    def _chosen_items(self, steps: tuple[Step, ...], own: bool) -> tuple[Step, ...]:
+        """``steps`` with each tap on an element inside a list's items, and (off the element's own
+        paths, on a list of a full screen) each tap on a list's item, that names no item given
+        the item the script chose of that list (``NavigationHost.chosen_item``): "the song's
+        menu" after ``$songs.match("Cinder")``, the contact's page inside ``for item in
+        $favourites:``. That is the script's choice, not the navigator's, so the step is no longer
+        a risk; a menu's item on its own path stays the one toward the goal (``name_items``)."""
+        doc = self.host.document
+        out: list[Step] = []
+        for step in steps:
+            el = doc.element(step.target) if step.target else None
+            if el is not None and step.match is None and step.action in ("tap", "long_tap"):
+                page = doc.screen(el.screen)
+                listed = el.item_of or (el.name if el.is_list and not own and page is not None
+                                        and not transient_screen(page) else None)
+                chosen = self.host.chosen_item(listed) if listed else None
+                if chosen:
+                    step = Step(step.target, step.action, step.args, step.line, chosen)
+            out.append(step)
+        return tuple(out)
 
     def reach(
         self,
@@ -758,7 +786,7 @@ class Navigator:
             for target, element in self._routes.get(screen, ()):
                 if target in seen:
                     continue
-                step = Step(element, "tap")
+                (step,) = self._chosen_items((Step(element, "tap"),), own=False)
                 if step_risk(self.host.document, step) is not None or step in self._guarded:
                     continue
                 route = (*steps, step)
@@ -796,10 +824,11 @@ class Navigator:
 
 
 def _leads_to_graph(doc: AppDocument) -> dict[str, list[tuple[str, str]]]:
-    """screen -> [(screen it leads to, element to tap)], in document order; list children and
-    lists themselves are left out (which item to tap is not known)."""
+    """screen -> [(screen it leads to, element to tap)], in document order. Lists and their
+    children are in it too: a route takes one only on the item the script chose of that list
+    (``Navigator._chosen_items``; which item to tap is not the navigator's to know)."""
     graph: dict[str, list[tuple[str, str]]] = {}
     for e in doc.elements:
-        if e.leads_to and e.leads_to != e.screen and not e.item_of and not e.is_list:
+        if e.leads_to and e.leads_to != e.screen:
             graph.setdefault(e.screen, []).append((e.leads_to, e.name))
     return graph

@@ -4,7 +4,8 @@ taking it (``tapir.runtime.navigation.NavigationHost`` over the session's parts)
 A step names an element and an action (``songs_screen__more_options_button.tap()``), optionally
 an item (``main_menu__options.match('Settings').tap()``). A step on a list or on an element
 inside its items that names no item acts on the first item in view: the navigation policy lets
-that happen only along the target element's own path, where the document's author chose it.
+that happen only along the target element's own path, where the document's author chose it; one
+that names the item the script chose (``chosen``) acts on that item's row.
 Each step taken is one ``navigation`` line in the trace. A tap passes the sensitive-action guard
 first (``tapir.runtime.guards``: navigation never taps something sensitive on its own, and along
 the target's own path only with the run's permission), and relaunching the app because another
@@ -49,6 +50,12 @@ class PathSteps:
         self.guards = guards
         #: The element the current navigation reaches (named when a step is refused).
         self.reaching: str | None = None
+        #: The item of each list the script chose last, by the list's name (``chosen_item``):
+        #: the session sets it on ``match()`` and on each step of a ``for`` loop over a list.
+        self.chosen: dict[str, str] = {}
+
+    def chosen_item(self, list_name: str) -> str | None:
+        return self.chosen.get(list_name)
 
     def observe(self) -> Observation:
         return self.screen.observe(fresh=False)
@@ -69,6 +76,8 @@ class PathSteps:
         anchor = self.document.element(el.item_of) if el.item_of else el
         if anchor is None or self.reacher.present(anchor, obs) is None:
             return False
+        if el.item_of and step.match is not None:
+            return True  # the chosen item's row is found (scrolled to) when the step is taken
         if el.item_of or (el.is_list and step.match is None):
             return self._first_item_node(el, obs) is not None
         return True
@@ -141,6 +150,14 @@ class PathSteps:
                 c = CallFacts("navigation", screen.clock(), screen.stats.dumps, screen.stats.device_actions)
                 index = self.lists.find_match(el, step.match, where, c, read=False)
                 node, obs = self.lists.item_node(el, index, where, c, act=True, from_top=False)
+                record["grounded"] = f"item {index}"
+            elif step.match is not None and el.item_of and (listed := self.document.element(el.item_of)):
+                # the element inside the item the script chose (``Navigator._chosen_items``)
+                c = CallFacts("navigation", screen.clock(), screen.stats.dumps, screen.stats.device_actions)
+                index = self.lists.find_match(listed, step.match, where, c, read=False)
+                row, obs = self.lists.item_node(listed, index, where, c, act=True, from_top=False)
+                child = self.screen.grounder.child(listed.name, el.name, row, obs.tree)
+                node = child.node if child is not None else None
                 record["grounded"] = f"item {index}"
             elif el.item_of or (el.is_list and step.action in ("tap", "long_tap")):
                 node = self._first_item_node(el, obs, toward)

@@ -292,6 +292,11 @@ class DeviceRuntime:
                         break
                     i += 1  # moved here from a place visited before
                 visited[sig] += 1
+                snap = state.snaps[i]
+                if snap is not None:  # the loop is at this item: a path through "an item" takes it
+                    self.steps.chosen[el.name] = node_text(snap.obs.tree, snap.node)
+                else:
+                    self.steps.chosen.pop(el.name, None)
                 index = i
                 last = (i, sig, state.sigs[i + 1] if i + 1 < len(state.sigs) else None)
                 return handle.at(i)
@@ -306,6 +311,8 @@ class DeviceRuntime:
     def match(self, handle: ElementHandle, query: str | dict[str, Any], span: Span) -> ElementHandle:
         def find(c: CallFacts) -> ElementHandle:
             el = self.lists.list_element(handle, span, "match()")
+            if isinstance(query, str):
+                self.steps.chosen[el.name] = query  # the script's item of this list, for navigation
             actions = self.stats.device_actions
             try:
                 c.extra["index"] = self.lists.find_match(el, query, span, c)
