@@ -252,6 +252,8 @@ def test_a_tap_on_a_toggle_already_as_the_task_wants_it_is_a_finding_whose_fix_g
     assert "('row 1') on line 2, which was already ticked or on" in found.message and found.replaces == 2
     assert found.fix == ('    if not item.get_attributes($settings_screen__album_art_switch)["checked"]:\n'
                          '        item.tap($settings_screen__album_art_switch)')
+    assert found.change() == ('line 2 set to if not item.get_attributes($settings_screen__album_art_switch)'
+                              '["checked"]: item.tap($settings_screen__album_art_switch)')
     # turning off: the loop taps only what is on
     (off,) = _undone("Turn everything off", [_box(0, False, 2)])
     assert off.fix is not None and 'if item.get_attributes(' in off.fix
@@ -264,7 +266,7 @@ def test_a_tap_on_a_toggle_already_as_the_task_wants_it_is_a_finding_whose_fix_g
 
 def test_a_lone_tap_on_a_toggle_already_on_goes_and_other_lines_are_the_models() -> None:
     (found,) = _undone("Turn album art on", [_box(0, True, 1)], "$settings_screen__album_art_switch.tap()\n")
-    assert found.fix == "" and found.replaces == 1
+    assert found.fix == "" and found.replaces == 1 and found.change() == "line 1 dropped"
     assert completed("$settings_screen__album_art_switch.tap()\nback()\n", [found]) == ("back()\n", found)
     # a tap inside an if: the model's to say
     script = "if x:\n    $settings_screen__album_art_switch.tap()\n"

@@ -186,7 +186,7 @@ class Round:
         if self.corrected:
             status += "; corrected " + ", ".join(f"line {c.line} to {c.statement} ({c.check})" for c in self.corrected)
         if self.completed:
-            status += "; completed with " + ", ".join(f"{f.fix} ({f.check})" for f in self.completed)
+            status += "; completed with " + ", ".join(f"{f.change()} ({f.check})" for f in self.completed)
         changed = ""
         if self.diff:
             plus = sum(1 for d in self.diff if d.startswith("+") and not d.startswith("+++"))

@@ -148,6 +148,16 @@ class Finding:
         """As the repair prompt quotes a run's error (``Kind: message``)."""
         return f"PostRunCheck: {self.message}"
 
+    def change(self) -> str:
+        """What the fix does to the script, in one line: ``$x.tap()`` appended, ``line 3 dropped``,
+        ``line 3 set to if not ...: item.tap(...)``."""
+        one = ""
+        for part in (self.fix or "").splitlines():
+            one += ("" if not one else " " if one.endswith(":") else "; ") + part.strip()
+        if self.replaces is None:
+            return one
+        return f"line {self.replaces} dropped" if not one else f"line {self.replaces} set to {one}"
+
 
 def _base(name: object) -> str | None:
     if not isinstance(name, str):
