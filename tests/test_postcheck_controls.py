@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tapir.codegen.backend import ScriptedBackend
-from tapir.codegen.postchecks import completed, post_run_findings
+from tapir.codegen.postchecks import completed, plan_after, post_run_findings
 from tapir.codegen.source import script_source
 from tapir.codegen.toggles import guarded_tap, read_fix, wanted_state
 from tapir.docgen.loader import loads_document
@@ -268,6 +268,8 @@ def test_a_lone_tap_on_a_toggle_already_on_goes_and_other_lines_are_the_models()
     (found,) = _undone("Turn album art on", [_box(0, True, 1)], "$settings_screen__album_art_switch.tap()\n")
     assert found.fix == "" and found.replaces == 1 and found.change() == "line 1 dropped"
     assert completed("$settings_screen__album_art_switch.tap()\nback()\n", [found]) == ("back()\n", found)
+    # the plan loses what the fix took out, not what the model named and never wrote
+    assert plan_after(("$a__x", "$a__y", "$a__z"), "$a__x.tap()\n$a__y.tap()\n", "$a__x.tap()\n") == ("$a__x", "$a__z")
     # a tap inside an if: the model's to say
     script = "if x:\n    $settings_screen__album_art_switch.tap()\n"
     assert guarded_tap(script, 2, True) is None
@@ -307,3 +309,23 @@ def test_the_sample_alarms_read_and_never_switched_get_the_tap_without_the_model
               '        item.get_attributes($alarm_screen__alarm_switch)\n')
     t, backend = _run("clock/enable_all_alarms", adb_port, script)
     assert t["verdict"] == "pass" and t["events"] == ["completed:toggle-only-read"] and len(backend.requests) == 1
+
+
+@pytest.mark.adb
+@pytest.mark.timeout(300)
+def test_a_toggle_tapped_again_after_its_row_is_dropped_and_not_sent_back_as_unused(upstream: Path,
+                                                                                    adb_port: int) -> None:
+    """DroidTask's clock, "disable 'start week on sunday'": the row's tap unticks the box, the
+    box's own tap would tick it again on a phone. The second line goes, and the plan's mention of
+    the box is no reason for a repair (the box was taken out by the fix, not forgotten)."""
+    script = ('$settings_screen__general_settings_options.match("Start week on Sunday").tap()\n'
+              "$settings_screen__start_week_on_sunday_checkbox.tap()\n")
+    answer = ("Plan: untick it\nElements: $settings_screen__general_settings_options, "
+              f"$settings_screen__start_week_on_sunday_checkbox\n```python\n{script}```\n")
+    suite = load_suite(upstream / "droidtask").select(ids=["clock/task10"])
+    backend = ScriptedBackend(lambda request: answer)
+    source = script_source("scripted", backend=backend, examples=False, resamples=0)
+    data = report_json(run_suite(suite, AdaptedSource(source), EvalConfig(repairs=1, adb_port=adb_port)))
+    (t,) = data["tasks"]
+    assert t["verdict"] == "pass" and t["events"] == ["completed:toggle-undone"] and len(backend.requests) == 1
+    assert "start_week_on_sunday_checkbox" not in t["script"]

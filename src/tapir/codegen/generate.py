@@ -27,7 +27,7 @@ from tapir.codegen.backend import Backend, Completion, Request, Usage
 from tapir.codegen.corrections import Correction, corrected
 from tapir.codegen.device import RunDeclined
 from tapir.codegen.examples import ExampleStore
-from tapir.codegen.postchecks import Finding, completed, post_run_findings
+from tapir.codegen.postchecks import Finding, completed, plan_after, post_run_findings
 from tapir.codegen.prompt import (
     SYSTEM,
     Prompt,
@@ -521,7 +521,9 @@ class Generator:
                             break
                         if tried.error is not None:  # the step did not fit: the run before it stands
                             break
-                        gen = dataclasses.replace(gen, answer=dataclasses.replace(gen.answer, script=script))
+                        elements = plan_after(gen.answer.elements, gen.script, script)
+                        gen = dataclasses.replace(gen, answer=dataclasses.replace(gen.answer, script=script,
+                                                                                 elements=elements))
                         appended.append(finding)
                         findings = self.postcheck(script, tried.records, plan_elements=gen.answer.elements,
                                                   task=task)

@@ -100,7 +100,7 @@ from tapir.codegen import language as L
 from tapir.codegen.screen_walk import screen_walk
 from tapir.codegen.toggles import guarded_tap, read_fix, taps_undone, wanted_state
 
-__all__ = ["POSTCHECKS", "Finding", "closest_to_task", "completed", "grant_button", "post_run_findings"]
+__all__ = ["POSTCHECKS", "Finding", "closest_to_task", "completed", "grant_button", "plan_after", "post_run_findings"]
 
 #: The checks, in the order they are reported.
 POSTCHECKS = ("screen-walk", "unused-element", "unconfirmed-input", "permission-asked", "toggled-back",
@@ -975,6 +975,14 @@ def completed(script: str, findings: Sequence[Finding]) -> tuple[str, Finding] |
     else:
         lines.append(finding.fix)
     return "\n".join(lines) + "\n", finding
+
+
+def plan_after(plan: Sequence[str], before: str, after: str) -> tuple[str, ...]:
+    """The plan's elements less those a fix took out of the script (named in ``before``, no longer
+    in ``after``: the second tap of a toggle dropped). Left in, ``unused-element`` would send the
+    fixed run back for the very tap the fix removed."""
+    gone = set(_ELEMENT.findall(before)) - set(_ELEMENT.findall(after))
+    return tuple(p for p in plan if _base(p) not in gone)
 
 
 def _one_field(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]]) -> str | None:

@@ -33,7 +33,7 @@ from tapir.codegen import language as L
 from tapir.codegen.backend import Backend, Usage
 from tapir.codegen.examples import ExampleStore, app_key, example_files, load_examples
 from tapir.codegen.generate import CATEGORIES, GenConfig, Generator, categorize
-from tapir.codegen.postchecks import Finding
+from tapir.codegen.postchecks import Finding, plan_after
 from tapir.codegen.prompt import PROMPT_VERSION, Prompt, RepairNote
 from tapir.codegen.screen_walk import screen_walk
 from tapir.core.errors import UsageError
@@ -185,6 +185,8 @@ class ModelSource:
         if more is None:
             return None
         extra["completed"] = [*done, more[1].check]
+        if "elements" in extra:
+            extra["elements"] = list(plan_after(extra["elements"], script or "", more[0]))
         return SourceAnswer(more[0], tokens=None, latency_s=None, extra=extra)
 
     def correct(self, request: Any, previous: Any, error: str,
