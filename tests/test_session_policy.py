@@ -339,6 +339,19 @@ def test_a_read_inside_a_loop_reaches_the_page_of_the_loops_item() -> None:
                                                                                       "Tom Becker")]
 
 
+def test_a_read_takes_no_route_through_a_forms_save() -> None:
+    """Reading a contact's page without saying which contact: before, the read's route went
+    through "add contact" and the new contact form's Save (nine steps, a contact made on a phone).
+    Now it fails at once, sending nothing, and says why."""
+    app: Any = get_app("contacts")
+    doc = load_document(REPO / "samples" / "contacts" / "contacts.yaml")
+    rt, sim, trace = real(app, doc)
+    result = run(rt, "print($contact_details_screen__name_text.get_text())")
+    assert isinstance(result.error, ScreenNotReached)
+    assert "taps an item of $contacts_screen__contact_list without saying which" in result.error.message
+    assert trace.events("navigation") == [] and not [c for c in inputs(sim) if c.startswith("input tap")]
+
+
 def test_an_element_absent_from_the_screen_reached_names_that_screen(music_doc: AppDocument) -> None:
     app: Any = get_app("music")
     rt, _, trace = make_runtime(app, music_doc)

@@ -52,7 +52,9 @@ from the other elements of the screen, ``leads_to`` routes and chained paths of 
 never take one. For a script's
 **read** (``get_text``, ``get_attributes``, ``len``, indexing, ``match``, iteration) none is ever
 taken, and a read never opens a dialog or menu (``transient_screen``): a dialog that is not open
-has nothing to read, and opening it would invent the very state the script reads. Such a read
+has nothing to read, and opening it would invent the very state the script reads. Nor does a
+read's ``leads_to`` route tap an element that keeps or makes something (``COMMITS``: a form's
+Save, an Add button). Such a read
 fails at once, without touching the device, naming where the device is.
 """
 
@@ -210,6 +212,9 @@ TRANSIENT = frozenset({"dialog", "menu", "popup", "sheet", "picker", "dropdown",
 #: and those that close it accepting what it shows (only for actions: they may apply a choice).
 DISMISS = frozenset({"cancel", "close", "dismiss", "later", "skip"})
 CONFIRM = frozenset({"ok", "done"})
+#: Words of an element that keeps or makes something (a form's Save, an Add button): a read's
+#: ``leads_to`` route never taps one (reading a contact's name must not save an empty new contact).
+COMMITS = frozenset({*CONFIRM, "save", "apply", "confirm", "create", "submit", "update", "add"})
 
 
 def _words(text: str) -> list[str]:
@@ -789,12 +794,23 @@ class Navigator:
                 (step,) = self._chosen_items((Step(element, "tap"),), own=False)
                 if step_risk(self.host.document, step) is not None or step in self._guarded:
                     continue
+                if self._read and self._commits(element):
+                    continue
                 route = (*steps, step)
                 if target == goal:
                     return route
                 seen.add(target)
                 queue.append((target, route))
         return None
+
+    def _commits(self, name: str) -> bool:
+        """Whether tapping element ``name`` keeps or makes something (``COMMITS``: its name's or
+        its labels' words)."""
+        el = self.host.document.element(name)
+        if el is None:
+            return False
+        said = {*_words(el.local_name), *(w for label in labels(el.identifiers).words for w in _words(label))}
+        return bool(said & COMMITS)
 
     def _failure(self, element: Element, obs: Observation, nav: Navigation, paths: list[DocPath]) -> ScreenNotReached:
         where = self.host.where(obs)
