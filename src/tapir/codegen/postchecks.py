@@ -98,6 +98,7 @@ from typing import Any
 
 from tapir.codegen import language as L
 from tapir.codegen.screen_walk import screen_walk
+from tapir.codegen.toggles import ASKS as _ASKS
 from tapir.codegen.toggles import guarded_tap, read_fix, taps_undone, wanted_state
 
 __all__ = ["POSTCHECKS", "Finding", "closest_to_task", "completed", "grant_button", "plan_after", "post_run_findings"]
@@ -765,9 +766,6 @@ _KIND_WORDS = frozenset({"button", "btn", "switch", "checkbox", "check", "input"
                          "navigate", "up", "back", "home", "action", "holder", "id", "et", "tv", "iv", "ib"})
 #: The kinds of control a task names by what it does.
 _CONTROLS = frozenset({L.Kind.BUTTON, L.Kind.SWITCH, L.Kind.CHECKBOX, L.Kind.INPUT, L.Kind.TAB})
-#: A question: the task reads, it acts on nothing.
-_ASKS = re.compile(r"^\s*(how|what|which|who|when|where|is|are|does|do|check)\b|\bprint (the|it|them|how|what)\b",
-                   re.IGNORECASE)
 #: A word of ids on more screens than this is the app's vocabulary, not one control's.
 SPREAD_SCREENS = 2
 

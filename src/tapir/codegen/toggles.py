@@ -26,7 +26,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["guarded_tap", "read_fix", "taps_undone", "wanted_state"]
+__all__ = ["ASKS", "guarded_tap", "read_fix", "taps_undone", "wanted_state"]
 
 #: Words that turn a toggle on or off; "turn ... on" takes up to three words between ("turn the
 #: Gym alarm on"), not more (a clause of its own: "switch on every alarm that is off").
@@ -34,8 +34,10 @@ _ON = re.compile(r"\b(tick|enable|activate|turn on|switch on|check (?:the |every
                  r"|\b(?:turn|switch|put|set) (?:\w+ ){1,3}on\b", re.IGNORECASE)
 _OFF = re.compile(r"\b(untick|uncheck|disable|deactivate|turn off|switch off|clear the (?:box|check))\b"
                   r"|\b(?:turn|switch|put|set) (?:\w+ ){1,3}off\b", re.IGNORECASE)
-#: A question reads and sets nothing.
-_ASKS = re.compile(r"^\s*(how|what|which|who|when|where|is|are|does|do|check)\b|\?\s*$", re.IGNORECASE)
+#: A question: the task reads, it sets nothing ("how many...", "print the number", "is it on?").
+#: The post-run checks ask it too (``tapir.codegen.postchecks``), for their one reading of a task.
+ASKS = re.compile(r"^\s*(how|what|which|who|when|where|is|are|does|do|check)\b|\bprint (the|it|them|how|what)\b"
+                  r"|\?\s*$", re.IGNORECASE)
 #: An ``if`` on a toggle's state: indent, ``not``, the receiver, the child (or none).
 _IF_CHECKED = re.compile(r"^(\s*)if\s+(not\s+)?(.+?)\.get_attributes\(\s*(\$[\w%]+)?\s*\)\[(['\"])checked\5\]\s*:\s*$")
 #: A tap on a loop's item: indent, the item's name, the child.
@@ -46,7 +48,7 @@ _FOR = re.compile(r"^(\s*)for\s+([A-Za-z_]\w*)\s+in\s+\$[\w%]+\s*:\s*$")
 def wanted_state(task: str) -> bool | None:
     """True when the task turns toggles on, False when off, None when it says neither or both
     (or asks a question)."""
-    if _ASKS.search(task):
+    if ASKS.search(task):
         return None
     on, off = bool(_ON.search(task)), bool(_OFF.search(task))
     return on if on != off else None
