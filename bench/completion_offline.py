@@ -8,9 +8,9 @@ statements), and judged again.
 
 Each round runs the scripts through ``tapir.eval.run_suite`` with their traces kept, reads each
 finished run's findings as ``tapir eval --model`` does, and runs the completed script again; a
-completed script that stops on an error is dropped and the run before it stands, as in the
-harness (a corrected one, when it stops on the corrected line or before). Prints JSON: passes
-before and after, the tasks gained and lost, and each task's steps.
+completed or corrected script that stops on an error on the fixed line or before is dropped and
+the run before it stands, as in the harness (a completion appended at the end: on any error).
+Prints JSON: passes before and after, the tasks gained and lost, and each task's steps.
 """
 
 from __future__ import annotations
@@ -70,7 +70,10 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     kind, line = given[r.id]
                     stopped = _stopped_line(r.error) if r.error is not None else None
-                    if (kind == "complete" and (r.error is not None or not r.finished)) or (
+                    # a fix the run stopped on or before is dropped (a completion's in the script's
+                    # middle, ``Finding.ends``, and a correction's: one the run got past stands)
+                    if (kind == "complete" and (r.error is None and not r.finished or r.error is not None and (
+                            stopped is None or line is None or stopped <= line))) or (
                             kind == "correct" and r.error is not None and (stopped is None or line is None
                                                                            or stopped <= line)):
                         # the step broke the run (or it stopped on the corrected line again): dropped
@@ -103,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
                 more = completed(scripts[r.id], post_run_findings(doc, scripts[r.id], records, task=task.text))
                 if more is not None:
                     scripts[r.id], finding = more
-                    given[r.id] = ("complete", None)
+                    given[r.id] = ("complete", finding.ends)
                     steps.setdefault(r.id, []).append({"kind": "complete", "check": finding.check,
                                                        "statement": finding.fix or ""})
                     again.add(r.id)

@@ -229,6 +229,12 @@ def test_search_left_names_the_results_and_sets_the_pick_on_them() -> None:
     ("Tick Bread and untick Eggs", None),  # both ways: no direction to guess
     ("Is the Gym alarm on?", None),
     ("Stop alarms from vibrating.", None),
+    # the state a task leaves behind, said with a participle
+    ("Make sure there is an alarm at 06:45 and one at 09:30, both switched on; add what is missing.", True),
+    ("Keep the Gym alarm enabled", True),
+    ("Make sure the reminder is turned off", False),
+    ("Delete the disabled alarms", None),  # which alarms, not which way
+    ("Disable the reminder that is enabled", False),  # a relative clause picks, it does not ask
 ])
 def test_the_way_a_task_wants_its_toggles(task: str, wanted: bool | None) -> None:
     assert wanted_state(task) is wanted

@@ -352,6 +352,30 @@ def test_a_read_takes_no_route_through_a_forms_save() -> None:
     assert trace.events("navigation") == [] and not [c for c in inputs(sim) if c.startswith("input tap")]
 
 
+def test_a_search_down_to_one_result_opens_that_result() -> None:
+    """The script typed "0133" into the search and named the call button of a contact's page: the
+    results show one contact, so the route through the results list takes it (the script chose it
+    by what it typed). Before, the step was refused ("without saying which") and the call failed."""
+    app: Any = get_app("contacts")
+    doc = load_document(REPO / "samples" / "contacts" / "contacts.yaml")
+    rt, _, trace = real(app, doc, safety=Safety.from_options(allow=["call"]))
+    result = run(rt, '$contacts_screen__search_button.tap()\n$search_screen__search_input.set_text("0133")\n'
+                     "$contact_details_screen__call_button.tap()\n")
+    assert result.ok, result.error
+    assert app.state.calls == ["+1 555-0133"]
+    assert [r["step"] for r in trace.events("navigation")] == [
+        "search_screen__result_list.match('Tom Becker').tap()"]
+
+
+def test_a_search_with_several_results_leaves_the_choice_to_the_script() -> None:
+    app: Any = get_app("contacts")
+    doc = load_document(REPO / "samples" / "contacts" / "contacts.yaml")
+    rt, _, _ = real(app, doc, safety=Safety.from_options(allow=["call"]))
+    result = run(rt, '$contacts_screen__search_button.tap()\n$search_screen__search_input.set_text("+49")\n'
+                     "$contact_details_screen__call_button.tap()\n")
+    assert isinstance(result.error, ScreenNotReached) and app.state.calls == []
+
+
 def test_an_element_absent_from_the_screen_reached_names_that_screen(music_doc: AppDocument) -> None:
     app: Any = get_app("music")
     rt, _, trace = make_runtime(app, music_doc)

@@ -519,12 +519,21 @@ class Generator:
                             tried = device.run(script, output=output)
                         except RunDeclined:  # asked before the step ran, the person said no
                             break
-                        if tried.error is not None:  # the step did not fit: the run before it stands
-                            break
+                        stopped = tried.error.span.line if tried.error is not None and tried.error.span else None
+                        if tried.error is not None and (stopped is None or finding.ends is None
+                                                        or stopped <= finding.ends):
+                            break  # the step did not fit: the run before it stands
                         elements = plan_after(gen.answer.elements, gen.script, script)
                         gen = dataclasses.replace(gen, answer=dataclasses.replace(gen.answer, script=script,
                                                                                  elements=elements))
                         appended.append(finding)
+                        if tried.error is not None:
+                            # a fix in the middle the run got past: the later line's error is the model's
+                            err = tried.error
+                            findings = ()
+                            failure = Failure(categorize(err), err.message + (f" ({err.hint})" if err.hint else ""),
+                                              stopped, _line(script, stopped), device.failure_screen, "run")
+                            break
                         findings = self.postcheck(script, tried.records, plan_elements=gen.answer.elements,
                                                   task=task)
                     if findings:

@@ -74,11 +74,25 @@ goes back to the model like an error:
   model types the term, then picks from the list it knows ("Search for Kestrel and play 'Signal
   Lost' from the results", the song picked on the songs screen, the runtime going back there).
   The fix names the search screen's one list on that line instead.
+* ``text-typed-twice``: the run typed a text into one field of a screen and its first or last
+  words again into another ("Grace Hopper" as the first name, "Hopper" as the last). The fix
+  types the rest ("Grace") into the first.
 * ``text-not-given``: the task quotes a text (a name, a title, a message: 'Summer drive') and the
   run never typed it, nor tapped or picked anything showing it. A small model often opens the
   right form and types nothing, or types the old name. Typed with the same words but other
   characters (the final full stop left out, another case) is a finding too: a quoted text is
-  meant as written.
+  meant as written. The fix types it into the one field of the screen the run ended on, or of
+  the dialog or form with one field that a line opened and the run left without typing there
+  (the rename dialog, then "Navigate up"): right after that line, with the dialog's confirming
+  button after it.
+
+``control-not-used`` on a field gives a fix too where the task puts a number before the field's
+unit ("a 10-minute timer", ``minutes_input``): typed before the run's first action on its screen.
+A control counts as used when the run tapped an element whose description says a tap does what
+the control's words say (the phone number that says "tap to call", for the Call button).
+
+A fix in the script's middle (``Finding.replaces``) that the run gets past stands even when a
+later line then stops the run; that line's error goes to repair (``Finding.ends``).
 
     findings = post_run_findings(doc, script, records, plan_elements=("notes__save",), task="Save a note")
     findings[0].check, findings[0].message
@@ -107,7 +121,7 @@ __all__ = ["POSTCHECKS", "Finding", "closest_to_task", "completed", "grant_butto
 POSTCHECKS = ("screen-walk", "unused-element", "unconfirmed-input", "permission-asked", "toggled-back",
               "toggle-undone", "dialog-left-open", "form-left-open", "dialog-cancelled", "effect-not-reached",
               "option-not-picked", "element-not-used", "control-not-used", "toggle-only-read", "search-not-typed",
-              "search-left", "text-not-given")
+              "search-left", "text-typed-twice", "text-not-given")
 
 _NAME = re.compile(r"\$?([A-Za-z_][\w%]*)")
 _ELEMENT = re.compile(r"\$([A-Za-z_][\w%]*)")
@@ -148,6 +162,16 @@ class Finding:
     def render(self) -> str:
         """As the repair prompt quotes a run's error (``Kind: message``)."""
         return f"PostRunCheck: {self.message}"
+
+    @property
+    def ends(self) -> int | None:
+        """The last line of the fixed script that the fix wrote, for a fix in the script's middle
+        (``replaces``); a run of the fixed script that stops after it got past the fix, and its
+        error is the model's to repair (a line the fix dropped: the line before its place). None
+        for a fix appended at the end."""
+        if self.replaces is None or self.fix is None:
+            return None
+        return self.replaces - 1 + len(self.fix.splitlines())
 
     def change(self) -> str:
         """What the fix does to the script, in one line: ``$x.tap()`` appended, ``line 3 dropped``,
@@ -716,9 +740,17 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
             shown = "; ".join(f"${name} ({' '.join(words)!r})" for name, words in controls)
             element = doc.element(controls[0][0]) if len(controls) == 1 else None
             fix = f"${element.name}.tap()" if element is not None and element.kind is L.Kind.BUTTON else None
+            at = None
+            if element is not None and element.kind is L.Kind.INPUT:
+                # "a 10-minute timer" and minutes_input: typed before the run's first action there
+                number = _number_for(task, controls[0][1])
+                first_act = _first_line_on(doc, script, actions, element.screen) if number else None
+                if first_act is not None:
+                    at, line_text = first_act
+                    fix = f"{_indent_of(line_text)}${element.name}.set_text({number!r})\n{line_text}"
             findings.append(Finding("control-not-used", f"the script finished, but never acted on what the task "
                                                         f"names, on a screen where it acted: {shown}; act on it "
-                                                        "if the task needs it", fix))
+                                                        "if the task needs it", fix, at))
     if searched is not None:
         field, term, line = searched
         shown = f"${field}.set_text({term!r})" if field else "set_text into the app's search field"
@@ -739,6 +771,12 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
         findings.append(Finding("search-left", f"the script typed into ${field}, then picked from ${picked} on "
                                                f"another screen: the search's results are in {shown}",
                                 fix, line if fix is not None else None))
+    typed_twice = _typed_twice(doc, script, actions)
+    if typed_twice is not None:
+        at_line, whole, part, into, other, split = typed_twice
+        findings.append(Finding("text-typed-twice", f"the script typed {whole!r} into ${into} and {part!r} into "
+                                                    f"${other} on the same form: the part goes into one field "
+                                                    f"only; {split.strip()}", split, at_line))
     if task:
         quoted = quoted_texts(task)
         missing = [q for q in quoted if not _picked(records, _given(q))]
@@ -752,10 +790,17 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
             field = _one_field(doc, actions)
             # one text missing and one field where the run stopped: that is where it goes
             fix = f"${field}.set_text({_given(text)!r})" if field is not None and len(missing) == 1 else None
+            passed = _field_passed(doc, script, actions) if field is None and len(missing) == 1 else None
+            at = None
+            if passed is not None:  # typed in the dialog the run opened and left, then confirmed there
+                at, opening, into, confirm = passed
+                indent = _indent_of(script.splitlines()[at - 1])
+                fix = "\n".join([opening, f"{indent}${into}.set_text({_given(text)!r})",
+                                  *([f"{indent}${confirm}.tap()"] if confirm else [])])
             findings.append(Finding("text-not-given", f"the script finished, but never typed nor picked {text!r}, "
                                                       f"which the task gives: type it with set_text into the field "
                                                       f"it belongs to (and confirm), or pick it with "
-                                                      f".match({text!r})", fix))
+                                                      f".match({text!r})", fix, at))
     return findings
 
 
@@ -777,6 +822,16 @@ def _id_words(name: str, plain: bool = False) -> frozenset[str]:
     return frozenset(w for w in words if not w.isdigit() and (plain and w in _PLAIN or w not in _PLAIN and len(w) > 2))
 
 
+#: What a description says a tap on the element does ("The phone number; tap to call.").
+_TAP_TO = re.compile(r"\btap(?:ped)?(?: it| here| on it)? to (\w+)", re.IGNORECASE)
+
+
+def _tap_does(description: str | None) -> frozenset[str]:
+    """The verbs ``description`` says a tap on its element does: tapping the number that says "tap
+    to call" is the call, however the call button went untouched."""
+    return frozenset(_stem(w) for m in _TAP_TO.finditer(description or "") for w in _words(m.group(1)))
+
+
 def _task_sequence(task: str) -> list[str]:
     """The task's words in order, in the form ``_words`` and ``_stem`` give them."""
     return [_stem(next(iter(_words(w)), w)) for w in _WORD.findall(task.lower())]
@@ -795,7 +850,7 @@ def _controls_named(doc: L.AppDocument, task: str, actions: Sequence[Mapping[str
         for word in _id_words(screen.name) | {w for e in screen.elements for w in _id_words(e.local_name)}:
             spread.setdefault(word, set()).add(screen.name)
     used = [e for name in touched if (e := doc.element(name)) is not None]
-    used_words = {w for e in used for w in _id_words(e.local_name)}
+    used_words = {w for e in used for w in _id_words(e.local_name) | _tap_does(e.description)}
     sequence = _task_sequence(task)
 
     def qualifies(word: str) -> bool:  # "mobile number", the number typed: it says which number
@@ -853,7 +908,7 @@ def _tap(names: Sequence[str]) -> str | None:
 #: Checks whose fix does part of the task, not the step that ends it (a permission prompt first:
 #: it covers the app, and nothing else can be done before it is answered).
 _DOING = ("permission-asked", "toggled-back", "toggle-undone", "option-not-picked", "element-not-used",
-          "control-not-used", "search-not-typed", "search-left", "text-not-given")
+          "control-not-used", "search-not-typed", "search-left", "text-typed-twice", "text-not-given")
 
 #: A permission prompt's buttons that grant, the narrowest first ("While using the app" before
 #: "Allow": Android 11+ asks both ways).
@@ -995,6 +1050,99 @@ def _one_field(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]]) -> str 
     fields = [e.name for e in (screen.elements if screen is not None else ())
               if e.kind is L.Kind.INPUT and not e.item_of]
     return fields[0] if len(fields) == 1 else None
+
+
+def _typed_twice(doc: L.AppDocument, script: str, actions: Sequence[Mapping[str, Any]]
+                 ) -> tuple[int, str, str, str, str, str] | None:
+    """``(line, whole, part, field, other field, the line fixed)`` when the run typed a text into
+    one field of a screen and its first or last words again into another ("Grace Hopper" as the
+    first name, "Hopper" as the last): the whole name went into the first field. The fixed line
+    types the whole less the part ("Grace"). None when no two fields were so typed, or the line
+    does not hold the whole as one literal."""
+    typed: list[tuple[int, str, str, str]] = []  # (line, text, field, screen)
+    for r in actions:
+        text = (r.get("args") or {}).get("text")
+        element = doc.element(_base(r.get("resolved")) or _base(r.get("element")) or "")
+        if r.get("call") == "set_text" and isinstance(text, str) and element is not None and isinstance(
+                r.get("line"), int):
+            typed.append((r["line"], text, element.name, element.screen))
+    lines = script.splitlines()
+    for line, whole, field, screen in typed:
+        words = whole.split()
+        for _, part, other, where in typed:
+            cut = part.split()
+            if where != screen or other == field or not cut or len(cut) >= len(words):
+                continue
+            rest = words[:-len(cut)] if words[-len(cut):] == cut else words[len(cut):] if words[:len(cut)] == cut \
+                else None
+            if rest is None or not 1 <= line <= len(lines):
+                continue
+            literals = [q for q in (repr(whole), f'"{whole}"') if lines[line - 1].count(q) == 1]
+            if not literals:
+                continue
+            return line, whole, part, field, other, lines[line - 1].replace(literals[0], repr(" ".join(rest)))
+    return None
+
+
+def _number_for(task: str, words: Sequence[str]) -> str | None:
+    """The number the task gives right before one of a field's id ``words`` ("a 10-minute timer",
+    "3 servings"), None when it gives none there or several."""
+    tokens = _WORD.findall(task.lower())
+    found = {tokens[i - 1] for i, t in enumerate(tokens)
+             if i and tokens[i - 1].isdigit() and _stem(next(iter(_words(t)), t)) in words}
+    return found.pop() if len(found) == 1 else None
+
+
+def _first_line_on(doc: L.AppDocument, script: str, actions: Sequence[Mapping[str, Any]], screen: str
+                   ) -> tuple[int, str] | None:
+    """``(line, its text)`` of the run's first action on an element of ``screen``, when that line
+    is a simple statement (what goes before it goes on the same footing)."""
+    lines = script.splitlines()
+    for r in actions:
+        element = doc.element(_base(r.get("resolved")) or _base(r.get("element")) or "")
+        line = r.get("line")
+        if element is None or element.screen != screen or not isinstance(line, int):
+            continue
+        if not 1 <= line <= len(lines) or lines[line - 1].rstrip().endswith(":"):
+            return None
+        return line, lines[line - 1]
+    return None
+
+
+def _indent_of(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+def _field_passed(doc: L.AppDocument, script: str, actions: Sequence[Mapping[str, Any]]
+                  ) -> tuple[int, str, str, str | None] | None:
+    """``(line, its text, field, confirming button or None)`` for the first dialog or form with one
+    text field that a line of the script opened and the run then left without typing there (the
+    rename dialog opened from the menu, then "Navigate up"): the task's text belongs in that field.
+    None when the run typed there, stayed there to its end (``_one_field``'s case), or the line
+    that opened it is not a simple statement."""
+    done = [r for r in actions if r.get("ok", True)]
+    lines = script.splitlines()
+    for i, r in enumerate(done[:-1]):
+        after, line = r.get("screen_after"), r.get("line")
+        element = doc.element(_base(r.get("resolved")) or _base(r.get("element")) or "")
+        if (not isinstance(after, str) or element is None or element.screen == after or not isinstance(line, int)
+                or not 1 <= line <= len(lines) or lines[line - 1].rstrip().endswith(":")):
+            continue
+        screen = doc.screen(after)
+        if screen is None or after == doc.app.start_screen:
+            continue
+        fields = [e.name for e in screen.elements if e.kind is L.Kind.INPUT and not e.item_of]
+        keeps = (_buttons(screen, _DECIDE) or _form_keeps(screen)) if L.transient(doc, after) else _form_keeps(screen)
+        if len(fields) != 1 or not keeps:
+            continue
+        stay = [n for n in done[i + 1:] if n.get("screen_before") == after]
+        if any(n.get("call") == "set_text" for n in stay) or done[i + 1].get("screen_before") != after:
+            return None
+        on = doc.element(_base(done[i + 1].get("resolved")) or _base(done[i + 1].get("element")) or "")
+        if on is not None and on.screen == after:
+            return None  # it acted there (a choice, a Cancel): what it meant is the model's to say
+        return line, lines[line - 1], fields[0], keeps[0] if len(keeps) == 1 else None
+    return None
 
 
 def _typed_otherwise(records: Iterable[Mapping[str, Any]], text: str) -> str | None:

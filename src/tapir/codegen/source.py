@@ -175,7 +175,9 @@ class ModelSource:
         """``previous`` with the one statement a finding of its finished run names appended
         (``Generator.complete``: the dialog's OK left untapped), for the harness to run before it
         asks for a repair; None when no finding names one, or enough were appended already.
-        ``extra["completed"]`` lists the checks whose statements the script has."""
+        ``extra["completed"]`` lists the checks whose statements the script has,
+        ``extra["completed_line"]`` the last line the fix wrote in the script's middle (a run that
+        stops after it got past the fix: ``Finding.ends``), None for one appended."""
         script = getattr(previous, "script", None)
         extra = dict(getattr(previous, "extra", None) or {})
         done = list(extra.get("completed", ()))
@@ -185,6 +187,7 @@ class ModelSource:
         if more is None:
             return None
         extra["completed"] = [*done, more[1].check]
+        extra["completed_line"] = more[1].ends
         if "elements" in extra:
             extra["elements"] = list(plan_after(extra["elements"], script or "", more[0]))
         return SourceAnswer(more[0], tokens=None, latency_s=None, extra=extra)

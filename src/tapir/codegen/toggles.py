@@ -28,12 +28,21 @@ from typing import Any
 
 __all__ = ["ASKS", "guarded_tap", "read_fix", "taps_undone", "wanted_state"]
 
+#: A state said of what the task leaves behind ("both switched on", "make sure it is enabled",
+#: "keep the Gym alarm ticked"), not of what it picks ("remove the ticked items", "the disabled
+#: alarms", "disable the one that is enabled"): the participle after a verb of being or keeping,
+#: not in a relative clause, or after "both"/"all".
+_LEFT = (r"|(?<!that )(?<!which )(?<!who )"
+         r"\b(?:is|are|be|been|both|all|stay|stays|remain|remains|left|leave|keep|keeps)\s+"
+         r"(?:(?!and\b|or\b)\w+\s+){0,3}?")
 #: Words that turn a toggle on or off; "turn ... on" takes up to three words between ("turn the
 #: Gym alarm on"), not more (a clause of its own: "switch on every alarm that is off").
 _ON = re.compile(r"\b(tick|enable|activate|turn on|switch on|check (?:the |every |all )?box)\b"
-                 r"|\b(?:turn|switch|put|set) (?:\w+ ){1,3}on\b", re.IGNORECASE)
+                 r"|\b(?:turn|switch|put|set) (?:\w+ ){1,3}on\b" + _LEFT
+                 + r"(?:ticked|checked|enabled|activated|(?:switched|turned) on)\b", re.IGNORECASE)
 _OFF = re.compile(r"\b(untick|uncheck|disable|deactivate|turn off|switch off|clear the (?:box|check))\b"
-                  r"|\b(?:turn|switch|put|set) (?:\w+ ){1,3}off\b", re.IGNORECASE)
+                  r"|\b(?:turn|switch|put|set) (?:\w+ ){1,3}off\b" + _LEFT
+                  + r"(?:unticked|unchecked|disabled|deactivated|(?:switched|turned) off)\b", re.IGNORECASE)
 #: A question: the task reads, it sets nothing ("how many...", "print the number", "is it on?").
 #: The post-run checks ask it too (``tapir.codegen.postchecks``), for their one reading of a task.
 ASKS = re.compile(r"^\s*(how|what|which|who|when|where|is|are|does|do|check)\b|\bprint (the|it|them|how|what)\b"

@@ -139,7 +139,8 @@ class TaskResult:
     #: ``resampled:<n>`` (a repair that repeated the failed script was asked again n times, sampled),
     #: ``stood-by`` (given a finding, the model wrote the same script: the finished run is the result),
     #: ``completed:<check>`` (the one step a finding named was appended to the script, which ran to
-    #: its end with it), ``completion-broke:<check>`` (with it appended the run stopped: dropped),
+    #: its end with it; or put in its middle, and the run got past it), ``completion-broke:<check>``
+    #: (with it the run stopped, at the fix or before: dropped),
     #: ``corrected:<correction>`` (the line the run stopped on was set right, ``tapir.codegen.corrections``,
     #: and the run got past it), ``correction-broke:<correction>`` (it stopped there again: dropped).
     events: tuple[str, ...] = ()
@@ -388,7 +389,11 @@ def run_task(task: Task, suite: Suite, source: ScriptSource, config: EvalConfig,
             done = list((more.extra or {}).get("completed") or ("?",))
             step = _step_trace(folder, task, f"{suffix}+{len(done)}")
             tried = _rerun(task, app, more.script, slot, config, adb_port, step, attempts)
-            if tried.setup_error is not None or tried.error is not None or not tried.finished:
+            # a fix in the script's middle that the run got past stands, and the later line's
+            # error goes to repair (as a correction's); one the run stopped on or before is dropped
+            past = tried.error is not None and _past(tried.error, (more.extra or {}).get("completed_line"))
+            if tried.setup_error is not None or (tried.error is not None and not past) or (
+                    tried.error is None and not tried.finished):
                 events.append(f"completion-broke:{done[-1]}")
                 break
             events.append(f"completed:{done[-1]}")

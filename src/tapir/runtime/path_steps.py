@@ -5,7 +5,8 @@ A step names an element and an action (``songs_screen__more_options_button.tap()
 an item (``main_menu__options.match('Settings').tap()``). A step on a list or on an element
 inside its items that names no item acts on the first item in view: the navigation policy lets
 that happen only along the target element's own path, where the document's author chose it; one
-that names the item the script chose (``chosen``) acts on that item's row.
+that names the item the script chose (``chosen``) acts on that item's row; so does one on a list
+that shows a single item right after the script typed on its screen (a search down to one result).
 Each step taken is one ``navigation`` line in the trace. A tap passes the sensitive-action guard
 first (``tapir.runtime.guards``: navigation never taps something sensitive on its own, and along
 the target's own path only with the run's permission), and relaunching the app because another
@@ -22,6 +23,7 @@ from tapir.hierarchy.model import UINode
 from tapir.runtime.action_checks import ActionChecks
 from tapir.runtime.call_trace import CallTrace
 from tapir.runtime.grounding.fuzzy import words
+from tapir.runtime.grounding.items import node_text
 from tapir.runtime.list_access import ListAccess
 from tapir.runtime.lists import well_visible
 from tapir.runtime.navigation import PLACE_NOISE as _GENERIC
@@ -53,9 +55,32 @@ class PathSteps:
         #: The item of each list the script chose last, by the list's name (``chosen_item``):
         #: the session sets it on ``match()`` and on each step of a ``for`` loop over a list.
         self.chosen: dict[str, str] = {}
+        #: The screen of the script's last ``set_text`` (a search typed, say): the session sets it.
+        self.typed_on: str | None = None
 
     def chosen_item(self, list_name: str) -> str | None:
-        return self.chosen.get(list_name)
+        chosen = self.chosen.get(list_name)
+        if chosen is None:
+            chosen = self._sole_result(list_name)
+        return chosen
+
+    def _sole_result(self, list_name: str) -> str | None:
+        """The text of the one item a list shows on the screen where the script last typed ("0133"
+        into a search field, one contact left in its results): the script chose it by what it
+        typed. None where the list shows more or fewer, or the script typed elsewhere."""
+        el = self.document.element(list_name)
+        if el is None or not el.is_list or self.typed_on != el.screen:
+            return None
+        obs = self.screen.observe(fresh=False)
+        if obs.screen != el.screen:
+            return None
+        try:
+            items = self.lists.grounder.items(el.name, obs.tree)
+        except ElementNotFound:
+            return None
+        if len(items) != 1:
+            return None
+        return node_text(obs.tree, items[0]) or None
 
     def observe(self) -> Observation:
         return self.screen.observe(fresh=False)

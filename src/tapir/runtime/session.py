@@ -503,6 +503,8 @@ class DeviceRuntime:
         t = self.resolver.resolve(handle, None, span, c, act=True)
         self.guards.check_secret(text, t, str(handle), span)
         self.checks.type_into(t, text, span, c, handle=handle)
+        typed = self.document.element(handle.name)
+        self.steps.typed_on = typed.screen if typed is not None else None
 
     def _key(self, key: str, c: CallFacts, expect: Expectation) -> None:
         obs = self.screen.observe()
