@@ -120,3 +120,17 @@ def test_solve_keeps_a_fix_the_run_got_past_and_hands_the_later_error_to_the_mod
     (rnd,) = result.rounds
     assert [f.check for f in rnd.completed] == ["text-not-given"]
     assert rnd.failure is not None and rnd.failure.stage == "run" and rnd.failure.line == 8
+
+
+@pytest.mark.adb
+@pytest.mark.timeout(300)
+def test_a_form_saved_with_nothing_typed_gets_the_text_in_the_field_the_task_names(adb_port: int) -> None:
+    """A real run's script: the note opened, its text read and tapped, the editor's Save tapped
+    (the runtime opened the editor for it). The quoted text goes into the body, the field of the
+    task's words ("the text of the note"), before the Save; not into the title."""
+    script = ('$notes_screen__note_list.match("Car service").tap()\n$note_screen__body_text.get_text()\n'
+              "$note_screen__body_text.tap()\n$edit_note_screen__save_button.tap()\n")
+    t, backend = _run("notes/edit_body", adb_port, script)
+    assert t["verdict"] == "pass" and t["events"] == ["completed:text-not-given"] and len(backend.requests) == 1
+    assert t["script"].splitlines()[3:5] == ["$edit_note_screen__body_input.set_text('Booked for the 28th, 10:00.')",
+                                             "$edit_note_screen__save_button.tap()"]

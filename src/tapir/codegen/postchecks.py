@@ -81,10 +81,11 @@ goes back to the model like an error:
   run never typed it, nor tapped or picked anything showing it. A small model often opens the
   right form and types nothing, or types the old name. Typed with the same words but other
   characters (the final full stop left out, another case) is a finding too: a quoted text is
-  meant as written. The fix types it into the one field of the screen the run ended on, or of
-  the dialog or form with one field that a line opened and the run left without typing there
-  (the rename dialog, then "Navigate up"): right after that line, with the dialog's confirming
-  button after it.
+  meant as written. The fix types it into the form the run left untyped: a dialog or form a
+  line opened and the run left without typing there (the rename dialog, then "Navigate up"),
+  right after that line with its confirming button; or the form whose Save the run tapped with
+  nothing typed, right before that tap (the field the task's other words name, of several).
+  Else into the one field of the screen the run ended on.
 
 ``control-not-used`` on a field gives a fix too where the task puts a number before the field's
 unit ("a 10-minute timer", ``minutes_input``): typed before the run's first action on its screen.
@@ -787,16 +788,13 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
                                                       f"{text!r}: type it exactly as quoted"))
         if missing:
             text = missing[0]
-            field = _one_field(doc, actions)
-            # one text missing and one field where the run stopped: that is where it goes
+            # the form a line opened and the run left untyped; else the one field where the run stopped
+            passed = _field_passed(doc, script, actions, task, _given(text)) if len(missing) == 1 else None
+            field = _one_field(doc, actions) if passed is None else None
             fix = f"${field}.set_text({_given(text)!r})" if field is not None and len(missing) == 1 else None
-            passed = _field_passed(doc, script, actions) if field is None and len(missing) == 1 else None
             at = None
-            if passed is not None:  # typed in the dialog the run opened and left, then confirmed there
-                at, opening, into, confirm = passed
-                indent = _indent_of(script.splitlines()[at - 1])
-                fix = "\n".join([opening, f"{indent}${into}.set_text({_given(text)!r})",
-                                  *([f"{indent}${confirm}.tap()"] if confirm else [])])
+            if passed is not None:
+                at, fix = passed
             findings.append(Finding("text-not-given", f"the script finished, but never typed nor picked {text!r}, "
                                                       f"which the task gives: type it with set_text into the field "
                                                       f"it belongs to (and confirm), or pick it with "
@@ -1113,35 +1111,60 @@ def _indent_of(line: str) -> str:
     return line[: len(line) - len(line.lstrip())]
 
 
-def _field_passed(doc: L.AppDocument, script: str, actions: Sequence[Mapping[str, Any]]
-                  ) -> tuple[int, str, str, str | None] | None:
-    """``(line, its text, field, confirming button or None)`` for the first dialog or form with one
-    text field that a line of the script opened and the run then left without typing there (the
-    rename dialog opened from the menu, then "Navigate up"): the task's text belongs in that field.
-    None when the run typed there, stayed there to its end (``_one_field``'s case), or the line
-    that opened it is not a simple statement."""
+def _field_passed(doc: L.AppDocument, script: str, actions: Sequence[Mapping[str, Any]], task: str, text: str
+                  ) -> tuple[int, str] | None:
+    """``(line, what takes its place)``: ``text`` typed into the form the run left untyped, the
+    field the task's other words name where there are several. Either a line opened a dialog or
+    form with a text field and the run left it without typing there (the rename dialog opened
+    from the menu, then "Navigate up"): the text goes right after that line, with the confirming
+    tap where the run's next action was not that tap. Or the run tapped the Save of a form none of
+    whose fields it typed into (the runtime opened the note's editor for it): the text goes right
+    before that line. None when the run typed there, stayed there to its end (``_one_field``'s
+    case), did something else there, or the line is not a simple statement."""
     done = [r for r in actions if r.get("ok", True)]
     lines = script.splitlines()
-    for i, r in enumerate(done[:-1]):
+    said = _QUOTED.sub(" ", task)  # the field is named by the task's words, not by its data
+    typed = {doc.element(n).screen for r in done if r.get("call") == "set_text"  # type: ignore[union-attr]
+             and (n := _base(r.get("resolved")) or _base(r.get("element")) or "") and doc.element(n) is not None}
+
+    def form(name: str) -> tuple[list[str], list[str]] | None:
+        screen = doc.screen(name)
+        if screen is None or name == doc.app.start_screen:
+            return None
+        fields = [e.name for e in screen.elements if e.kind is L.Kind.INPUT and not e.item_of]
+        keeps = (_buttons(screen, _DECIDE) or _form_keeps(screen)) if L.transient(doc, name) else _form_keeps(screen)
+        return (fields, keeps) if fields and keeps else None
+
+    for i, r in enumerate(done):
         after, line = r.get("screen_after"), r.get("line")
         element = doc.element(_base(r.get("resolved")) or _base(r.get("element")) or "")
-        if (not isinstance(after, str) or element is None or element.screen == after or not isinstance(line, int)
-                or not 1 <= line <= len(lines) or lines[line - 1].rstrip().endswith(":")):
+        if element is None or not isinstance(line, int) or not 1 <= line <= len(lines) or lines[line - 1].rstrip(
+                ).endswith(":"):
             continue
-        screen = doc.screen(after)
-        if screen is None or after == doc.app.start_screen:
+        own = lines[line - 1]
+        page = doc.screen(element.screen)
+        if (r.get("call") in _TAPS and element.screen not in typed and page is not None
+                and element.name in _buttons(page, _KEEP)
+                and (fields := [e.name for e in page.elements if e.kind is L.Kind.INPUT and not e.item_of])):
+            field = closest_to_task(doc, fields, said)  # its Save tapped, nothing typed there
+            return (line, f"{_indent_of(own)}${field}.set_text({text!r})\n{own}") if field else None
+        if not isinstance(after, str) or element.screen == after or i + 1 >= len(done) or (
+                shown := form(after)) is None:
             continue
-        fields = [e.name for e in screen.elements if e.kind is L.Kind.INPUT and not e.item_of]
-        keeps = (_buttons(screen, _DECIDE) or _form_keeps(screen)) if L.transient(doc, after) else _form_keeps(screen)
-        if len(fields) != 1 or not keeps:
-            continue
-        stay = [n for n in done[i + 1:] if n.get("screen_before") == after]
-        if any(n.get("call") == "set_text" for n in stay) or done[i + 1].get("screen_before") != after:
+        fields, keeps = shown
+        if after in typed or done[i + 1].get("screen_before") != after:
             return None
+        field = closest_to_task(doc, fields, said)
+        if field is None:
+            return None
+        fix = [own, f"{_indent_of(own)}${field}.set_text({text!r})"]
         on = doc.element(_base(done[i + 1].get("resolved")) or _base(done[i + 1].get("element")) or "")
         if on is not None and on.screen == after:
-            return None  # it acted there (a choice, a Cancel): what it meant is the model's to say
-        return line, lines[line - 1], fields[0], keeps[0] if len(keeps) == 1 else None
+            if on.name not in keeps or done[i + 1].get("call") not in _TAPS:
+                return None  # it acted there (a choice, a Cancel): what it meant is the model's to say
+        elif len(keeps) == 1:
+            fix.append(f"{_indent_of(own)}${keeps[0]}.tap()")
+        return line, "\n".join(fix)
     return None
 
 
