@@ -52,10 +52,12 @@ from the other elements of the screen, ``leads_to`` routes and chained paths of 
 never take one. For a script's
 **read** (``get_text``, ``get_attributes``, ``len``, indexing, ``match``, iteration) none is ever
 taken, and a read never opens a dialog or menu (``transient_screen``): a dialog that is not open
-has nothing to read, and opening it would invent the very state the script reads. Nor does a
-read's ``leads_to`` route tap an element that keeps or makes something (``COMMITS``: a form's
-Save, an Add button). Such a read
-fails at once, without touching the device, naming where the device is.
+has nothing to read, and opening it would invent the very state the script reads. Such a read
+fails at once, without touching the device, naming where the device is. No ``leads_to`` route,
+for a read or an action, taps an element that keeps or makes something (``COMMITS``: a form's
+Save, an Add button): the route is the navigator's own, and what it would keep is nothing the
+script typed (the call button of "some contact" reached through "add contact" and an empty
+form's Save).
 """
 
 from __future__ import annotations
@@ -212,8 +214,8 @@ TRANSIENT = frozenset({"dialog", "menu", "popup", "sheet", "picker", "dropdown",
 #: and those that close it accepting what it shows (only for actions: they may apply a choice).
 DISMISS = frozenset({"cancel", "close", "dismiss", "later", "skip"})
 CONFIRM = frozenset({"ok", "done"})
-#: Words of an element that keeps or makes something (a form's Save, an Add button): a read's
-#: ``leads_to`` route never taps one (reading a contact's name must not save an empty new contact).
+#: Words of an element that keeps or makes something (a form's Save, an Add button): no
+#: ``leads_to`` route taps one (reaching a contact's page must not save an empty new contact).
 COMMITS = frozenset({*CONFIRM, "save", "apply", "confirm", "create", "submit", "update", "add"})
 
 
@@ -794,7 +796,7 @@ class Navigator:
                 (step,) = self._chosen_items((Step(element, "tap"),), own=False)
                 if step_risk(self.host.document, step) is not None or step in self._guarded:
                     continue
-                if self._read and self._commits(element):
+                if self._commits(element):
                     continue
                 route = (*steps, step)
                 if target == goal:
