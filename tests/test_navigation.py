@@ -169,6 +169,9 @@ class ScriptedHost:
     def chosen_item(self, list_name: str) -> str | None:
         return self.chosen.get(list_name)
 
+    def typed_screen(self) -> str | None:
+        return None
+
     def step_available(self, step: Step, obs: Observation) -> bool:
         if step.target is None:
             return True

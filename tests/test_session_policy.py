@@ -381,6 +381,25 @@ def test_a_search_with_several_results_leaves_the_choice_to_the_script() -> None
     assert not [r for r in trace.events("navigation") if "save" in r["step"] or "add_contact" in r["step"]]
 
 
+def test_an_actions_route_keeps_what_the_script_typed_on_its_form() -> None:
+    """A note typed, its Save left out, then the note's page named: the route's Save keeps the
+    script's own text (no Save of a form the script never typed into, as above)."""
+    app: Any = get_app("notes")
+    doc = load_document(REPO / "samples" / "notes" / "notes.yaml")
+    rt, _, trace = real(app, doc)
+    result = run(rt, '$notes_screen__new_note_button.tap()\n$edit_note_screen__title_input.set_text("Call Bob")\n'
+                     "print($note_screen__modified_text.get_text())\n")
+    assert isinstance(result.error, ScreenNotReached)  # a read keeps nothing: it does not save
+    assert "Call Bob" not in [n.title for n in app.state.notes]
+    app = get_app("notes")
+    rt, _, trace = real(app, doc)
+    result = run(rt, '$notes_screen__new_note_button.tap()\n$edit_note_screen__title_input.set_text("Call Bob")\n'
+                     "$note_screen__edit_button.tap()\n")
+    assert result.ok, result.error
+    assert [r["step"] for r in trace.events("navigation")] == ["edit_note_screen__save_button.tap()"]
+    assert "Call Bob" in [n.title for n in app.state.notes]
+
+
 def test_an_element_absent_from_the_screen_reached_names_that_screen(music_doc: AppDocument) -> None:
     app: Any = get_app("music")
     rt, _, trace = make_runtime(app, music_doc)

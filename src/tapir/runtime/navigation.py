@@ -57,7 +57,8 @@ fails at once, without touching the device, naming where the device is. No ``lea
 for a read or an action, taps an element that keeps or makes something (``COMMITS``: a form's
 Save, an Add button): the route is the navigator's own, and what it would keep is nothing the
 script typed (the call button of "some contact" reached through "add contact" and an empty
-form's Save).
+form's Save). An action's route may tap the Save of the form the script last typed into: that
+keeps the script's own text (a note typed, then the note's page named).
 """
 
 from __future__ import annotations
@@ -129,6 +130,11 @@ class NavigationHost(Protocol):
     def chosen_item(self, list_name: str) -> str | None:
         """The item of the list the script chose last (the text it matched, or the text of the
         item its loop is at), None when it chose none."""
+        ...
+
+    def typed_screen(self) -> str | None:
+        """The screen of the script's last ``set_text`` (a route may keep what the script typed
+        there), None when it typed nothing."""
         ...
 
     def scroll_screen(self, obs: Observation, span: Span | None, direction: str = "down") -> Observation | None:
@@ -796,14 +802,18 @@ class Navigator:
                 (step,) = self._chosen_items((Step(element, "tap"),), own=False)
                 if step_risk(self.host.document, step) is not None or step in self._guarded:
                     continue
-                if self._commits(element):
-                    continue
+                if self._commits(element) and (self._read or self._screen_of(element) != self.host.typed_screen()):
+                    continue  # Save keeps what the script typed on its form; elsewhere it makes something
                 route = (*steps, step)
                 if target == goal:
                     return route
                 seen.add(target)
                 queue.append((target, route))
         return None
+
+    def _screen_of(self, name: str) -> str | None:
+        el = self.host.document.element(name)
+        return el.screen if el is not None else None
 
     def _commits(self, name: str) -> bool:
         """Whether tapping element ``name`` keeps or makes something (``COMMITS``: its name's or

@@ -64,6 +64,9 @@ class PathSteps:
             chosen = self._sole_result(list_name)
         return chosen
 
+    def typed_screen(self) -> str | None:
+        return self.typed_on
+
     def _sole_result(self, list_name: str) -> str | None:
         """The text of the one item a list shows on the screen where the script last typed ("0133"
         into a search field, one contact left in its results): the script chose it by what it
