@@ -16,7 +16,7 @@ from tapir.codegen import language as L
 from tapir.codegen.backend import ScriptedBackend
 from tapir.codegen.device import DeviceSession
 from tapir.codegen.generate import Budget, Generator
-from tapir.codegen.postchecks import Finding, completed
+from tapir.codegen.postchecks import Finding, completed, post_run_findings
 from tapir.codegen.source import script_source
 from tapir.eval import EvalConfig, load_suite, report_json, run_suite
 from tapir.eval.sources import AdaptedSource
@@ -134,3 +134,20 @@ def test_a_form_saved_with_nothing_typed_gets_the_text_in_the_field_the_task_nam
     assert t["verdict"] == "pass" and t["events"] == ["completed:text-not-given"] and len(backend.requests) == 1
     assert t["script"].splitlines()[3:5] == ["$edit_note_screen__body_input.set_text('Booked for the 28th, 10:00.')",
                                              "$edit_note_screen__save_button.tap()"]
+
+
+def test_a_text_the_task_quotes_whole_is_not_typed_twice() -> None:
+    """A title and a text that starts with it, both as the task gives them: no finding. The same
+    run for a task that quotes neither: the longer one is cut."""
+    doc = L.load_document(REPO / "samples" / "notes" / "notes.yaml")
+    script = ('$edit_note_screen__title_input.set_text("Shopping")\n'
+              '$edit_note_screen__body_input.set_text("Shopping list: milk")\n')
+    records = [{"event": "action", "call": "set_text", "line": n, "ok": True, "args": {"text": text},
+                "element": f"$edit_note_screen__{field}_input", "resolved": f"edit_note_screen__{field}_input",
+                "screen_before": "edit_note_screen", "screen_after": "edit_note_screen"}
+               for n, field, text in ((1, "title", "Shopping"), (2, "body", "Shopping list: milk"))]
+    quoted = "Write a note titled 'Shopping' with the text 'Shopping list: milk'"
+    assert [f for f in post_run_findings(doc, script, records, task=quoted) if f.check == "text-typed-twice"] == []
+    (found,) = [f for f in post_run_findings(doc, script, records, task="Write a shopping note")
+                if f.check == "text-typed-twice"]
+    assert found.replaces == 2 and found.fix == "$edit_note_screen__body_input.set_text('list: milk')"

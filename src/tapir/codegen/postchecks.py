@@ -772,7 +772,7 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
         findings.append(Finding("search-left", f"the script typed into ${field}, then picked from ${picked} on "
                                                f"another screen: the search's results are in {shown}",
                                 fix, line if fix is not None else None))
-    typed_twice = _typed_twice(doc, script, actions)
+    typed_twice = _typed_twice(doc, script, actions, quoted_texts(task) if task else ())
     if typed_twice is not None:
         at_line, whole, part, into, other, split = typed_twice
         findings.append(Finding("text-typed-twice", f"the script typed {whole!r} into ${into} and {part!r} into "
@@ -1050,13 +1050,14 @@ def _one_field(doc: L.AppDocument, actions: Sequence[Mapping[str, Any]]) -> str 
     return fields[0] if len(fields) == 1 else None
 
 
-def _typed_twice(doc: L.AppDocument, script: str, actions: Sequence[Mapping[str, Any]]
+def _typed_twice(doc: L.AppDocument, script: str, actions: Sequence[Mapping[str, Any]], quoted: Sequence[str] = ()
                  ) -> tuple[int, str, str, str, str, str] | None:
     """``(line, whole, part, field, other field, the line fixed)`` when the run typed a text into
     one field of a screen and its first or last words again into another ("Grace Hopper" as the
     first name, "Hopper" as the last): the whole name went into the first field. The fixed line
     types the whole less the part ("Grace"). None when no two fields were so typed, or the line
-    does not hold the whole as one literal."""
+    does not hold the whole as one literal, or the task quotes the whole as it was typed (a note
+    titled 'Shopping' whose text is 'Shopping list: milk')."""
     typed: list[tuple[int, str, str, str]] = []  # (line, text, field, screen)
     for r in actions:
         text = (r.get("args") or {}).get("text")
@@ -1065,8 +1066,11 @@ def _typed_twice(doc: L.AppDocument, script: str, actions: Sequence[Mapping[str,
                 r.get("line"), int):
             typed.append((r["line"], text, element.name, element.screen))
     lines = script.splitlines()
+    given = {" ".join(q.split()) for q in quoted}
     for line, whole, field, screen in typed:
         words = whole.split()
+        if " ".join(words) in given:
+            continue
         for _, part, other, where in typed:
             cut = part.split()
             if where != screen or other == field or not cut or len(cut) >= len(words):
