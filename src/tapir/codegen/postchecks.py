@@ -114,7 +114,7 @@ from typing import Any
 from tapir.codegen import language as L
 from tapir.codegen.screen_walk import screen_walk
 from tapir.codegen.toggles import ASKS as _ASKS
-from tapir.codegen.toggles import guarded_tap, read_fix, taps_undone, wanted_state
+from tapir.codegen.toggles import guarded_tap, indent_of, read_fix, taps_undone, wanted_state
 
 __all__ = ["POSTCHECKS", "Finding", "closest_to_task", "completed", "grant_button", "plan_after", "post_run_findings"]
 
@@ -748,7 +748,7 @@ def post_run_findings(doc: L.AppDocument, script: str, records: Sequence[Mapping
                 first_act = _first_line_on(doc, script, actions, element.screen) if number else None
                 if first_act is not None:
                     at, line_text = first_act
-                    fix = f"{_indent_of(line_text)}${element.name}.set_text({number!r})\n{line_text}"
+                    fix = f"{indent_of(line_text)}${element.name}.set_text({number!r})\n{line_text}"
             findings.append(Finding("control-not-used", f"the script finished, but never acted on what the task "
                                                         f"names, on a screen where it acted: {shown}; act on it "
                                                         "if the task needs it", fix, at))
@@ -1111,10 +1111,6 @@ def _first_line_on(doc: L.AppDocument, script: str, actions: Sequence[Mapping[st
     return None
 
 
-def _indent_of(line: str) -> str:
-    return line[: len(line) - len(line.lstrip())]
-
-
 def _field_passed(doc: L.AppDocument, script: str, actions: Sequence[Mapping[str, Any]], task: str, text: str
                   ) -> tuple[int, str] | None:
     """``(line, what takes its place)``: ``text`` typed into the form the run left untyped, the
@@ -1151,7 +1147,7 @@ def _field_passed(doc: L.AppDocument, script: str, actions: Sequence[Mapping[str
                 and element.name in _buttons(page, _KEEP)
                 and (fields := [e.name for e in page.elements if e.kind is L.Kind.INPUT and not e.item_of])):
             field = closest_to_task(doc, fields, said)  # its Save tapped, nothing typed there
-            return (line, f"{_indent_of(own)}${field}.set_text({text!r})\n{own}") if field else None
+            return (line, f"{indent_of(own)}${field}.set_text({text!r})\n{own}") if field else None
         if not isinstance(after, str) or element.screen == after or i + 1 >= len(done) or (
                 shown := form(after)) is None:
             continue
@@ -1161,13 +1157,13 @@ def _field_passed(doc: L.AppDocument, script: str, actions: Sequence[Mapping[str
         field = closest_to_task(doc, fields, said)
         if field is None:
             return None
-        fix = [own, f"{_indent_of(own)}${field}.set_text({text!r})"]
+        fix = [own, f"{indent_of(own)}${field}.set_text({text!r})"]
         on = doc.element(_base(done[i + 1].get("resolved")) or _base(done[i + 1].get("element")) or "")
         if on is not None and on.screen == after:
             if on.name not in keeps or done[i + 1].get("call") not in _TAPS:
                 return None  # it acted there (a choice, a Cancel): what it meant is the model's to say
         elif len(keeps) == 1:
-            fix.append(f"{_indent_of(own)}${keeps[0]}.tap()")
+            fix.append(f"{indent_of(own)}${keeps[0]}.tap()")
         return line, "\n".join(fix)
     return None
 

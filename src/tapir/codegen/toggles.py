@@ -26,7 +26,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["ASKS", "guarded_tap", "read_fix", "taps_undone", "wanted_state"]
+__all__ = ["ASKS", "guarded_tap", "indent_of", "read_fix", "taps_undone", "wanted_state"]
 
 #: A state said of what the task leaves behind ("both switched on", "make sure it is enabled",
 #: "keep the Gym alarm ticked"), not of what it picks ("remove the ticked items", "the disabled
@@ -63,7 +63,8 @@ def wanted_state(task: str) -> bool | None:
     return on if on != off else None
 
 
-def _indent(line: str) -> str:
+def indent_of(line: str) -> str:
+    """The leading whitespace of a script line (what a line put in its place keeps)."""
     return line[: len(line) - len(line.lstrip())]
 
 
@@ -125,7 +126,7 @@ def read_fix(script: str, toggle: str, wanted: bool | None) -> tuple[str, int] |
         indent, negated, receiver, child = m.group(1), bool(m.group(2)), m.group(3), m.group(4) or ""
         body = []
         for following in lines[number:]:
-            if following.strip() and len(_indent(following)) <= len(indent):
+            if following.strip() and len(indent_of(following)) <= len(indent):
                 break
             body.append(following)
         new = text
@@ -133,7 +134,7 @@ def read_fix(script: str, toggle: str, wanted: bool | None) -> tuple[str, int] |
         if wanted is not None and negated != wanted:
             new = re.sub(r"^(\s*)if\s+not\s+", r"\1if ", text) if negated else text.replace("if ", "if not ", 1)
         if not any(".tap(" in b for b in body):
-            inner = next((_indent(b) for b in body if b.strip()), indent + "    ")
+            inner = next((indent_of(b) for b in body if b.strip()), indent + "    ")
             new = f"{new}\n{inner}{receiver}.tap({child})"
         return (new, number) if new != text else None
     return None
