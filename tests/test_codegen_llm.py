@@ -115,18 +115,14 @@ def test_drafts_from_the_prompt_are_checked_in_batches_and_keep_the_models_answe
     """Prompt-lookup drafts change how the answer is computed, not whose it is: the model checks
     each draft and keeps only the tokens it chooses itself. Not bit for bit the answer of one row
     at a time: llama.cpp runs other kernels on a batch of rows, and near-ties fall either way (on
-    the first 5 tasks with prompt version 4, a token at a time in two-row batches differed from
-    single rows in 2 answers, and drafts from single rows in 3). So the answer with drafts is held
-    against one computed a token at a time in two-row batches: 1 of the first 5 differed with
-    version 4, 2 of these 10 with version 6 (each in its plan's wording); drafts taken unchecked
-    would change nearly every answer."""
+    these 5 tasks, a token at a time in two-row batches differs from single rows in 2 answers, and
+    drafts from single rows in 3). So the answer with drafts is held against one computed a token
+    at a time in two-row batches (1 of 5 differs)."""
     from tapir.codegen.llama_backend import LlamaCppBackend
 
     gen = _generator("notes", backend, max_tokens=96)
     tasks = ["Open the note Gift ideas", "Tick Milk on the shopping list", "Delete the note Car service",
-             "Search for Lisbon", "Rename the note Garden ideas to Garden", "Add Eggs to the shopping list",
-             "Create a note called Books", "Untick Bread", "Clear the done items of Groceries",
-             "How many notes are there?"]
+             "Search for Lisbon", "Rename the note Garden ideas to Garden"]
     rows = LlamaCppBackend._eval_rows
 
     def two_rows(llm: object, batch: list[int]) -> None:
@@ -152,7 +148,7 @@ def test_drafts_from_the_prompt_are_checked_in_batches_and_keep_the_models_answe
             same += on.completion.text == off.completion.text
     finally:
         backend.draft_tokens = 16  # type: ignore[attr-defined]
-    assert same >= len(tasks) * 0.7, f"{same} of {len(tasks)} answers the same with drafts"
+    assert same >= len(tasks) - 1, f"{same} of {len(tasks)} answers the same with drafts"
 
 
 def test_a_draft_never_outgrows_the_batch_and_rewind_cuts_the_context(tmp_path: Path) -> None:

@@ -73,8 +73,8 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--ctx", type=int, default=6144, metavar="N",
                    help="with --model: the local model's context size in tokens (6144); prompts are fitted to it")
     p.add_argument("--prompt-style", default="auto", choices=PROMPT_STYLES,
-                   help="with --model: auto (the default: described when it fits --ctx, else focused), described, "
-                        "names (the paper's compressed form) or focused (the screens relevant to the task)")
+                   help="with --model: auto (the default: the largest form that fits --ctx), described, names "
+                        "(the paper's compressed form) or focused (the screens relevant to the task)")
     p.add_argument("--threads", type=int, metavar="N", help="with --model: CPU threads for the local model")
     p.add_argument("--examples-file", action="append", default=[], metavar="FILE.jsonl",
                    help="with --model: more examples to retrieve from, e.g. `tapir synth` output (pairs that do not "

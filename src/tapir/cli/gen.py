@@ -85,9 +85,9 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--examples", type=int, default=2, metavar="K",
                    help="more examples retrieved per task by similarity, from the rest of the pool (2)")
     p.add_argument("--prompt-style", default="auto", choices=PROMPT_STYLES,  # (tapir.codegen.prompt's)
-                   help="auto (the default): described when it fits the model's context, else focused; described: "
-                        "every element with its description; names: names only (the paper's compressed form); "
-                        "focused: a summary of every screen, then the screens relevant to the task")
+                   help="auto (the default): the largest form that fits the model's context; described: every "
+                        "element with its description; names: names only (the paper's compressed form); focused: "
+                        "only the screens relevant to the task")
     p.add_argument("--examples-file", action="append", default=[], metavar="FILE.jsonl",
                    help="more examples to retrieve from, e.g. `tapir synth` output (pairs that do not check "
                         "against --doc are left out); repeatable")

@@ -307,8 +307,8 @@ class Generator:
 
     def _fit(self) -> tuple[str, str]:
         """The prompt style this document gets with this model, and its prefix (for ``focused``, the
-        summary of screens; the task's screens are added per task): with ``auto``, the described
-        document when it fits, else focused."""
+        summary of screens; the task's screens are added per task): with ``auto``, the first of
+        described, names that fits, else focused."""
         style = self.config.style
         if style == "focused":
             return style, self._summary()
@@ -322,9 +322,9 @@ class Generator:
                 if n < len(self.standing):
                     self.standing, self.examples = self._pool.split(n)
                 return "described", prefix
-        # not the names-only form: with every element named and none described, the model picks
-        # the wrong ones (DroidTask notes and gallery: 4 of 23 tasks with it, 8 with the focused
-        # prompt, docs/eval.md)
+        prefix = render_prefix(self.doc, "names", self.standing)
+        if self._fits(prefix):
+            return "names", prefix
         return "focused", self._summary()
 
     def _summary(self) -> str:
