@@ -5,7 +5,10 @@ The issue's targets are per task, warm: median prompt tokens <= 4k and a cached 
 The cached share here is what the llama.cpp backend reuses when the suite's tasks run one after
 another on one model: the document prefix (computed once, then kept in memory or on disk), and
 beyond it the longest common token prefix with the previous task's prompt (the backend reuses
-the context's longest common prefix). Repair rounds are not counted (their prompt carries the
+the context's longest common prefix), and beyond that the longest prefix shared with one of the
+states of the last prompts kept in memory (``tapir.codegen.kept_states``: ``--kept-bytes``, as the
+backend's default; 0 for none; each prompt's state counted at ``--bytes-per-token``, Qwen2.5-1.5B's
+KV cache). Repair rounds are not counted (their prompt carries the
 failed script, which no earlier prompt had); ``tapir eval`` reports those with them.
 
     python bench/prompt_budget.py ../shared/upstream/droidtask --examples-file pool/
@@ -30,23 +33,19 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from tapir.codegen.backend import Request  # noqa: E402
+from tapir.codegen.kept_states import DEFAULT_KEPT_BYTES, KeptStates, common_prefix  # noqa: E402
 from tapir.codegen.source import script_source  # noqa: E402
 from tapir.core.errors import TapirError  # noqa: E402
 from tapir.eval.sources import GenerationRequest  # noqa: E402
 from tapir.eval.suite import load_suite  # noqa: E402
 
-
-def _common(a: list[int], b: list[int]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
+#: Bytes of llama.cpp state per token of Qwen2.5-Coder-1.5B (28 layers, 2 KV heads of 128, f16 K and V).
+QWEN_BYTES_PER_TOKEN = 28 * 2 * 128 * 2 * 2
 
 
 def measure(suite_path: str, model: str, *, example_files: list[str], style: str | None, ctx: int,
-            apps: list[str], examples: bool) -> dict[str, Any]:
+            apps: list[str], examples: bool, kept_bytes: int = DEFAULT_KEPT_BYTES,
+            bytes_per_token: int = QWEN_BYTES_PER_TOKEN) -> dict[str, Any]:
     suite = load_suite(suite_path)
     if apps:
         suite = suite.select(apps=apps)
@@ -54,6 +53,7 @@ def measure(suite_path: str, model: str, *, example_files: list[str], style: str
     source.hold_out([*(t.text for t in suite.tasks), *suite.unselected])
     rows: list[dict[str, Any]] = []
     context: list[int] = []
+    kept = KeptStates(kept_bytes // bytes_per_token)  # counted in tokens: one byte a token here
     seen: set[str] = set()
     t0 = time.perf_counter()
     for task in suite.tasks:
@@ -65,8 +65,16 @@ def measure(suite_path: str, model: str, *, example_files: list[str], style: str
         form = prompt.label.rsplit("-", 1)[-1]  # <app>-p<version>-<style>
         cold = prompt.prefix not in seen  # this prefix computed now: nothing of the prompt was cached
         seen.add(prompt.prefix)
-        cached = 0 if cold else max(n_prefix, _common(context, tokens))
+        live = common_prefix(context, tokens)
+        hit = kept.longest(tokens)
+        # the backend's rule (LlamaCppBackend._resume): a kept state when it holds the prefix and
+        # enough more than the context
+        if hit is not None and hit[0] >= max(n_prefix, live + 16):
+            live = hit[0]
+        cached = 0 if cold else max(n_prefix, live)
         context = tokens
+        if kept_bytes > 0:
+            kept.add(tokens, bytes(len(tokens)))
         rows.append({"task": task.id, "app": task.app, "style": form, "prompt": len(tokens),
                      "prefix": n_prefix, "cached": cached, "cold": cold})
 
@@ -83,7 +91,8 @@ def measure(suite_path: str, model: str, *, example_files: list[str], style: str
 
     by_app = {app: summary([r for r in rows if r["app"] == app]) for app in dict.fromkeys(r["app"] for r in rows)}
     return {"suite": suite_path, "model": model, "ctx": ctx, "style": style or "auto",
-            "example_files": example_files, "examples": examples, "overall": summary(rows), "by_app": by_app,
+            "example_files": example_files, "examples": examples, "kept_bytes": kept_bytes,
+            "overall": summary(rows), "by_app": by_app,
             "seconds": round(time.perf_counter() - t0, 1)}
 
 
@@ -120,10 +129,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-examples", action="store_true")
     p.add_argument("--prompt-style", default=None)
     p.add_argument("--ctx", type=int, default=6144)
+    p.add_argument("--kept-bytes", type=int, default=DEFAULT_KEPT_BYTES,
+                   help="memory for the states of the last prompts (the backend's default); 0: none")
+    p.add_argument("--bytes-per-token", type=int, default=QWEN_BYTES_PER_TOKEN)
     args = p.parse_args(argv)
     return emit("prompt_budget", lambda: measure(
         args.suite, args.model, example_files=args.examples_file, style=args.prompt_style, ctx=args.ctx,
-        apps=args.app, examples=not args.no_examples), args.out)
+        apps=args.app, examples=not args.no_examples, kept_bytes=args.kept_bytes,
+        bytes_per_token=args.bytes_per_token), args.out)
 
 
 if __name__ == "__main__":

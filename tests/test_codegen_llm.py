@@ -311,3 +311,36 @@ def test_an_answer_closed_inside_an_if_condition_ends_at_its_colon(backend: obje
     assert decoder.closed and "```" in text, text
     script = (head + text).split("```python\n", 1)[1].split("```", 1)[0]
     assert L.parses(script) is None, script
+
+
+def test_a_prompt_resumes_from_the_kept_state_it_shares_most_with(tmp_path: Path) -> None:
+    """Tasks A, B, C on one document: C's per-task part starts as A's did (the same screens of a
+    focused prompt), B's does not. The context holds B when C comes, so without kept states C
+    reuses the prefix only; with them, it resumes from A's state: the prefix and the shared
+    block are cached. The states stay within their memory budget."""
+    from tapir.codegen.backend import Request
+    from tapir.codegen.llama_backend import LlamaCppBackend
+
+    assert MODEL is not None
+    prefix = "You write scripts for a notes app.\n" + "".join(f"- element {i}: a button\n" for i in range(30))
+    head = "The screens relevant to the task:\n"
+    shared = head + "".join(f"- $notes_screen__item_{i} (button)\n" for i in range(40))
+    other = head + "".join(f"- $settings_screen__row_{i} (switch)\n" for i in range(40))
+    rests = [shared + "Your task is: open the note A\n", other + "Your task is: turn on dark mode\n",
+             shared + "Your task is: open the note C\n"]
+    cached = {}
+    for kept_bytes in (0, 1 << 30):
+        b = LlamaCppBackend(MODEL, cache_dir=tmp_path / str(kept_bytes), n_threads=THREADS, kept_bytes=kept_bytes)
+        try:
+            done = [b.complete(Request("system", prefix, rest, max_tokens=8)) for rest in rests]
+            tokens, n_prefix = b.prompt_tokens(Request("system", prefix, rests[2]))
+            block, _ = b.prompt_tokens(Request("system", prefix, shared))
+            cached[kept_bytes] = done[2].usage.cached_tokens
+            assert len(b.kept) == (3 if kept_bytes else 0) and b.kept.size <= b.kept.max_bytes
+        finally:
+            b.close()
+        # B shares the prefix with A and the block's heading, nothing more
+        assert n_prefix <= done[1].usage.cached_tokens < n_prefix + 20
+    shares = next(i for i, (x, y) in enumerate(zip(tokens, block, strict=False)) if x != y)
+    assert n_prefix <= cached[0] < n_prefix + 20
+    assert cached[1 << 30] >= shares > n_prefix + 200

@@ -13,7 +13,8 @@
 Modules: ``language`` (the one adapter to the registry, checker and documents), ``gbnf`` and
 ``script_grammar`` (the constrained answer grammar), ``prompt`` and ``examples`` (the prompt and
 its in-context examples), ``backend``, ``llama_backend``, ``http_backend`` (models behind one
-interface), ``prefix_cache`` (the prompt prefix's KV state on disk), ``lookup`` (drafts copied from
+interface), ``prefix_cache`` (the prompt prefix's KV state on disk), ``kept_states`` (the last
+prompts' states in memory), ``lookup`` (drafts copied from
 the prompt, checked by the local model in one batch), ``generate`` (generation and
 the repair loop), ``device`` (running on a device), ``models`` (installing models), ``tokens``
 (token counts with the model's tokenizer), ``source`` (the generator as ``tapir eval``'s script

@@ -4,7 +4,9 @@ The prompt is the model's own chat template (from the GGUF, rendered as llama-cp
 server renders it) over the request's messages. Its first part, up to the end of
 ``Request.user_prefix``, is the **prefix**: per (model, prefix tokens) its KV state is
 
-* kept in the context between calls (a later prompt reuses the longest common token prefix);
+* kept in the context between calls (a later prompt reuses the longest common token prefix),
+  and with it the states of the last prompts (``tapir.codegen.kept_states``: a prompt resumes from
+  the one it shares most with, when that is more than the context's own);
 * saved to the prefix cache on disk the first time it is computed, and loaded from there by a
   new process, so the first task after a restart skips it too.
 
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from tapir.codegen.backend import Completion, Request, Usage
+from tapir.codegen.kept_states import DEFAULT_KEPT_BYTES, KeptStates, common_prefix
 from tapir.codegen.lookup import DRAFT_TOKENS, PromptLookup
 from tapir.codegen.loops import RepeatGuard
 from tapir.codegen.prefix_cache import PrefixCache, default_cache_dir
@@ -38,6 +41,10 @@ _SENTINEL = "\u2063TAPIR-PREFIX-END\u2063"
 #: Tokens before ``max_tokens`` (at least; a quarter of it for long answers) from which a constrained
 #: answer is brought to an end (see ``_Decoder``).
 _CLOSING_RESERVE = 48
+#: A kept state is loaded when it holds at least this many more of the prompt's tokens than the
+#: context does: loading copies the whole state (tens of milliseconds), computing a token on two
+#: cores takes about ten.
+_WORTH_LOADING = 16
 _LOG_CALLBACK: Any = None
 
 
@@ -112,7 +119,7 @@ class LlamaCppBackend:
 
     def __init__(self, model_path: str | Path, *, n_ctx: int = 6144, n_threads: int | None = None,
                  cache_dir: Path | None | bool = True, n_batch: int = 512,
-                 draft_tokens: int = DRAFT_TOKENS) -> None:
+                 draft_tokens: int = DRAFT_TOKENS, kept_bytes: int = DEFAULT_KEPT_BYTES) -> None:
         self.model_path = Path(model_path)
         if not self.model_path.is_file():
             raise UsageError(f"no such model file: {self.model_path}")
@@ -125,6 +132,8 @@ class LlamaCppBackend:
         self.draft_tokens = draft_tokens
         folder = default_cache_dir() if cache_dir is True else (cache_dir or None)
         self.cache = PrefixCache(Path(folder)) if folder else None
+        #: The states of the last prompts, in memory (``kept_bytes``, 0 for none).
+        self.kept = KeptStates(kept_bytes)
         #: Called just before a prefix is computed (no copy in memory or on disk): the minutes on a
         #: CPU a front end should announce, and only then.
         self.on_cold: Callable[[], None] | None = None
@@ -204,13 +213,7 @@ class LlamaCppBackend:
     # -- the prefix state ------------------------------------------------------------------------------
 
     def _common(self, tokens: list[int]) -> int:
-        llm = self._llm
-        n = 0
-        for a, b in zip(llm.input_ids[: llm.n_tokens], tokens, strict=False):
-            if a != b:
-                break
-            n += 1
-        return n
+        return common_prefix(self._llm.input_ids[: self._llm.n_tokens], tokens)
 
     def _ready_prefix(self, prefix: list[int], label: str) -> tuple[str, float]:
         """Make the context hold ``prefix``: from memory, from disk, or computed (and saved)."""
@@ -224,13 +227,8 @@ class LlamaCppBackend:
                                  runtime=f"llama-cpp-python {llama_cpp.__version__}")
             t0 = time.perf_counter()
             hit = self.cache.load(key)
-            if hit is not None and list(hit.tokens) == prefix:
-                buf = (ctypes.c_uint8 * len(hit.state)).from_buffer_copy(hit.state)
-                if llama_cpp.llama_state_set_data(llm._ctx.ctx, buf, len(hit.state)) == len(hit.state):
-                    llm.input_ids[: len(prefix)] = prefix
-                    llm.n_tokens = len(prefix)
-                    llm._requires_eval = True
-                    return "disk", time.perf_counter() - t0
+            if hit is not None and list(hit.tokens) == prefix and self._set_state(prefix, hit.state):
+                return "disk", time.perf_counter() - t0
         if self.on_cold is not None:
             self.on_cold()
         llm.reset()
@@ -239,25 +237,56 @@ class LlamaCppBackend:
         io = 0.0
         if self.cache is not None and key is not None:
             t0 = time.perf_counter()
-            size = llama_cpp.llama_state_get_size(llm._ctx.ctx)
-            buf = (ctypes.c_uint8 * int(size))()
-            n = llama_cpp.llama_state_get_data(llm._ctx.ctx, buf, size)
             try:
-                self.cache.save(key, prefix, bytes(buf)[: int(n)])
+                self.cache.save(key, prefix, self._get_state())
             except OSError:
                 pass  # a full or read-only disk costs the next process the prefix, nothing else
             io = time.perf_counter() - t0
         return "cold", io
 
+    def _set_state(self, tokens: list[int] | tuple[int, ...], state: bytes | bytearray | memoryview) -> bool:
+        """Put ``state`` (of ``tokens``) into the context; False when llama.cpp refuses it."""
+        llama_cpp = require_llama_cpp()
+        llm = self._llm
+        buf = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
+        if llama_cpp.llama_state_set_data(llm._ctx.ctx, buf, len(state)) != len(state):
+            return False
+        llm.input_ids[: len(tokens)] = tokens
+        llm.n_tokens = len(tokens)
+        llm._requires_eval = True
+        return True
+
+    def _get_state(self) -> memoryview:
+        """The context's state (its KV cache), a copy."""
+        llama_cpp = require_llama_cpp()
+        ctx = self._llm._ctx.ctx
+        size = llama_cpp.llama_state_get_size(ctx)
+        buf = (ctypes.c_uint8 * int(size))()
+        n = llama_cpp.llama_state_get_data(ctx, buf, size)
+        return memoryview(buf).cast("B")[: int(n)]
+
+    def _resume(self, tokens: list[int], n_prefix: int, label: str) -> tuple[str, float]:
+        """Make the context start with as much of ``tokens`` as memory or disk holds: the kept
+        state that shares the most with them, when that is worth loading over the context's own
+        (and covers the prefix), else the prefix from the context, the disk, or computed."""
+        hit = self.kept.longest(tokens)
+        if hit is not None and hit[0] >= max(n_prefix, self._common(tokens) + _WORTH_LOADING):
+            t0 = time.perf_counter()
+            if self._set_state(hit[1].tokens, hit[1].state):
+                return "memory", time.perf_counter() - t0
+        return self._ready_prefix(tokens[:n_prefix], label)
+
     def forget(self) -> None:
-        """Drop the model state kept in memory (the next call starts cold, or from the disk cache)."""
+        """Drop the model states kept in memory (the next call starts cold, or from the disk cache)."""
+        self.kept.clear()
         if self._llm is not None:
             self._llm.reset()
             self._llm._ctx.kv_cache_seq_rm(-1, 0, -1)
 
     def rewind(self, n_tokens: int) -> None:
-        """Keep only the first ``n_tokens`` of the context (a benchmark's way to give every call
-        the state a new task finds: the document prefix and nothing after it)."""
+        """Keep only the first ``n_tokens`` of the context and no other state (a benchmark's way
+        to give every call the state a new task finds: the document prefix and nothing after it)."""
+        self.kept.clear()
         if self._llm is not None and n_tokens < self._llm.n_tokens:
             self._llm._ctx.kv_cache_seq_rm(-1, max(0, n_tokens), -1)
             self._llm.n_tokens = max(0, n_tokens)
@@ -277,13 +306,17 @@ class LlamaCppBackend:
         if len(tokens) + request.max_tokens > self.n_ctx:
             raise UsageError(f"the prompt has {len(tokens)} tokens; with {request.max_tokens} to generate it "
                              f"does not fit the model's context of {self.n_ctx}", hint="use a larger --ctx")
-        source, io_s = self._ready_prefix(tokens[:n_prefix], request.cache_label)
+        source, io_s = self._resume(tokens, n_prefix, request.cache_label)
         # Reuse the longest common prefix in the context; at least the last prompt token is
         # evaluated again, for its logits.
         reused = min(self._common(tokens), len(tokens) - 1)
         llm._ctx.kv_cache_seq_rm(-1, reused, -1)
         llm.n_tokens = reused
         llm.eval(tokens[reused:])
+        if self.kept.max_bytes > 0:
+            t1 = time.perf_counter()
+            self.kept.add(tokens, self._get_state())
+            io_s += time.perf_counter() - t1
         decoder = _Decoder(llm, request)
         # a draft and the token before it go to llama.cpp as one batch
         longest = min(self.draft_tokens, self.n_batch - 1)

@@ -86,7 +86,7 @@ class PrefixCache:
         os.utime(path)  # least recently *used* goes first when pruning
         return CachedPrefix(tuple(tokens), state, path)
 
-    def save(self, key: str, tokens: Sequence[int], state: bytes) -> Path:
+    def save(self, key: str, tokens: Sequence[int], state: bytes | bytearray | memoryview) -> Path:
         self.folder.mkdir(parents=True, exist_ok=True)
         path = self.path(key)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
