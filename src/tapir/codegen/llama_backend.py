@@ -42,8 +42,8 @@ _SENTINEL = "\u2063TAPIR-PREFIX-END\u2063"
 #: answer is brought to an end (see ``_Decoder``).
 _CLOSING_RESERVE = 48
 #: A kept state is loaded when it holds at least this many more of the prompt's tokens than the
-#: context does: loading copies the whole state (tens of milliseconds), computing a token on two
-#: cores takes about ten.
+#: context does: loading copies the whole state (tens of milliseconds), about what computing
+#: a few prompt tokens costs on two cores.
 _WORTH_LOADING = 16
 _LOG_CALLBACK: Any = None
 
