@@ -133,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="memory for the states of the last prompts (the backend's default); 0: none")
     p.add_argument("--bytes-per-token", type=int, default=QWEN_BYTES_PER_TOKEN)
     args = p.parse_args(argv)
+    if args.bytes_per_token <= 0 or args.kept_bytes < 0:
+        p.error("--bytes-per-token must be positive and --kept-bytes at least 0")
     return emit("prompt_budget", lambda: measure(
         args.suite, args.model, example_files=args.examples_file, style=args.prompt_style, ctx=args.ctx,
         apps=args.app, examples=not args.no_examples, kept_bytes=args.kept_bytes,
