@@ -204,6 +204,64 @@ def test_a_title_that_repeats_the_tapped_row_is_content() -> None:
     assert len(group_states(anatomies, {"a": {"Road trip"}, "b": {"Favourites"}})) == 1
 
 
+def _settings_page(rows: range, title: str = "Settings") -> Anatomy:
+    """A settings page (a toolbar, a vertical scroll view of checkbox rows) showing ``rows``."""
+    shown = [node("android.widget.RelativeLayout", (0, 300 + i * 200, 1080, 500 + i * 200),
+                  node("android.widget.CheckBox", (0, 300 + i * 200, 1080, 500 + i * 200), text=f"Option {n}",
+                       rid=f"org.x:id/option_{n}", clickable="true"),
+                  rid=f"org.x:id/option_{n}_holder")
+             for i, n in enumerate(rows)]
+    xml = hierarchy(node("android.widget.FrameLayout", (0, 0, 1080, 2400),
+                         node("android.view.ViewGroup", (0, 0, 1080, 250),
+                              node("android.widget.TextView", (100, 50, 800, 200), text=title),
+                              rid="org.x:id/settings_toolbar"),
+                         node("android.widget.ScrollView", (0, 300, 1080, 2400),
+                              node("android.widget.LinearLayout", (0, 300, 1080, 2400), *shown,
+                                   rid="org.x:id/settings_holder"),
+                              rid="org.x:id/settings_scrollview", scrollable="true")))
+    return Anatomy.of(parse_uiautomator(xml), activity=".SettingsActivity")
+
+
+def test_a_page_recorded_at_two_scroll_positions_is_one_screen() -> None:
+    # the top and the bottom of a long page share one row and their frame: too little of the
+    # layout for the overlap rule, one page by its scroll view
+    top, bottom = _settings_page(range(0, 5)), _settings_page(range(4, 9))
+    assert top.toolbar_title == "Settings" and top.function_parts == bottom.function_parts
+    (group,) = group_states({"top": top, "bottom": bottom})
+    assert group.states == ["top", "bottom"]
+    # without a row in common nothing says they are one page; under another title they are not
+    assert len(group_states({"top": top, "end": _settings_page(range(5, 10))})) == 2
+    assert len(group_states({"top": top, "about": _settings_page(range(4, 9), title="About")})) == 2
+
+
+def test_dialogs_in_one_frame_with_other_contents_are_other_screens() -> None:
+    def dialog(*content: str) -> Anatomy:
+        # the platform's frame: a content panel and a button bar, the buttons known by their ids
+        xml = hierarchy(node("android.widget.FrameLayout", (60, 800, 1020, 1600),
+                             node("android.widget.FrameLayout", (60, 800, 1020, 1400), *content,
+                                  rid="android:id/custom"),
+                             node("android.widget.LinearLayout", (60, 1500, 1020, 1600),
+                                  node("android.widget.Button", (60, 1500, 500, 1600), text="OK",
+                                       rid="android:id/button1", clickable="true"),
+                                  node("android.widget.Button", (500, 1500, 1020, 1600), text="Cancel",
+                                       rid="android:id/button2", clickable="true"),
+                                  rid="android:id/buttonPanel")))
+        return Anatomy.of(parse_uiautomator(xml))
+
+    def message(text: str) -> str:
+        return node("android.widget.ScrollView", (60, 800, 1020, 1400),
+                    node("android.widget.TextView", (60, 800, 1020, 1400), text=text, rid="org.x:id/message"),
+                    rid="org.x:id/message_scrollview")
+
+    picker = node("android.widget.DatePicker", (60, 800, 1020, 1400),
+                  node("android.widget.TextView", (60, 800, 1020, 900), text="2023", rid="org.x:id/year"),
+                  rid="org.x:id/date_picker")
+    deleting, warning, date = dialog(message("Delete it?")), dialog(message("Careful")), dialog(picker)
+    assert deleting.function_parts == date.function_parts
+    assert len(group_states({"deleting": deleting, "warning": warning})) == 1
+    assert len(group_states({"deleting": deleting, "date": date})) == 2
+
+
 # -- identifiers ----------------------------------------------------------------------------------
 
 

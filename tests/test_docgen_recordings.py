@@ -198,3 +198,23 @@ def test_every_upstream_recording_becomes_a_document(app: str, upstream: Path) -
     assert report.recording.package in (doc.app.package, "unknown") and report.recording.steps > 0
     # the largest recording (328 states) takes a few seconds on a slow shared machine
     assert seconds < 30, f"{app} took {seconds:.1f} s"
+
+
+@pytest.mark.upstream
+def test_a_page_recorded_scrolled_is_one_screen_and_dialogs_sharing_a_frame_are_not(upstream: Path) -> None:
+    app_dir = upstream / "droidtask" / "apps" / "contacts"
+    if not (app_dir / "states").is_dir():
+        pytest.skip("the contacts recording is not here")
+    doc = loads_document(document_from_recording(app_dir)[0]).document
+    assert doc is not None
+    locals_of = {s.name: {e.name.split("__", 1)[1] for e in s.elements} for s in doc.screens}
+    # the Settings page was recorded at its top (Customize colors) and at its bottom (the dialpad
+    # switch): one screen, not two with one's name made up from another screen's
+    (settings,) = [s for s, names in locals_of.items()
+                   if "customize_colors_button" in names and any("dialpad" in n for n in names)]
+    assert settings == "settings_screen"
+    # the tabs' checkboxes, the groups' checkboxes and the date picker are each a dialog of its own
+    # in the platform's one frame
+    holding = [s for s, names in locals_of.items()
+               if names & {"favorites_checkbox", "groupname_checkbox", "previous_month_button"}]
+    assert len(holding) == 3, holding

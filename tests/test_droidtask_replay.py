@@ -233,26 +233,29 @@ def test_navigation_on_imported_documents(upstream: Path, tmp_path: Path, app: s
 
 
 @pytest.mark.adb
-def test_a_settings_half_recorded_only_scrolled_is_reached_through_the_top_half(upstream: Path,
-                                                                                 tmp_path: Path) -> None:
-    """The document built from the Messenger recording files the settings' lower half (delivery
-    reports) as a screen no path leads to: navigation opens the settings by the top half's path,
-    then scrolls (it used to stop: "the document gives no dependency path to it")."""
+def test_a_settings_page_recorded_at_its_top_and_bottom_is_one_screen_reached_by_one_path(
+        upstream: Path, tmp_path: Path) -> None:
+    """The Messenger recording holds the settings page at its top (font size) and at its bottom
+    (delivery reports), with no scroll between them: the document built from it has one settings
+    screen, and the bottom's switch is reached by the path into the page (the bottom used to be a
+    screen of its own, "settings_screen" beside "main_settings_screen", that no path led to)."""
     import json
 
     from tapir.cli import main
 
     app_dir = upstream / "droidtask" / "apps" / "messenger"
     document, path, built = document_for(app_dir, ReplayApp(app_dir).package)
-    lower = document.screen("settings_screen")
-    assert built and lower is not None and not any(e.paths for e in lower.elements)
+    settings = document.screen("settings_screen")
+    assert built and settings is not None and document.screen("main_settings_screen") is None
+    assert {"settings_screen__font_size_button", "settings_screen__enable_delivery_reports_checkbox"} <= {
+        e.name for e in settings.elements}
     script = tmp_path / "reports.tap"
     script.write_text("$settings_screen__enable_delivery_reports_checkbox.tap()\n", encoding="utf-8")
     trace = tmp_path / "trace.jsonl"
     assert main(["run", str(script), "--doc", str(path), "--device", f"sim:{app_dir}", "--trace", str(trace)]) == 0
     records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
-    steps = [(r.get("action"), r.get("screen_after")) for r in records if r["event"] == "navigation"]
-    assert steps == [("tap", "main_settings_screen"), ("scroll", "settings_screen")]
+    steps = [(r.get("action"), r.get("label"), r.get("screen_after")) for r in records if r["event"] == "navigation"]
+    assert steps == [("tap", "Settings", "settings_screen")]
     assert [r.get("label") for r in records if r["event"] == "action"] == ["Enable delivery reports"]
 
 

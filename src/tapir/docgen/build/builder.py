@@ -41,7 +41,7 @@ from tapir.docgen.build.graph import (
 )
 from tapir.docgen.build.grouping import group_states
 from tapir.docgen.build.identifiers import TreeIndex, screen_signature
-from tapir.docgen.build.naming import Annotator, Namer, element_base, slug, with_suffix
+from tapir.docgen.build.naming import Annotator, Namer, element_base, resource_words, slug, with_suffix
 from tapir.docgen.build.policy import DangerPolicy
 from tapir.docgen.build.trace import StepRecord, Trace
 from tapir.docgen.loader import loads_document
@@ -334,8 +334,12 @@ class _DocumentBuilder:
             # what opened it names it ("more_options_menu"), unless that is a mere OK or Cancel
             openers = [o for o in self._openers(g.index) if slug(o) not in _GENERIC]
             options = next((d.options for d in s.elements if d.role == "list" and d.options), [])
+            # last, what its app calls its contents ("dialog_select_alarm_sound_radio"): the
+            # platform's own ids (android:id/message) are in every dialog
+            own = next((w for d in s.elements if d.resource_id and not d.resource_id.startswith("android:")
+                        and (w := resource_words(d.resource_id))), "")
             candidates = [slug(title) if title and looks_static(title) else "",
-                          *(slug(o) for o in openers[:1]), slug(options[0]) if options else ""]
+                          *(slug(o) for o in openers[:1]), slug(options[0]) if options else "", own]
             names = [f"{c}_{suffix}" for c in candidates if c] or [suffix]
             return names[0], names[1:]
         tab = next((first.label(n) for n in first.order if first.tree.node(n).selected
@@ -489,6 +493,8 @@ class _DocumentBuilder:
             result = outcome(target, group, d.kind)
             if d.effect is not None and d.effect.endswith(" to " + result):
                 continue  # a long tap that does what a tap does
+            if verb == "tap" and result == "toggle it":
+                continue  # a switch's description says so ("...; tap to toggle it")
             phrase = f"{verb} to {result}"
             d.effect = phrase if d.effect is None else f"{d.effect}; {phrase}"
             if target is not None and target != group and action == "tap" and (group, target) not in returns:

@@ -9,7 +9,11 @@
    titled "Road trip") is content, not function, and is left out.
 3. **Merge by function**: groups of one activity with the same function whose layouts overlap
    (Jaccard similarity of the layout paths, or one nearly containing the other) are one screen:
-   the same list with and without a now-playing bar, a settings page scrolled.
+   the same list with and without a now-playing bar; not lists of other ids, nor dialogs with
+   other contents in one frame (a message, a date picker). So are two layouts that are one page
+   scrolled: the same frame around the same vertical scroll view, whose rows overlap, under no
+   other toolbar title (a long settings page recorded at its top and at its bottom shares a few
+   rows and nothing else of what it shows).
 
 A model may later refine the split (``Annotator``); without one this is the whole algorithm.
 
@@ -82,6 +86,53 @@ def _collections(paths: frozenset[str]) -> frozenset[str]:
     return frozenset(out)
 
 
+def _vertical_scrollers(paths: frozenset[str]) -> set[str]:
+    """The paths of the vertical scroll views (with an id) in a layout; a list is content, and a
+    horizontal scroller holds a tab bar, not a page."""
+    out = set()
+    for p in paths:
+        cls, _, rid = p.rsplit("/", 1)[-1].partition("#")
+        if rid and "ScrollView" in cls and "Horizontal" not in cls:
+            out.add(p)
+    return out
+
+
+def _other_contents(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Whether a view both layouts have holds views with ids in each, none of them the same: a
+    dialog's frame (title, buttons) around other contents (a message, a date picker, a list of
+    checkboxes) is another dialog, however much of the layout is frame."""
+    def children(paths: frozenset[str]) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for p in paths:
+            parent, _, last = p.rpartition("/")
+            if not last.endswith("#"):
+                out.setdefault(parent, set()).add(last)
+        return out
+
+    in_a, in_b = children(a), children(b)
+    return any(in_a[p].isdisjoint(in_b[p]) for p in in_a.keys() & in_b.keys() & (a | b))
+
+
+def _scrolled(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Whether layouts ``a`` and ``b`` are one page at two scroll positions: their frames (all but
+    the scroll view's contents) nearly the same, and a row inside the scroll view in both."""
+    for scroller in _vertical_scrollers(a) & _vertical_scrollers(b):
+        inside = scroller + "/"
+        rows_a = {p for p in a if p.startswith(inside)}
+        rows_b = {p for p in b if p.startswith(inside)}
+        # the holder directly inside is in every position: a row is deeper than that
+        if not any(p[len(inside):].count("/") >= 1 for p in rows_a & rows_b):
+            continue
+        frame_a, frame_b = a - rows_a, b - rows_b
+        if len(frame_a & frame_b) / max(len(frame_a | frame_b), 1) >= MERGE_CONTAINMENT:
+            return True
+    return False
+
+
+def _titles(group: ScreenGroup) -> set[str]:
+    return {t for t in (group.anatomies[s].toolbar_title for s in group.states) if t}
+
+
 def group_states(anatomies: Mapping[str, Anatomy], echoes: Mapping[str, set[str]] | None = None) -> list[ScreenGroup]:
     """Group states (in the given order) into screens; see the module docstring."""
     echoes = echoes or {}
@@ -110,6 +161,7 @@ def group_states(anatomies: Mapping[str, Anatomy], echoes: Mapping[str, set[str]
         # largest first, so small variants join the main layout rather than each other
         members.sort(key=lambda i: -len(groups[i].states))
         merged_paths = {i: paths[i] for i in members}
+        merged_titles = {i: _titles(groups[i]) for i in members}
         for pos, i in enumerate(members):
             for j in members[:pos]:
                 ri, rj = find(i), find(j)
@@ -119,9 +171,14 @@ def group_states(anatomies: Mapping[str, Anatomy], echoes: Mapping[str, set[str]
                 ca, cb = _collections(joined), _collections(candidate)
                 if ca and cb and not (ca & cb):
                     continue
-                if _similar(joined, candidate):
+                if groups[i].first.window != "full" and _other_contents(joined, candidate):
+                    continue
+                titles = _titles(groups[i])
+                other_page = titles and merged_titles[rj] and not titles & merged_titles[rj]
+                if _similar(joined, candidate) or (not other_page and _scrolled(joined, candidate)):
                     parent[ri] = rj
                     merged_paths[rj] = joined | candidate
+                    merged_titles[rj] |= titles
                     break
     out: dict[int, list[str]] = {}
     for g in groups:
