@@ -170,7 +170,31 @@ def test_tabs_sharing_an_id_are_elements_not_a_list() -> None:
     keys = [k for k in a.key_of.values() if k.split(">")[1].startswith("LinearLayout#tab_item_holder")]
     assert sorted(keys) == sorted(f">LinearLayout#tab_item_holder@t={x}".join(["main_tabs_holder", ""])
                                   for x in ("Clock", "Alarm", "Timer"))
-    assert a.selected == ("tab_item_holder",)
+    assert a.selected == ("Alarm",)  # tabs sharing one id are told apart by their labels
+
+
+def test_a_tab_selected_inside_a_selected_row_is_the_selected_tab() -> None:
+    # Simple Mobile Tools' tab bar: a row without an id (no tab by its words or its parent's)
+    # around each tab holder, selected with it
+    def tab(label: str, x: int, selected: bool) -> str:
+        state = str(selected).lower()
+        return node("android.widget.LinearLayout", (x, 2000, x + 200, 2100),
+                    node("android.widget.LinearLayout", (x, 2000, x + 200, 2100),
+                         node("android.widget.TextView", (x, 2000, x + 200, 2100), text=label,
+                              rid="org.x:id/tab_item_label", selected=state),
+                         rid="org.x:id/tab_item_holder", selected=state),
+                    clickable="true", selected=state)
+
+    def bar(chosen: str) -> Anatomy:
+        tabs = [tab(label, 200 * i, label == chosen) for i, label in enumerate(("Contacts", "Favorites", "Calls"))]
+        return Anatomy.of(parse_uiautomator(hierarchy(node(
+            "android.widget.FrameLayout", (0, 0, 1080, 2400),
+            node("android.widget.HorizontalScrollView", (0, 2000, 1080, 2100),
+                 node("android.widget.LinearLayout", (0, 2000, 1080, 2100), *tabs),
+                 rid="org.x:id/main_tabs_holder")))))
+
+    assert bar("Favorites").selected == ("Favorites",)
+    assert bar("Favorites").function != bar("Calls").function
 
 
 # -- screens --------------------------------------------------------------------------------------

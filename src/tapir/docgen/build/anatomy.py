@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -378,18 +379,25 @@ class Anatomy:
 
     @cached_property
     def selected(self) -> tuple[str, ...]:
-        """Selected tabs (outside lists): their id or label. Other selected views (a toggled
-        shuffle button) are state, not function."""
+        """Selected tabs (outside lists): their id, or their label where tabs share one id (a tab
+        bar of alike holders). Other selected views (a toggled shuffle button) are state, not
+        function."""
         t = self.tree
+        kept = set(self.order)
+        ids = Counter(t.node(nid).resource_name for nid in self.order if self.is_tab(nid))
         out = []
         for nid in self.order:
             n = t.node(nid)
             if not n.selected or not self.is_tab(nid):
                 continue
+            # the views inside a selected tab are selected with it; a selected wrapper that is
+            # no tab itself (a tab bar's row around the tab) does not hide the tab inside it
             p = t.get(n.parent) if n.parent is not None else None
-            if p is not None and p.selected:
+            if p is not None and p.selected and p.id in kept and self.is_tab(p.id):
                 continue
-            out.append(n.resource_name or self.label(nid))
+            label = self.label(nid)
+            shared = not n.resource_name or ids[n.resource_name] > 1
+            out.append(label if shared and label and looks_static(label) else n.resource_name or label)
         return tuple(out)
 
     def option_labels(self, info: ListInfo) -> list[str]:
