@@ -198,6 +198,8 @@ def test_every_upstream_recording_becomes_a_document(app: str, upstream: Path) -
     assert report.recording.package in (doc.app.package, "unknown") and report.recording.steps > 0
     # the largest recording (328 states) takes a few seconds on a slow shared machine
     assert seconds < 30, f"{app} took {seconds:.1f} s"
+    # an effect says what the description does not ("tap to toggle it" is a switch's description)
+    assert not [e.name for e in doc.elements if e.effect and e.effect in e.description]
 
 
 @pytest.mark.upstream
@@ -218,3 +220,14 @@ def test_a_page_recorded_scrolled_is_one_screen_and_dialogs_sharing_a_frame_are_
     holding = [s for s, names in locals_of.items()
                if names & {"favorites_checkbox", "groupname_checkbox", "previous_month_button"}]
     assert len(holding) == 3, holding
+
+
+@pytest.mark.upstream
+def test_a_dialog_with_no_title_and_no_opener_is_named_by_its_own_ids(upstream: Path) -> None:
+    app_dir = upstream / "droidtask" / "apps" / "calendar"
+    if not (app_dir / "states").is_dir():
+        pytest.skip("the calendar recording is not here")
+    doc = loads_document(document_from_recording(app_dir)[0]).document
+    assert doc is not None
+    # the alarm sound picker (dialog_select_alarm_system_radio): no title, no recorded way in
+    assert doc.screen("select_alarm_system_dialog") is not None and doc.screen("dialog") is None

@@ -32,6 +32,8 @@ from tapir.docgen.build.anatomy import Anatomy
 MERGE_JACCARD = 0.5
 #: ... or when the smaller layout is almost all inside the larger.
 MERGE_CONTAINMENT = 0.85
+#: Frame similarity (Jaccard, the scroll view's contents left out) of one page at two positions.
+SCROLLED_FRAME = 0.85
 
 
 @dataclass
@@ -110,7 +112,7 @@ def _other_contents(a: frozenset[str], b: frozenset[str]) -> bool:
         return out
 
     in_a, in_b = children(a), children(b)
-    return any(in_a[p].isdisjoint(in_b[p]) for p in in_a.keys() & in_b.keys() & (a | b))
+    return any(in_a[p].isdisjoint(in_b[p]) for p in in_a.keys() & in_b.keys())
 
 
 def _scrolled(a: frozenset[str], b: frozenset[str]) -> bool:
@@ -124,7 +126,7 @@ def _scrolled(a: frozenset[str], b: frozenset[str]) -> bool:
         if not any(p[len(inside):].count("/") >= 1 for p in rows_a & rows_b):
             continue
         frame_a, frame_b = a - rows_a, b - rows_b
-        if len(frame_a & frame_b) / max(len(frame_a | frame_b), 1) >= MERGE_CONTAINMENT:
+        if len(frame_a & frame_b) / max(len(frame_a | frame_b), 1) >= SCROLLED_FRAME:
             return True
     return False
 
