@@ -22,6 +22,7 @@ got. Only the tokenizer is loaded (seconds), not the weights.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import sys
@@ -33,6 +34,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from tapir.codegen.backend import Request  # noqa: E402
+from tapir.codegen.generate import GenConfig  # noqa: E402
 from tapir.codegen.kept_states import DEFAULT_KEPT_BYTES, KeptStates, common_prefix  # noqa: E402
 from tapir.codegen.source import script_source  # noqa: E402
 from tapir.core.errors import TapirError  # noqa: E402
@@ -45,11 +47,15 @@ QWEN_BYTES_PER_TOKEN = 28 * 2 * 128 * 2 * 2
 
 def measure(suite_path: str, model: str, *, example_files: list[str], style: str | None, ctx: int,
             apps: list[str], examples: bool, kept_bytes: int = DEFAULT_KEPT_BYTES,
-            bytes_per_token: int = QWEN_BYTES_PER_TOKEN) -> dict[str, Any]:
+            bytes_per_token: int = QWEN_BYTES_PER_TOKEN, focus_tokens: int | None = None) -> dict[str, Any]:
     suite = load_suite(suite_path)
     if apps:
         suite = suite.select(apps=apps)
-    source = script_source(model, ctx=ctx, style=style, example_files=example_files, examples=examples)
+    config = GenConfig()
+    if focus_tokens is not None:
+        config = dataclasses.replace(config, focus_tokens=focus_tokens)
+    source = script_source(model, ctx=ctx, style=style, config=config, example_files=example_files,
+                           examples=examples)
     source.hold_out([*(t.text for t in suite.tasks), *suite.unselected])
     rows: list[dict[str, Any]] = []
     context: list[int] = []
@@ -92,6 +98,7 @@ def measure(suite_path: str, model: str, *, example_files: list[str], style: str
     by_app = {app: summary([r for r in rows if r["app"] == app]) for app in dict.fromkeys(r["app"] for r in rows)}
     return {"suite": suite_path, "model": model, "ctx": ctx, "style": style or "auto",
             "example_files": example_files, "examples": examples, "kept_bytes": kept_bytes,
+            "focus_tokens": source.config.focus_tokens,
             "overall": summary(rows), "by_app": by_app,
             "seconds": round(time.perf_counter() - t0, 1)}
 
@@ -132,13 +139,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--kept-bytes", type=int, default=DEFAULT_KEPT_BYTES,
                    help="memory for the states of the last prompts (the backend's default); 0: none")
     p.add_argument("--bytes-per-token", type=int, default=QWEN_BYTES_PER_TOKEN)
+    p.add_argument("--focus-tokens", type=int, default=None,
+                   help="a focused prompt's per-task screens, tokens at most (default: GenConfig's)")
     args = p.parse_args(argv)
     if args.bytes_per_token <= 0 or args.kept_bytes < 0:
         p.error("--bytes-per-token must be positive and --kept-bytes at least 0")
     return emit("prompt_budget", lambda: measure(
         args.suite, args.model, example_files=args.examples_file, style=args.prompt_style, ctx=args.ctx,
         apps=args.app, examples=not args.no_examples, kept_bytes=args.kept_bytes,
-        bytes_per_token=args.bytes_per_token), args.out)
+        bytes_per_token=args.bytes_per_token, focus_tokens=args.focus_tokens), args.out)
 
 
 if __name__ == "__main__":
