@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tapir.core.document import AppDocument
 from tapir.docgen.build import document_from_recording, import_droidbot
 from tapir.docgen.loader import loads_document
 
@@ -202,13 +203,19 @@ def test_every_upstream_recording_becomes_a_document(app: str, upstream: Path) -
     assert not [e.name for e in doc.elements if e.effect and e.effect in e.description]
 
 
-@pytest.mark.upstream
-def test_a_page_recorded_scrolled_is_one_screen_and_dialogs_sharing_a_frame_are_not(upstream: Path) -> None:
-    app_dir = upstream / "droidtask" / "apps" / "contacts"
+def _built(upstream: Path, app: str) -> AppDocument:
+    """The document Tapir builds from ``app``'s DroidTask recording (skipped when it is not here)."""
+    app_dir = upstream / "droidtask" / "apps" / app
     if not (app_dir / "states").is_dir():
-        pytest.skip("the contacts recording is not here")
+        pytest.skip(f"the {app} recording is not here")
     doc = loads_document(document_from_recording(app_dir)[0]).document
     assert doc is not None
+    return doc
+
+
+@pytest.mark.upstream
+def test_a_page_recorded_scrolled_is_one_screen_and_dialogs_sharing_a_frame_are_not(upstream: Path) -> None:
+    doc = _built(upstream, "contacts")
     locals_of = {s.name: {e.name.split("__", 1)[1] for e in s.elements} for s in doc.screens}
     # the Settings page was recorded at its top (Customize colors) and at its bottom (the dialpad
     # switch): one screen, not two with one's name made up from another screen's
@@ -224,10 +231,6 @@ def test_a_page_recorded_scrolled_is_one_screen_and_dialogs_sharing_a_frame_are_
 
 @pytest.mark.upstream
 def test_a_dialog_with_no_title_and_no_opener_is_named_by_its_own_ids(upstream: Path) -> None:
-    app_dir = upstream / "droidtask" / "apps" / "calendar"
-    if not (app_dir / "states").is_dir():
-        pytest.skip("the calendar recording is not here")
-    doc = loads_document(document_from_recording(app_dir)[0]).document
-    assert doc is not None
+    doc = _built(upstream, "calendar")
     # the alarm sound picker (dialog_select_alarm_system_radio): no title, no recorded way in
     assert doc.screen("select_alarm_system_dialog") is not None and doc.screen("dialog") is None
