@@ -191,3 +191,49 @@ def test_runs_are_reproducible_whatever_the_number_of_simulators(adb_port: int) 
         return [(r.id, r.verdict, r.actions, r.action_log, r.printed) for r in run.results]
 
     assert figures(1) == figures(3)
+
+
+def _ignore_sigint() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a shell script starts a background job
+
+
+def test_sigterm_stops_a_run_with_its_report_and_an_ignored_ctrl_c_stays_ignored(tmp_path: Path,
+                                                                                 adb_port: int) -> None:
+    """A CI job cancelled, or ``kill PID`` on a run started with ``&`` from a script (which ignores
+    SIGINT): the tasks that ran are in the report, marked interrupted, exit status 143."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    report = tmp_path / "r.json"
+    proc = subprocess.Popen([sys.executable, "-m", "tapir.cli", "eval", str(SUITE), "--oracle", "-j", "1",
+                             "--adb-port", str(adb_port), "--json", str(report)],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_ignore_sigint)
+    assert proc.stderr is not None
+    lines: list[str] = []
+
+    def until_task(n: int) -> None:  # one line per finished task on a pipe
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not any(line.startswith(f"[{n}/") for line in lines):
+            line = proc.stderr.readline()  # type: ignore[union-attr]
+            if not line:
+                break
+            lines.append(line)
+        assert any(line.startswith(f"[{n}/") for line in lines), (proc.poll(), lines)
+
+    until_task(1)
+    proc.send_signal(signal.SIGINT)  # ignored: the run goes on to the next task
+    until_task(3)
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=120)
+    stderr = "".join(lines) + stderr
+    assert proc.returncode == 128 + signal.SIGTERM, stderr
+    assert "Traceback" not in stderr and "interrupted (SIGTERM): " in stderr
+    data = json.loads(report.read_text(encoding="utf-8"))
+    total = len(load_suite(SUITE).tasks)
+    assert data["interrupted"] and 3 <= data["total"] < total
+    assert data["total"] + len(data["not_run"]) == total

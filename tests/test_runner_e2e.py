@@ -249,3 +249,35 @@ def test_screenshot_files_go_to_the_scripts_artifacts_and_the_report_shows_them(
     assert [css(r, ".saved a")[0].get("href") for r in rows] == ["../art/flows__shoots/songs_list.png",
                                                                  "../art/flows__shoots/screenshot-2.png"]
     assert all(css(r, ".shot") for r in rows)
+
+
+@pytest.mark.timeout(300)
+def test_a_cancelled_ci_job_still_writes_its_junit_report(tmp_path: Path, adb_port: int) -> None:
+    """SIGTERM (what a CI runner sends a job it cancels) stops `tapir test` as Ctrl-C does: the
+    scripts that ran are in the JUnit report, the others skipped as not run; exit status 143."""
+    import os
+    import signal
+    import sys
+    import time
+
+    junit = tmp_path / "r.xml"
+    proc = subprocess.Popen([sys.executable, "-m", "tapir.cli", "test", "samples/", "--device", "sim", "-j", "1",
+                             "--adb-port", str(adb_port), "--junit", str(junit)],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "ADBUTILS_ADB_PATH": "/bin/false"})
+    assert proc.stdout is not None
+    seen: list[str] = []
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and not any(line.startswith("[2/") for line in seen):
+        line = proc.stdout.readline()
+        if not line:
+            break
+        seen.append(line)
+    assert any(line.startswith("[2/") for line in seen), (proc.poll(), seen)
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM, stderr
+    assert "Traceback" not in stderr and "interrupted (SIGTERM)" in stderr
+    cases = [c for s in JUnitXml.fromfile(str(junit)) for c in s]
+    not_run = [c for c in cases if any("the run was interrupted" in (r.message or "") for r in c.result)]
+    assert len(cases) == len(collect([REPO / "samples"])) and 2 <= len(cases) - len(not_run) < len(cases)

@@ -4,8 +4,11 @@ project's ``tapir.toml``."""
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -169,3 +172,51 @@ def flag_for(setting: str | None) -> str | None:
     if setting is None:
         return None
     return _FLAGS.get(setting, "--" + setting.replace("_", "-"))
+
+
+@contextmanager
+def stop_signals() -> Iterator[list[str]]:
+    """SIGTERM (a CI job cancelled, ``kill PID``) stops a long run as Ctrl-C does: a
+    KeyboardInterrupt, so what ran is kept and its reports written. Yields a list that gets the
+    name of the signal that stopped the run.
+
+    A SIGINT the process was started ignoring stays ignored: a shell script's background job is
+    not meant to die with the script's Ctrl-C. SIGTERM still stops it, report and all."""
+    got: list[str] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield got
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        got.append(signal.Signals(signum).name)
+        raise KeyboardInterrupt
+
+    wanted = [signal.SIGTERM]
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        wanted.append(signal.SIGINT)
+    old = {s: signal.signal(s, stop) for s in wanted}
+    try:
+        yield got
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+
+
+@contextmanager
+def signals_ignored() -> Iterator[None]:
+    """Ctrl-C and SIGTERM wait while the reports of a stopped run are written (a second Ctrl-C
+    must not lose them)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+
+
+def stopped_status(stopped_by: Sequence[str]) -> int:
+    """The exit status of a run a signal stopped: 128 + its number (130 for Ctrl-C)."""
+    return 128 + int(getattr(signal, stopped_by[0] if stopped_by else "SIGINT", signal.SIGINT))

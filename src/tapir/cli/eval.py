@@ -6,7 +6,17 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from tapir.cli.common import Subparsers, adb_server, add_adb_flags, check_positive, device_on_server, project_config
+from tapir.cli.common import (
+    Subparsers,
+    adb_server,
+    add_adb_flags,
+    check_positive,
+    device_on_server,
+    project_config,
+    signals_ignored,
+    stop_signals,
+    stopped_status,
+)
 from tapir.cli.gen import PROMPT_STYLES
 from tapir.core.errors import UsageError
 
@@ -28,7 +38,8 @@ def register(sub: Subparsers) -> None:
             "generation failures), --model, or --scripts-from (the scripts of an earlier report, run\n"
             "again without the model). A table of the tasks and the success rate per difficulty level\n"
             "and per app are printed; --json/--markdown write reports. Exit status 1 when the\n"
-            "success rate is below --fail-under (default: 1.0 with --oracle, else 0).\n\n"
+            "success rate is below --fail-under (default: 1.0 with --oracle, else 0). Ctrl-C or SIGTERM\n"
+            "stops the run: the reports hold the tasks that ran, exit status 130 (143 for SIGTERM).\n\n"
             "  tapir eval samples/suite --oracle -j 2 --json oracle.json\n"
             "  tapir eval --compare oracle.json model.json\n"
             "  tapir eval samples/suite --scripts-from model.json --json again.json  # same scripts, today's Tapir"
@@ -174,22 +185,24 @@ def _run(args: argparse.Namespace) -> int:
     for note in suite.notes:
         err.print(f"note: {note}", highlight=False, markup=False)
     try:
-        with _EvalProgress(err, len(suite.tasks)) as progress:
+        with stop_signals() as stopped_by, _EvalProgress(err, len(suite.tasks)) as progress:
             run = run_suite(suite, source, config, on_result=progress.done)
     finally:
         close = getattr(source, "close", None)
         if callable(close):
             close()  # a model's memory and threads
-    data = report_json(run)
-    _print_report(data, quiet=args.quiet)
-    if args.json:
-        Path(args.json).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    if args.markdown:
-        Path(args.markdown).write_text(report_markdown(data), encoding="utf-8")
+    with signals_ignored():  # a stopped run's reports are written whole
+        data = report_json(run)
+        _print_report(data, quiet=args.quiet)
+        if args.json:
+            Path(args.json).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        if args.markdown:
+            Path(args.markdown).write_text(report_markdown(data), encoding="utf-8")
     if run.not_run:
-        print(f"interrupted: {len(data['tasks'])} of {len(suite.tasks)} tasks ran; the reports hold those",
-              file=sys.stderr)
-        return 130
+        signame = stopped_by[0] if stopped_by else "SIGINT"
+        print(f"interrupted ({signame}): {len(data['tasks'])} of {len(suite.tasks)} tasks ran; the reports hold "
+              "those", file=sys.stderr)
+        return stopped_status(stopped_by)
     internal = [t for t in data["tasks"] if t.get("category") == "InternalError"]
     if internal:
         print(f"tapir: internal error in {len(internal)} task(s), e.g. {internal[0]['id']}:\n{internal[0]['error']}",

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import threading
 import time
 from collections import Counter
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tapir.cli.common import Subparsers
+from tapir.cli.common import Subparsers, signals_ignored, stop_signals, stopped_status
 from tapir.core.errors import UsageError
 
 #: The sample apps ``--samples`` takes: ``samples/<app>/<app>.yaml`` on ``sim:<app>``.
@@ -161,7 +158,7 @@ def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     err = Console(file=sys.stderr, highlight=False)
-    with PairWriter(args.output, resume=args.resume) as writer, _stop_signals() as stopped_by:
+    with PairWriter(args.output, resume=args.resume) as writer, stop_signals() as stopped_by:
         if writer.resumed:
             print(f"resuming {args.output}: {len(writer.resumed)} pairs kept", file=sys.stderr)
         elif args.resume:
@@ -174,13 +171,13 @@ def _run(args: argparse.Namespace) -> int:
                 run = synthesize(apps, config, on_progress=progress.update, on_pair=writer.write,
                                  resume=writer.resumed)
         except SynthInterrupted as stop:
-            with _signals_ignored():  # a second Ctrl-C must not lose the card
+            with signals_ignored():  # a second Ctrl-C must not lose the card
                 files = writer.finish(stop.run)
             signame = stopped_by[0] if stopped_by else "SIGINT"
             print(f"tapir synth: interrupted ({signame}) after {len(stop.run.pairs)} of {args.count} pairs; wrote "
                   f"{', '.join(str(f) for f in files)}; continue with --resume", file=sys.stderr)
-            return 128 + int(getattr(signal, signame, signal.SIGINT))
-        with _signals_ignored():
+            return stopped_status(stopped_by)
+        with signals_ignored():
             files = writer.finish(run)
     card = run.card()
     rejected = ", ".join(f"{k} {v}" for k, v in card["rejected"].items()) or "none"
@@ -216,40 +213,6 @@ def _rephraser(spec: str) -> Any:
         return line if line and all(q in line for q in quoted) else text
 
     return rephrase
-
-
-@contextmanager
-def _stop_signals() -> Iterator[list[str]]:
-    """SIGTERM stops the run as Ctrl-C does (a KeyboardInterrupt, so the pairs so far and the card
-    are kept); yields a list that gets the name of the signal that stopped it."""
-    got: list[str] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield got
-        return
-
-    def stop(signum: int, frame: object) -> None:
-        got.append(signal.Signals(signum).name)
-        raise KeyboardInterrupt
-
-    old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield got
-    finally:
-        for s, handler in old.items():
-            signal.signal(s, handler)
-
-
-@contextmanager
-def _signals_ignored() -> Iterator[None]:
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for s, handler in old.items():
-            signal.signal(s, handler)
 
 
 class _SynthProgress:

@@ -15,6 +15,9 @@ from tapir.cli.common import (
     check_device_flag,
     check_positive,
     project_devices,
+    signals_ignored,
+    stop_signals,
+    stopped_status,
 )
 from tapir.core.errors import UsageError
 
@@ -46,7 +49,8 @@ The guards apply as in `tapir run` (docs/safety.md): a sensitive tap needs --all
 [safety] or the script's `# allow:` line; secrets come from --secrets or $TAPIR_SECRET_NAME.
 
 Exit status: 0 every script passed (flaky ones included), 1 a script failed or could not run,
-2 a usage or configuration error, 130 interrupted (the reports hold what ran).
+2 a usage or configuration error, 130 interrupted by Ctrl-C, 143 by SIGTERM (the reports hold what
+ran).
 
   tapir test samples/ --device sim -j 2 --junit out.xml --html out.html
   tapir test flows/ --include smoke --retries 1 --device emulator-5554 --device emulator-5556
@@ -213,18 +217,21 @@ def _cmd_test(args: argparse.Namespace) -> int:
         # an empty shard is normal (more machines than scripts); an empty tag selection is a mistake
         print(f"no script selected: {left_out}", file=sys.stderr)
         return 0 if shard is not None and not chosen.deselected else 1
-    with ConsoleListener(out, verbose=args.verbose) as listener:
+    # a CI job cancelled (SIGTERM) still gets its reports of the scripts that ran
+    with stop_signals() as stopped_by, ConsoleListener(out, verbose=args.verbose) as listener:
         run = run_tests(chosen.scripts, options, headers=headers, listener=listener)
     run.deselected, run.other_shards = len(chosen.deselected), len(chosen.other_shards)
-    print_summary(out, run, verbose=args.verbose)
-    # said once for the whole run, after the scripts' lines (each script's child process noted them)
-    for notice in dict.fromkeys(n for r in run.results for a in r.attempts for n in a.notices):
-        print(f"tapir: {notice}", file=sys.stderr)
-    for path in _write_reports(run, reports):
-        out.print(f"wrote {path}", markup=False)
+    with signals_ignored():
+        print_summary(out, run, verbose=args.verbose)
+        # said once for the whole run, after the scripts' lines (each script's child process noted them)
+        for notice in dict.fromkeys(n for r in run.results for a in r.attempts for n in a.notices):
+            print(f"tapir: {notice}", file=sys.stderr)
+        for path in _write_reports(run, reports):
+            out.print(f"wrote {path}", markup=False)
     if run.interrupted:
-        print("interrupted: the reports hold the scripts that ran", file=sys.stderr)
-        return 130
+        signame = stopped_by[0] if stopped_by else "SIGINT"
+        print(f"interrupted ({signame}): the reports hold the scripts that ran", file=sys.stderr)
+        return stopped_status(stopped_by)
     return 0 if run.ok else 1
 
 
