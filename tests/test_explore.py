@@ -247,7 +247,8 @@ def test_explore_command_on_the_simulator(tmp_path: Path) -> None:
 
 
 @pytest.mark.adb
-def test_explore_command_stops_on_sigint_and_keeps_the_trace(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_explore_command_stops_on_a_signal_and_keeps_the_trace(tmp_path: Path, signum: int) -> None:
     env = dict(os.environ, ADBUTILS_ADB_PATH="/bin/false")
     out = tmp_path / "t"
     proc = subprocess.Popen([sys.executable, "-m", "tapir.cli", "explore", "--device", "sim:music",
@@ -260,12 +261,12 @@ def test_explore_command_stops_on_sigint_and_keeps_the_trace(tmp_path: Path) -> 
             if steps.is_file() and steps.read_text().count("\n") >= 5:
                 break
             time.sleep(0.2)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signum)
         stdout, stderr = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 130, stderr
+    assert proc.returncode == 128 + signum, stderr
     assert "interrupted" in stdout
     trace = read_trace(out)
     assert trace.meta["complete"] is False and len(trace.steps) >= 5

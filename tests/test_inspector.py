@@ -310,3 +310,26 @@ def test_write_atomic_keeps_the_mode_and_leaves_nothing_behind_on_failure(tmp_pa
         write_atomic(doc, "app: lost\n")
     assert doc.read_bytes() == b"app: new\r\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["app.yaml"]  # the temporary file is gone
+
+
+@pytest.mark.adb
+def test_tapir_record_without_a_page_stops_on_sigterm_and_says_where_the_script_is(tmp_path: Path) -> None:
+    import signal
+
+    out = tmp_path / "flow.tap"
+    proc = subprocess.Popen([sys.executable, "-m", "tapir.cli", "record", "--device", "sim:music", "--no-page",
+                             "-o", str(out)], stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        assert proc.stderr is not None
+        seen = []
+        for _ in range(10):
+            seen.append(proc.stderr.readline())
+            if "Ctrl-C stops" in seen[-1]:
+                break
+        assert "recording what is done on the device" in seen[-1], seen
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+        assert f"recorded 0 statements to {out}" in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()

@@ -15,6 +15,7 @@ from tapir.cli.common import (
     check_positive,
     device_on_server,
     project_config,
+    stopped_status,
 )
 from tapir.core.errors import UsageError
 
@@ -40,7 +41,7 @@ def register(sub: Subparsers) -> None:
             "before, the action and its target, and the screen after (a screenshot per new screen).\n"
             "Depth-first (default) tries every control of every screen it reaches; random walks.\n"
             "Controls that delete, send, pay or sign out are never touched (see --allow-dangerous).\n"
-            "Ctrl-C stops at once and keeps what was recorded.\n\n"
+            "Ctrl-C (or SIGTERM) stops at once and keeps what was recorded: exit status 130 (143).\n\n"
             "  tapir explore --device sim:music --app org.tapir.music --steps 300 -o music-trace\n"
             "  tapir explore --device emulator-5554 --app com.example --time 10m -o trace\n"
             "  tapir explore --import-droidbot droidbot-output/ -o trace"
@@ -111,7 +112,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     else:
         print(result.summary())
     if result.interrupted:
-        return 130
+        return stopped_status([result.stopped_by] if result.stopped_by else [])
     return 0
 
 

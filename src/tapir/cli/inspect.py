@@ -22,6 +22,7 @@ from tapir.cli.common import (
     check_positive,
     device_on_server,
     project_config,
+    stop_signals,
 )
 from tapir.core.errors import UsageError
 
@@ -121,8 +122,9 @@ def serve(args: argparse.Namespace, opts: object, banner: str) -> int:
             print(f"tapir: actions on the device itself are not recorded ({session.input_note}); "
                   "act from the page", file=sys.stderr)
         if session.server is None:
-            print("recording what is done on the device · Ctrl-C stops", file=sys.stderr)
-            _wait_forever()
+            with stop_signals():  # a `kill PID` closes the session as Ctrl-C does
+                print("recording what is done on the device · Ctrl-C stops", file=sys.stderr)
+                _wait_forever()
             return 0
         url = session.url
         print(f"the inspector is at {url}" + ("" if session.policy.local_only else "  (reachable from other machines)"),

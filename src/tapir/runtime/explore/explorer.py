@@ -80,6 +80,8 @@ class ExploreResult:
     avoided: dict[str, str] = field(default_factory=dict)
     actions: Counter[str] = field(default_factory=Counter)
     interrupted: bool = False
+    #: The signal that stopped the run ("SIGINT", "SIGTERM"); "" when none did.
+    stopped_by: str = ""
     exhausted: bool = False
     elapsed: float = 0.0
     error: str | None = None
@@ -137,17 +139,20 @@ class Explorer:
         cfg = self.config
         self._started = self.clock()
         main = threading.current_thread() is threading.main_thread()
-        previous = signal.signal(signal.SIGINT, self._on_interrupt) if main else None
+        # SIGTERM (a time limit, `kill PID`) stops as Ctrl-C does: the trace is closed, not cut
+        wanted = [signal.SIGTERM] + ([] if signal.getsignal(signal.SIGINT) is signal.SIG_IGN else [signal.SIGINT])
+        previous = {s: signal.signal(s, self._on_interrupt) for s in wanted} if main else {}
         try:
             return self._run(cfg)
         finally:
-            if main:
-                signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
+            for s, handler in previous.items():
+                signal.signal(s, handler if handler is not None else signal.SIG_DFL)
 
     def _on_interrupt(self, signum: int, frame: object) -> None:
         if self.result.interrupted:
             raise KeyboardInterrupt  # the second Ctrl-C: at once
         self.result.interrupted = True  # the loop stops after this step
+        self.result.stopped_by = signal.Signals(signum).name
 
     def _run(self, cfg: ExploreConfig) -> ExploreResult:
         try:
