@@ -431,3 +431,13 @@ def test_gen_run_stops_on_a_guard_refusal_and_says_how_to_allow_it(adb_port: int
     assert "--allow call" in last
     assert out.endswith("$contact_details_screen__call_button.tap()\n")
     assert main([*argv, "--allow", "call"]) == 0 and len(backend.requests) == 2
+
+
+def test_gen_leaves_out_a_plan_copied_from_examples_that_had_none(scripted: list[ScriptedBackend],
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from tapir.codegen.examples import NO_PLAN
+
+    scripted.append(ScriptedBackend([GOOD.replace("Plan: play it", f"Plan: {NO_PLAN}")]))
+    assert main(["gen", "Play the song Lanterns", "--doc", MUSIC]) == 0
+    err = capsys.readouterr().err
+    assert "plan:" not in err and "elements: $songs_screen__song_list" in err

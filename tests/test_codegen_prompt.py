@@ -99,6 +99,21 @@ def test_example_answers_use_the_answer_format() -> None:
                            '$songs_screen__song_list.match("Lanterns").tap()\n```')
 
 
+def test_a_plan_that_only_repeats_the_task_is_written_short_and_retrieved_as_before() -> None:
+    from tapir.codegen.examples import NO_PLAN
+
+    script = '$songs_screen__song_list.match("Lanterns").tap()\n'
+    task = "Play the song Lanterns from the list of all songs in the library"
+    for plan in ("", task, NO_PLAN):  # none, a synthesized pair's, one read back from a new pool
+        answer = Example(task, script, plan).answer()
+        assert answer.startswith(f"Plan: {NO_PLAN}\nElements: ") and task not in answer
+    assert Example(task, script, "Tap the song").answer().startswith("Plan: Tap the song\n")
+    others = [Example("Turn on shuffle", "$a.tap()\n"), Example("Show the library of playlists", "$b.tap()\n")]
+    old = ExampleStore([Example(task, script, task), *others])
+    new = ExampleStore([Example(task, script, NO_PLAN), *others])
+    assert old._vectors == new._vectors  # the short plan adds no words of its own
+
+
 def test_jsonl_examples_beside_the_document_are_loaded_and_vetted(tmp_path: Path) -> None:
     doc_src = (SAMPLES / "notes" / "notes.yaml").read_text(encoding="utf-8")
     (tmp_path / "notes.yaml").write_text(doc_src, encoding="utf-8")

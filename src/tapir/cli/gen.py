@@ -185,7 +185,7 @@ def _cmd_gen(args: argparse.Namespace) -> int:
 
     from tapir.cli.confirm import confirm_run
     from tapir.codegen import language as L
-    from tapir.codegen.examples import ExampleStore
+    from tapir.codegen.examples import NO_PLAN, ExampleStore
     from tapir.codegen.generate import Budget, GenConfig, Generator, Round
     from tapir.core.errors import UsageError
     from tapir.core.safety import Safety
@@ -246,7 +246,9 @@ def _cmd_gen(args: argparse.Namespace) -> int:
     def show(r: Round) -> None:
         a = r.generation.answer
         if r.index == 1 and (a.plan or a.elements):
-            print(f"plan: {a.plan}\nelements: {', '.join('$' + e for e in a.elements)}", file=sys.stderr)
+            # a plan copied from examples that have none of their own tells the user nothing
+            plan = f"plan: {a.plan}\n" if a.plan and a.plan != NO_PLAN else ""
+            print(f"{plan}elements: {', '.join('$' + e for e in a.elements)}", file=sys.stderr)
         print(r.summary(), file=sys.stderr)
         for f in r.findings[1:]:  # the first is the round's failure; the rest are not sent back
             print(f"    also ({f.check}): {f.message}", file=sys.stderr)

@@ -39,8 +39,8 @@ from typing import Any
 
 import yaml
 
-__all__ = ["NEAR_DUPLICATE", "Example", "ExampleStore", "app_key", "example_files", "load_examples", "near_duplicate",
-           "normalise_task"]
+__all__ = ["NEAR_DUPLICATE", "NO_PLAN", "Example", "ExampleStore", "app_key", "example_files", "load_examples",
+           "near_duplicate", "normalise_task"]
 
 #: Two task texts at least this similar (difflib's ratio, on normalised text) are near-copies.
 NEAR_DUPLICATE = 0.85
@@ -48,6 +48,11 @@ NEAR_DUPLICATE = 0.85
 _ELEMENT = re.compile(r"\$([A-Za-z_][\w%]*)")
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset("a an the of to in on and or for by with is it its from at as be this that then all".split())
+
+
+#: An example's plan when it has none of its own but the task (``tapir synth``'s pairs): short, so
+#: the model that copies it gets to the elements and the script sooner.
+NO_PLAN = "as the task says"
 
 
 @dataclass(frozen=True)
@@ -68,7 +73,9 @@ class Example:
 
     def answer(self) -> str:
         """The example in the answer format the model writes."""
-        plan = self.plan or self.task
+        # A plan that only repeats the task (every synthesized pair's) costs its tokens twice in the
+        # prompt and again in each answer that copies it; a fixed short plan says the same.
+        plan = self.plan if self.plan and self.plan != self.task else NO_PLAN
         els = ", ".join(f"${e}" for e in self.elements)
         return f"Plan: {plan}\nElements: {els}\n```python\n{self.script.rstrip(chr(10))}\n```"
 
@@ -157,7 +164,8 @@ class ExampleStore:
         self.examples = list(examples)
         #: A ``tapir.runtime.grounding.Embedder`` (MiniLM), or None for TF-IDF retrieval.
         self.embedder = embedder
-        docs = [Counter(_words(e.task + " " + e.plan)) for e in self.examples]
+        # a pool written with the short plan is retrieved as one that repeats the task was
+        docs = [Counter(_words(e.task + " " + (e.task if e.plan == NO_PLAN else e.plan))) for e in self.examples]
         df: Counter[str] = Counter()
         for d in docs:
             df.update(d.keys())

@@ -40,7 +40,7 @@ __all__ = ["PROMPT_STYLES", "PROMPT_VERSION", "Prompt", "RepairNote", "ScreenInf
 #: relevant to the task only (after the cached part, so the prefix stays the same for every task).
 PROMPT_STYLES = ("auto", "described", "names", "focused")
 
-PROMPT_VERSION = "4"
+PROMPT_VERSION = "7"
 
 SYSTEM = (
     "Imagine that you are an agent using a smartphone to complete a task. You need to write scripts to "
