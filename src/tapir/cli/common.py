@@ -217,6 +217,12 @@ def signals_ignored() -> Iterator[None]:
             signal.signal(s, handler)
 
 
+def stopped_name(stopped_by: Sequence[str]) -> str:
+    """The name of the signal that stopped a run (``stop_signals``' list); SIGINT when the run
+    stopped on a KeyboardInterrupt no handler saw."""
+    return stopped_by[0] if stopped_by else "SIGINT"
+
+
 def stopped_status(stopped_by: Sequence[str]) -> int:
     """The exit status of a run a signal stopped: 128 + its number (130 for Ctrl-C)."""
-    return 128 + int(getattr(signal, stopped_by[0] if stopped_by else "SIGINT", signal.SIGINT))
+    return 128 + int(getattr(signal, stopped_name(stopped_by), signal.SIGINT))

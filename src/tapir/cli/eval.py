@@ -15,6 +15,7 @@ from tapir.cli.common import (
     project_config,
     signals_ignored,
     stop_signals,
+    stopped_name,
     stopped_status,
 )
 from tapir.cli.gen import PROMPT_STYLES
@@ -199,7 +200,7 @@ def _run(args: argparse.Namespace) -> int:
         if args.markdown:
             Path(args.markdown).write_text(report_markdown(data), encoding="utf-8")
     if run.not_run:
-        signame = stopped_by[0] if stopped_by else "SIGINT"
+        signame = stopped_name(stopped_by)
         print(f"interrupted ({signame}): {len(data['tasks'])} of {len(suite.tasks)} tasks ran; the reports hold "
               "those", file=sys.stderr)
         return stopped_status(stopped_by)

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tapir.cli.common import Subparsers, signals_ignored, stop_signals, stopped_status
+from tapir.cli.common import Subparsers, signals_ignored, stop_signals, stopped_name, stopped_status
 from tapir.core.errors import UsageError
 
 #: The sample apps ``--samples`` takes: ``samples/<app>/<app>.yaml`` on ``sim:<app>``.
@@ -173,7 +173,7 @@ def _run(args: argparse.Namespace) -> int:
         except SynthInterrupted as stop:
             with signals_ignored():  # a second Ctrl-C must not lose the card
                 files = writer.finish(stop.run)
-            signame = stopped_by[0] if stopped_by else "SIGINT"
+            signame = stopped_name(stopped_by)
             print(f"tapir synth: interrupted ({signame}) after {len(stop.run.pairs)} of {args.count} pairs; wrote "
                   f"{', '.join(str(f) for f in files)}; continue with --resume", file=sys.stderr)
             return stopped_status(stopped_by)

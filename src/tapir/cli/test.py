@@ -17,6 +17,7 @@ from tapir.cli.common import (
     project_devices,
     signals_ignored,
     stop_signals,
+    stopped_name,
     stopped_status,
 )
 from tapir.core.errors import UsageError
@@ -229,7 +230,7 @@ def _cmd_test(args: argparse.Namespace) -> int:
         for path in _write_reports(run, reports):
             out.print(f"wrote {path}", markup=False)
     if run.interrupted:
-        signame = stopped_by[0] if stopped_by else "SIGINT"
+        signame = stopped_name(stopped_by)
         print(f"interrupted ({signame}): the reports hold the scripts that ran", file=sys.stderr)
         return stopped_status(stopped_by)
     return 0 if run.ok else 1
