@@ -267,12 +267,15 @@ def test_the_http_backend_gives_the_same_script_as_the_in_process_model(tmp_path
 
         assert MODEL is not None
         single = LlamaCppBackend(MODEL, cache_dir=False, n_threads=THREADS, draft_tokens=0)
+        text = "Tap $notes_list__add_button, type 'Ünïcode milk', then `save()`"
         try:
             local = _generator("notes", single, **config).generate("Sort the notes by title")
+            local_count = single.count_tokens(text)
         finally:
             single.close()
         remote_backend = HttpBackend(f"http://127.0.0.1:{port}/v1")
         remote = _generator("notes", remote_backend, **config).generate("Sort the notes by title")
+        remote_count = remote_backend.count_tokens(text)
     finally:
         server.terminate()
         try:
@@ -283,6 +286,9 @@ def test_the_http_backend_gives_the_same_script_as_the_in_process_model(tmp_path
     assert local.completion.text and remote.completion.text == local.completion.text
     assert remote.script == local.script and L.parses(remote.script) is None
     assert remote.usage.ttft_s is not None and remote.usage.generated_tokens > 0
+    # the server streams no usage, but its tokenizer counts as the model's own (its BOS taken off)
+    assert remote_count == local_count and remote.usage.counted_by == "server tokenizer"
+    assert 0 <= local.usage.prompt_tokens - remote.usage.prompt_tokens <= 40  # the chat template's tokens
 
 
 def test_an_answer_closed_inside_an_if_condition_ends_at_its_colon(backend: object) -> None:

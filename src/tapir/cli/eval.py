@@ -82,8 +82,9 @@ def register(sub: Subparsers) -> None:
                         "such as 'delete', an element; tasks add their own `allow:`; repeatable")
     p.add_argument("--fail-under", type=float, metavar="RATE",
                    help="exit status 1 when the success rate (0 to 1) is below RATE")
-    p.add_argument("--ctx", type=int, default=6144, metavar="N",
-                   help="with --model: the local model's context size in tokens (6144); prompts are fitted to it")
+    p.add_argument("--ctx", type=int, metavar="N",
+                   help="with --model: the model's context size in tokens, to which prompts are fitted (a local "
+                        "model: 6144; a server's URL: asked of the server when not given)")
     p.add_argument("--prompt-style", default="auto", choices=PROMPT_STYLES,
                    help="with --model: auto (the default: the largest form that fits --ctx), described, names "
                         "(the paper's compressed form) or focused (the screens relevant to the task)")

@@ -117,7 +117,10 @@ def register(sub: Subparsers) -> None:
                    help="a local model decodes a token at a time, without drafts copied from the prompt (the "
                         "answer is the model's either way, but a batch is computed with other kernels, so not "
                         "bit for bit)")
-    p.add_argument("--ctx", type=int, default=6144, metavar="N", help="the local model's context size (6144)")
+    p.add_argument("--ctx", type=int, metavar="N",
+                   help="the model's context size in tokens, to which prompts are fitted: a local model's "
+                        "(default 6144), or with --url the server's (default: asked of the server; llama.cpp and "
+                        "vLLM say it, llama-cpp-python's server does not)")
     p.add_argument("--cache-dir", metavar="DIR", help="where prefix states are kept (default ~/.cache/tapir/prefix)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write prefix states on disk")
     p.add_argument("-o", "--output", metavar="FILE.tap",
@@ -140,7 +143,8 @@ def _backend(args: argparse.Namespace) -> Any:
         if args.model:
             raise UsageError("--model and --url exclude each other (--remote-model names the server's model)")
         return HttpBackend(args.url, model=args.remote_model, api_key=os.environ.get(args.api_key_env),
-                           grammar_field=None if args.grammar_field == "none" else args.grammar_field)
+                           grammar_field=None if args.grammar_field == "none" else args.grammar_field,
+                           n_ctx=args.ctx)
     import os
 
     from tapir.codegen.llama_backend import LlamaCppBackend
@@ -163,9 +167,10 @@ def _backend(args: argparse.Namespace) -> Any:
         cache = False
     elif args.cache_dir:
         cache = Path(args.cache_dir) / "prefix"
+    from tapir.codegen.backend import DEFAULT_CTX
     from tapir.codegen.lookup import DRAFT_TOKENS
 
-    return LlamaCppBackend(path, n_ctx=args.ctx, n_threads=args.threads, cache_dir=cache,
+    return LlamaCppBackend(path, n_ctx=args.ctx or DEFAULT_CTX, n_threads=args.threads, cache_dir=cache,
                            draft_tokens=0 if args.no_drafts else DRAFT_TOKENS)
 
 

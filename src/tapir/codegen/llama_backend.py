@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from tapir.codegen.backend import Completion, Request, Usage
+from tapir.codegen.backend import DEFAULT_CTX, Completion, Request, Usage
 from tapir.codegen.kept_states import DEFAULT_KEPT_BYTES, KeptStates, common_prefix
 from tapir.codegen.lookup import DRAFT_TOKENS, PromptLookup
 from tapir.codegen.loops import RepeatGuard
@@ -117,7 +117,7 @@ def safe_model_params() -> Iterator[None]:
 class LlamaCppBackend:
     """``Backend`` over ``llama_cpp.Llama``; the model is loaded on the first call."""
 
-    def __init__(self, model_path: str | Path, *, n_ctx: int = 6144, n_threads: int | None = None,
+    def __init__(self, model_path: str | Path, *, n_ctx: int = DEFAULT_CTX, n_threads: int | None = None,
                  cache_dir: Path | None | bool = True, n_batch: int = 512,
                  draft_tokens: int = DRAFT_TOKENS, kept_bytes: int = DEFAULT_KEPT_BYTES) -> None:
         self.model_path = Path(model_path)

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from tapir.codegen import language as L
-from tapir.codegen.backend import Backend, Usage
+from tapir.codegen.backend import DEFAULT_CTX, Backend, Usage
 from tapir.codegen.examples import ExampleStore, app_key, example_files, load_examples
 from tapir.codegen.generate import CATEGORIES, GenConfig, Generator, categorize
 from tapir.codegen.postchecks import Finding, plan_after
@@ -67,21 +67,22 @@ class SourceAnswer:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def open_backend(spec: str, *, threads: int | None = None, ctx: int = 6144, drafts: bool = True) -> Backend:
+def open_backend(spec: str, *, threads: int | None = None, ctx: int | None = None, drafts: bool = True) -> Backend:
     """The backend of a ``--model`` value: an http(s) URL (an OpenAI-compatible server), a registry
     name or a GGUF path (a local model, loaded on its first call; ``drafts``: prompt-lookup drafts,
-    ``tapir.codegen.lookup``)."""
+    ``tapir.codegen.lookup``). ``ctx``: the model's context in tokens (a local model's default is
+    ``DEFAULT_CTX``; a server, when not given, is asked for its own)."""
     if spec.startswith(("http://", "https://")):
         import os
 
         from tapir.codegen.http_backend import HttpBackend
 
-        return HttpBackend(spec, api_key=os.environ.get("OPENAI_API_KEY"))
+        return HttpBackend(spec, api_key=os.environ.get("OPENAI_API_KEY"), n_ctx=ctx)
     from tapir.codegen.llama_backend import LlamaCppBackend
     from tapir.codegen.lookup import DRAFT_TOKENS
     from tapir.codegen.models import resolve_model
 
-    return LlamaCppBackend(resolve_model(spec), n_ctx=ctx, n_threads=threads,
+    return LlamaCppBackend(resolve_model(spec), n_ctx=ctx or DEFAULT_CTX, n_threads=threads,
                            draft_tokens=DRAFT_TOKENS if drafts else 0)
 
 
@@ -294,7 +295,7 @@ def repair_note(script: str, error: str) -> RepairNote:
     return RepairNote(script, CATEGORIES.get(category, category), message, line, source_line, None)
 
 
-def script_source(spec: str, *, seed: int = 0, threads: int | None = None, ctx: int = 6144,
+def script_source(spec: str, *, seed: int = 0, threads: int | None = None, ctx: int | None = None,
                   style: str | None = None, config: GenConfig | None = None,
                   backend: Backend | None = None, example_files: Sequence[str | Path] = (),
                   examples: bool = True, postchecks: bool = True, loop_stop: bool = True,
@@ -302,7 +303,7 @@ def script_source(spec: str, *, seed: int = 0, threads: int | None = None, ctx: 
                   completion: bool = True, correction: bool = True) -> ModelSource:
     """The source for ``tapir eval --model SPEC`` (``SPEC`` as ``tapir gen --model`` takes it, or an
     http(s) URL of an OpenAI-compatible server); ``backend`` given, it is used instead (tests).
-    ``ctx``: a local model's context; ``style``: the prompt style (default: ``auto``, which fits
+    ``ctx``: the model's context (``open_backend``); ``style``: the prompt style (default: ``auto``, which fits
     every document's prompt to that context). The levers, each on by default: ``examples`` (the
     example pool: beside each document and in ``example_files``), ``postchecks``, ``completion``
     (``GenConfig.completions``; it needs ``postchecks``), ``correction`` (``GenConfig.corrections``), ``loop_stop``,
