@@ -18,6 +18,7 @@ asks the server, once each: its context (``n_ctx``: given, else llama.cpp's ``GE
 vLLM's ``max_model_len`` in ``GET /v1/models``) and its tokenizer (llama-cpp-python's ``POST
 /extras/tokenize/count``, llama.cpp's and vLLM's ``POST /tokenize``); a server with neither
 (Ollama, a hosted API) gets the four-characters-a-token estimate and unfitted prompts, as before.
+Only llama-cpp-python's server is run in the tests; the others' endpoints are stand-ins.
 
 Only the standard library is used (``urllib``); an API key, if any, goes in ``Authorization``.
 """
